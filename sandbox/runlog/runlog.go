@@ -1,0 +1,263 @@
+// Package runlog is the framed, timestamped log every run writes: one file
+// per run holding stdout, stderr, setup output and runbox's own notes as
+// separate streams in the order they arrived, with the raw bytes intact.
+//
+// Record layout (little endian):
+//
+//	stream  uint8
+//	time    int64   unix nanoseconds when the bytes were read
+//	length  uint32  payload length, at most MaxPayload
+//	payload [length]byte
+//
+// A writer appends each record with a single write(2), so a reader (or a
+// crash) can only ever see a torn record at the very end of the file; readers
+// treat that tail as "not written yet" and writers cut it off before appending.
+package runlog
+
+import (
+	"bufio"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"sync"
+	"time"
+)
+
+// Stream says where a record's bytes came from.
+type Stream uint8
+
+// Streams (stable on disk: never renumber).
+const (
+	Stdout      Stream = 1
+	Stderr      Stream = 2
+	SetupStdout Stream = 3
+	SetupStderr Stream = 4
+	Meta        Stream = 5 // runbox's own notes: "setup: ...", "timed out after 5s"
+)
+
+func (s Stream) String() string {
+	switch s {
+	case Stdout:
+		return "stdout"
+	case Stderr:
+		return "stderr"
+	case SetupStdout:
+		return "setup-stdout"
+	case SetupStderr:
+		return "setup-stderr"
+	case Meta:
+		return "meta"
+	}
+	return fmt.Sprintf("stream(%d)", uint8(s))
+}
+
+// ParseStream maps a stream name back to its Stream.
+func ParseStream(name string) (Stream, error) {
+	for s := Stdout; s <= Meta; s++ {
+		if s.String() == name {
+			return s, nil
+		}
+	}
+	return 0, fmt.Errorf("unknown stream %q (want stdout, stderr, setup-stdout, setup-stderr or meta)", name)
+}
+
+const (
+	headerSize = 13
+	// MaxPayload bounds one record; writers split larger writes.
+	MaxPayload = 256 << 10
+)
+
+// Record is one framed chunk of output.
+type Record struct {
+	Stream Stream
+	Time   time.Time
+	Data   []byte
+	// Offset is where the record starts in the file; End where the next one does.
+	Offset, End int64
+}
+
+// ErrCorrupt means a record header is impossible (not a torn tail).
+var ErrCorrupt = errors.New("runlog: corrupt record")
+
+// Writer appends records to a log file. It is safe for concurrent use.
+type Writer struct {
+	mu  sync.Mutex
+	f   *os.File
+	buf []byte
+	now func() time.Time
+}
+
+// Create opens path for appending, creating it (mode 0600) if needed and
+// cutting off a torn record left at its end by a crash.
+func Create(path string) (*Writer, error) {
+	sum, err := Scan(path)
+	if err != nil && !errors.Is(err, os.ErrNotExist) {
+		return nil, err
+	}
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY, 0o600)
+	if err != nil {
+		return nil, fmt.Errorf("open log: %w", err)
+	}
+	if err := f.Truncate(sum.ValidSize); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("truncate torn log tail: %w", err)
+	}
+	if _, err := f.Seek(sum.ValidSize, io.SeekStart); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("seek log: %w", err)
+	}
+	return &Writer{f: f, now: time.Now}, nil
+}
+
+// Write appends p to stream s, stamped now, splitting it into records of at
+// most MaxPayload bytes.
+func (w *Writer) Write(s Stream, p []byte) error {
+	return w.WriteAt(s, w.now(), p)
+}
+
+// WriteAt is Write with an explicit timestamp (used when the time comes from
+// elsewhere, e.g. Docker's log timestamps).
+func (w *Writer) WriteAt(s Stream, t time.Time, p []byte) error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	for len(p) > 0 {
+		n := min(len(p), MaxPayload)
+		need := headerSize + n
+		if cap(w.buf) < need {
+			w.buf = make([]byte, need)
+		}
+		b := w.buf[:need]
+		b[0] = byte(s)
+		binary.LittleEndian.PutUint64(b[1:9], uint64(t.UnixNano()))
+		binary.LittleEndian.PutUint32(b[9:13], uint32(n))
+		copy(b[headerSize:], p[:n])
+		if _, err := w.f.Write(b); err != nil {
+			return fmt.Errorf("write log: %w", err)
+		}
+		p = p[n:]
+	}
+	return nil
+}
+
+// Sync flushes the file to stable storage.
+func (w *Writer) Sync() error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.f.Sync()
+}
+
+// Close syncs and closes the file.
+func (w *Writer) Close() error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	serr := w.f.Sync()
+	cerr := w.f.Close()
+	return errors.Join(serr, cerr)
+}
+
+// StreamWriter adapts one stream of a Writer to io.Writer.
+func (w *Writer) StreamWriter(s Stream) io.Writer { return streamWriter{w, s} }
+
+type streamWriter struct {
+	w *Writer
+	s Stream
+}
+
+func (sw streamWriter) Write(p []byte) (int, error) {
+	if err := sw.w.Write(sw.s, p); err != nil {
+		return 0, err
+	}
+	return len(p), nil
+}
+
+// Reader decodes records from a byte stream.
+type Reader struct {
+	r   *bufio.Reader
+	off int64
+	hdr [headerSize]byte
+}
+
+// NewReader reads records from r, whose first byte is at file offset off.
+func NewReader(r io.Reader, off int64) *Reader {
+	return &Reader{r: bufio.NewReaderSize(r, 64<<10), off: off}
+}
+
+// Offset is the file offset just past the last whole record returned.
+func (r *Reader) Offset() int64 { return r.off }
+
+// Next returns the next whole record. It returns io.EOF at a clean end and
+// io.ErrUnexpectedEOF when the stream ends inside a record (a torn or
+// still-being-written tail); in both cases Offset is unchanged and reading
+// may be retried once more bytes exist.
+func (r *Reader) Next() (Record, error) {
+	if _, err := io.ReadFull(r.r, r.hdr[:]); err != nil {
+		return Record{}, err
+	}
+	n := binary.LittleEndian.Uint32(r.hdr[9:13])
+	s := Stream(r.hdr[0])
+	if n > MaxPayload || s < Stdout || s > Meta {
+		return Record{}, fmt.Errorf("%w at offset %d", ErrCorrupt, r.off)
+	}
+	data := make([]byte, n)
+	if _, err := io.ReadFull(r.r, data); err != nil {
+		if errors.Is(err, io.EOF) {
+			err = io.ErrUnexpectedEOF
+		}
+		return Record{}, err
+	}
+	rec := Record{
+		Stream: s,
+		Time:   time.Unix(0, int64(binary.LittleEndian.Uint64(r.hdr[1:9]))),
+		Data:   data,
+		Offset: r.off,
+		End:    r.off + headerSize + int64(n),
+	}
+	r.off = rec.End
+	return rec, nil
+}
+
+// Summary describes a log file without holding its payloads.
+type Summary struct {
+	Records   int
+	Bytes     map[Stream]int64
+	LastTime  time.Time
+	ValidSize int64 // size of the prefix made of whole records
+}
+
+// Scan walks the record headers of path, seeking over payloads.
+func Scan(path string) (Summary, error) {
+	sum := Summary{Bytes: map[Stream]int64{}}
+	f, err := os.Open(path)
+	if err != nil {
+		return sum, err
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return sum, err
+	}
+	size := st.Size()
+	var hdr [headerSize]byte
+	off := int64(0)
+	for off+headerSize <= size {
+		if _, err := f.ReadAt(hdr[:], off); err != nil {
+			return sum, fmt.Errorf("scan log: %w", err)
+		}
+		n := int64(binary.LittleEndian.Uint32(hdr[9:13]))
+		s := Stream(hdr[0])
+		if n > MaxPayload || s < Stdout || s > Meta {
+			return sum, fmt.Errorf("%w at offset %d", ErrCorrupt, off)
+		}
+		if off+headerSize+n > size {
+			break
+		}
+		sum.Records++
+		sum.Bytes[s] += n
+		sum.LastTime = time.Unix(0, int64(binary.LittleEndian.Uint64(hdr[1:9])))
+		off += headerSize + n
+	}
+	sum.ValidSize = off
+	return sum, nil
+}

@@ -1,0 +1,165 @@
+// Package sandbox defines how runbox starts, watches and ends a run,
+// whatever isolates it. Backends live in sub-packages: process/ (a
+// supervised host process) and docker/ (a container).
+//
+// A backend writes everything the run prints into the framed log at
+// Spec.LogPath (see package runlog); that file, not an in-memory channel,
+// is the run's output stream, so output survives a restart of the daemon.
+package sandbox
+
+import (
+	"context"
+	"errors"
+	"time"
+)
+
+// Backend names (contract: --sandbox values).
+const (
+	Process = "process"
+	Docker  = "docker"
+	Auto    = "auto"
+)
+
+// ErrUnavailable means the backend cannot run anything on this host now
+// (Docker daemon down, unsupported OS). Runs that hit it fail as SANDBOX_ERROR.
+var ErrUnavailable = errors.New("sandbox unavailable")
+
+// ErrNotFound means Recover found no trace of the run in this backend.
+var ErrNotFound = errors.New("run not found in sandbox")
+
+// Asset is a file or directory copied (process) or mounted read-only
+// (docker) into the workspace before the run starts.
+type Asset struct {
+	Src string `json:"src"` // path on the host
+	Dst string `json:"dst"` // path relative to the workspace
+}
+
+// Limits bound a run. Zero means unlimited.
+type Limits struct {
+	MemoryBytes int64   `json:"memory_bytes,omitempty"`
+	CPUs        float64 `json:"cpus,omitempty"`
+	Pids        int64   `json:"pids,omitempty"`
+}
+
+// Spec is everything a backend needs to start a run.
+type Spec struct {
+	RunID string `json:"run_id"`
+	// Command is an argv. With Shell set, Command is joined with spaces and
+	// given to "sh -c" (a shell only when asked).
+	Command []string `json:"command"`
+	Shell   bool     `json:"shell,omitempty"`
+	// Workdir is the workspace on the host: the process's working directory,
+	// or the directory bind-mounted at WorkspaceMount in a container.
+	Workdir string `json:"workdir"`
+	// Env holds KEY=VALUE overrides. With CleanEnv the child gets only these
+	// plus the host variables named in EnvAllow; otherwise it inherits the
+	// environment runbox was started with, then these override it.
+	Env      []string `json:"env,omitempty"`
+	CleanEnv bool     `json:"clean_env,omitempty"`
+	EnvAllow []string `json:"env_allow,omitempty"`
+	// Stdin: at most one of StdinFile (a host path) or Stdin (bytes). With
+	// neither the child reads end-of-file.
+	Stdin     []byte `json:"stdin,omitempty"`
+	StdinFile string `json:"stdin_file,omitempty"`
+	// Setup commands run, in order, before the main command in the same
+	// workspace (each through "sh -c"); their output goes to the setup
+	// streams of the log. A failing setup command ends the run with its code.
+	Setup  []string `json:"setup,omitempty"`
+	Assets []Asset  `json:"assets,omitempty"`
+	// Timeout ends the run (grace, then kill) and marks it timed out.
+	Timeout time.Duration `json:"timeout,omitempty"`
+	// Grace is how long SIGTERM is given before SIGKILL (default 10s).
+	Grace  time.Duration `json:"grace,omitempty"`
+	Limits Limits        `json:"limits"`
+	// LogPath is the framed log the backend appends every output record to.
+	LogPath string `json:"log_path"`
+	// StateDir is a private directory for this run's backend files
+	// (supervisor spec, pid, exit record). The backend owns its contents.
+	StateDir string `json:"state_dir"`
+
+	// Container-only settings; the process backend ignores them.
+	Image         string `json:"image,omitempty"`
+	Network       string `json:"network,omitempty"` // none (default) | bridge | host
+	ReadOnlyRoot  bool   `json:"read_only_root,omitempty"`
+	GPUs          string `json:"gpus,omitempty"` // "" | "all" | "N" | "device=0,1"
+	KeepContainer bool   `json:"keep_container,omitempty"`
+	// User is "uid:gid" to run as; empty means the invoking user's.
+	User string `json:"user,omitempty"`
+}
+
+// Usage is what a run consumed.
+type Usage struct {
+	WallSeconds  float64 `json:"wall_seconds"`
+	CPUSeconds   float64 `json:"cpu_seconds"`
+	PeakRSSBytes uint64  `json:"peak_rss_bytes"`
+}
+
+// Exit is how a run ended. It is written once, atomically, by the owner of
+// the run (the supervisor or the backend).
+type Exit struct {
+	Code      int    `json:"code"`             // exit status; 128+n when killed by signal n
+	Signal    string `json:"signal,omitempty"` // "SIGKILL", ... when a signal ended it
+	OOMKilled bool   `json:"oom_killed,omitempty"`
+	TimedOut  bool   `json:"timed_out,omitempty"`
+	Cancelled bool   `json:"cancelled,omitempty"` // ended by Stop
+	// SetupFailed is set when a setup command failed and the main command
+	// never started; Code is the setup command's.
+	SetupFailed bool `json:"setup_failed,omitempty"`
+	// Error is set when the sandbox could not start the run or lost it; the
+	// run then fails as SANDBOX_ERROR (or becomes lost) with this reason.
+	Error     string    `json:"error,omitempty"`
+	Lost      bool      `json:"lost,omitempty"`
+	StartedAt time.Time `json:"started_at"`
+	EndedAt   time.Time `json:"ended_at"`
+	Usage     Usage     `json:"usage"`
+}
+
+// Stats is a point-in-time resource sample of a live run.
+type Stats struct {
+	RSSBytes   uint64  `json:"rss_bytes"`
+	CPUSeconds float64 `json:"cpu_seconds"`
+	Pids       int     `json:"pids"`
+}
+
+// Health is what a backend reports about itself.
+type Health struct {
+	Name      string            `json:"name"`
+	Available bool              `json:"available"`
+	Version   string            `json:"version,omitempty"`
+	Detail    string            `json:"detail,omitempty"` // why not available, or notes
+	Runtimes  []string          `json:"runtimes,omitempty"`
+	Info      map[string]string `json:"info,omitempty"`
+}
+
+// Sandbox is one backend.
+type Sandbox interface {
+	Name() string
+	Health(ctx context.Context) Health
+	// Start begins a run and returns once it is started (or failed to start).
+	// The run must outlive ctx and the calling process.
+	Start(ctx context.Context, spec Spec) (Handle, error)
+	// Recover re-attaches to a run started by an earlier daemon, resuming
+	// its log where the file ends without losing or repeating output.
+	// It returns ErrNotFound when the run left no trace.
+	Recover(ctx context.Context, spec Spec) (Handle, error)
+}
+
+// Handle is a started run.
+type Handle interface {
+	// Ref identifies the run inside the backend (supervisor pid, container id).
+	Ref() string
+	// Wait blocks until the run has ended and its output is safely in the
+	// log, then returns the exit record. It may be called more than once.
+	Wait(ctx context.Context) (Exit, error)
+	// Stop ends the whole run: SIGTERM (or docker stop), grace, then kill.
+	// The exit record says Cancelled. Stopping an ended run is not an error.
+	Stop(ctx context.Context, grace time.Duration) error
+	// Stats samples resource use; it fails once the run has ended.
+	Stats(ctx context.Context) (Stats, error)
+}
+
+// Sweeper is implemented by backends that can clean up leftovers of runs
+// no longer known to the store (orphaned containers).
+type Sweeper interface {
+	Sweep(ctx context.Context, known func(runID string) bool) (int, error)
+}
