@@ -1,0 +1,54 @@
+# runbox — set-up is two commands: `make demo` and `make test`.
+GO       ?= go
+BIN      := bin/runbox
+VERSION  := $(shell git describe --always --dirty 2>/dev/null || echo dev)
+LDFLAGS  := -s -w -X main.version=$(VERSION)
+# A static binary: the same file runs on any Linux box and inside containers.
+export CGO_ENABLED := 0
+
+.PHONY: all build test demo lint bench clean
+
+all: build
+
+include plugins/builtin/Makefile.inc
+
+## build: the runbox binary (with the default plugins embedded) in bin/
+build: $(BUILTIN_WASM)
+	$(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN) ./cmd/runbox
+
+## test: build, vet and run every test (Docker tests skip without a daemon
+## unless RUNBOX_REQUIRE_DOCKER=1)
+test: build
+	$(GO) vet ./...
+	$(GO) test -count=1 -timeout 30m ./...
+
+## demo: build and run a real example job, with live progress, then a
+## failing one that runbox classifies
+demo: build
+	@echo "== runbox backends"
+	@$(BIN) backends
+	@echo
+	@echo "== a training job: progress is parsed live from its output"
+	$(BIN) run --name demo-train -- python3 examples/train.py --epochs 3
+	@echo
+	@echo "== the same job with a learning rate that makes the loss diverge"
+	-$(BIN) run --name demo-diverge -- python3 examples/train.py --epochs 3 --lr 500
+	@echo
+	@echo "== why did it fail, and what now?"
+	$(BIN) status $$($(BIN) ls -n 1 --json | python3 -c 'import json,sys; print(json.load(sys.stdin)["runs"][0]["id"])')
+	@echo
+	$(BIN) ls -n 5
+
+## lint: formatting, vet and staticcheck
+lint:
+	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || (gofmt -l $$(git ls-files '*.go'); exit 1)
+	$(GO) vet ./...
+	$(GO) run honnef.co/go/tools/cmd/staticcheck@latest ./...
+
+## bench: micro-benchmarks plus the side-by-side scripts; see BENCHMARKS.md
+bench: build
+	$(GO) test -run '^$$' -bench . -benchmem ./...
+	./bench/run.sh
+
+clean:
+	rm -rf bin

@@ -1,0 +1,308 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"net/url"
+	"os"
+	"sort"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/runbox/runbox/host/api"
+	"github.com/runbox/runbox/host/client"
+	"github.com/runbox/runbox/sandbox/runlog"
+	"github.com/runbox/runbox/store"
+)
+
+// StatusCmd is `runbox status`.
+type StatusCmd struct {
+	ID string `arg:"" name:"run" help:"Run id (or a unique prefix)." placeholder:"RUN"`
+}
+
+// Run shows a run.
+func (c *StatusCmd) Run(ctx context.Context, a *app) error {
+	r, err := a.client().Get(ctx, c.ID)
+	if err != nil {
+		return friendly(err)
+	}
+	if a.g.JSON {
+		return a.printJSON(r)
+	}
+	printRun(r)
+	return nil
+}
+
+func printRun(r *store.Run) {
+	w := tabwriter.NewWriter(os.Stdout, 0, 4, 2, ' ', 0)
+	fmt.Fprintf(w, "run:\t%s\n", r.ID)
+	if r.Name != "" {
+		fmt.Fprintf(w, "name:\t%s\n", r.Name)
+	}
+	fmt.Fprintf(w, "state:\t%s\n", r.State)
+	if r.Reason != "" && r.Reason != string(r.State) {
+		fmt.Fprintf(w, "reason:\t%s\n", r.Reason)
+	}
+	fmt.Fprintf(w, "command:\t%s\n", strings.Join(r.Spec.Command, " "))
+	fmt.Fprintf(w, "sandbox:\t%s", r.Sandbox)
+	if r.SandboxReason != "" {
+		fmt.Fprintf(w, " (%s)", r.SandboxReason)
+	}
+	fmt.Fprintln(w)
+	fmt.Fprintf(w, "workdir:\t%s\n", r.Spec.Workdir)
+	if r.ParentID != "" {
+		fmt.Fprintf(w, "retry of:\t%s (attempt %d)\n", r.ParentID, r.Attempt)
+	}
+	fmt.Fprintf(w, "created:\t%s\n", r.CreatedAt.Local().Format(time.DateTime))
+	if r.StartedAt != nil {
+		fmt.Fprintf(w, "started:\t%s\n", r.StartedAt.Local().Format(time.DateTime))
+	}
+	if r.EndedAt != nil {
+		fmt.Fprintf(w, "ended:\t%s (%s)\n", r.EndedAt.Local().Format(time.DateTime), runDuration(r))
+	}
+	if r.Exit != nil {
+		fmt.Fprintf(w, "exit:\t%d", r.Exit.Code)
+		if r.Exit.Signal != "" {
+			fmt.Fprintf(w, " (%s)", r.Exit.Signal)
+		}
+		fmt.Fprintln(w)
+		u := r.Exit.Usage
+		if u.WallSeconds > 0 {
+			fmt.Fprintf(w, "usage:\twall %.2fs, cpu %.2fs, peak rss %s\n", u.WallSeconds, u.CPUSeconds, humanBytes(u.PeakRSSBytes))
+		}
+	}
+	if p := r.Progress; p != nil {
+		fmt.Fprintf(w, "progress:\t%s\n", strings.TrimPrefix(progressLine(p), "▶ "))
+	}
+	if f := r.Failure; f != nil {
+		fmt.Fprintf(w, "failure:\t%s (confidence %.2f, retryable %v)\n", f.Code, f.Confidence, f.Retryable)
+		fmt.Fprintf(w, "why:\t%s\n", f.Message)
+		for i, s := range f.Suggestions {
+			label := ""
+			if i == 0 {
+				label = "next:"
+			}
+			fmt.Fprintf(w, "%s\t• %s\n", label, s)
+		}
+		for i, e := range f.Evidence {
+			label := ""
+			if i == 0 {
+				label = "evidence:"
+			}
+			fmt.Fprintf(w, "%s\t%s\n", label, e)
+		}
+	}
+	w.Flush()
+}
+
+// WaitCmd is `runbox wait`.
+type WaitCmd struct {
+	ID      string        `arg:"" name:"run" help:"Run id (or a unique prefix)." placeholder:"RUN"`
+	Timeout time.Duration `help:"Give up after this long (exit 124, the run goes on)." placeholder:"DUR"`
+}
+
+// Run waits.
+func (c *WaitCmd) Run(ctx context.Context, a *app) error {
+	r, err := a.client().Wait(ctx, c.ID, c.Timeout)
+	if err != nil {
+		return friendly(err)
+	}
+	if a.g.JSON {
+		if err := a.printJSON(r); err != nil {
+			return err
+		}
+	} else if r.State.Terminal() {
+		fmt.Printf("%s %s\n", r.ID, describe(r))
+	} else {
+		fmt.Printf("%s still %s after %s\n", r.ID, r.State, c.Timeout)
+	}
+	if !r.State.Terminal() {
+		return exitError{code: 124}
+	}
+	return exitError{code: exitCodeOf(r)}
+}
+
+func describe(r *store.Run) string {
+	s := string(r.State)
+	if r.Failure != nil {
+		s += ": " + r.Failure.Code + " — " + r.Failure.Message
+	}
+	return s
+}
+
+// StopCmd is `runbox stop`.
+type StopCmd struct {
+	ID     string        `arg:"" name:"run" help:"Run id (or a unique prefix)." placeholder:"RUN"`
+	Grace  time.Duration `help:"Time between SIGTERM and SIGKILL (default: the run's)." placeholder:"DUR"`
+	NoWait bool          `help:"Return at once instead of waiting for the run to end."`
+}
+
+// Run stops a run.
+func (c *StopCmd) Run(ctx context.Context, a *app) error {
+	r, err := a.client().Stop(ctx, c.ID, c.Grace)
+	if err != nil {
+		return friendly(err)
+	}
+	if !c.NoWait && !r.State.Terminal() {
+		if r, err = a.client().Wait(ctx, r.ID, 0); err != nil {
+			return friendly(err)
+		}
+	}
+	if a.g.JSON {
+		return a.printJSON(r)
+	}
+	fmt.Printf("%s %s\n", r.ID, r.State)
+	return nil
+}
+
+// LogsCmd is `runbox logs`.
+type LogsCmd struct {
+	ID         string   `arg:"" name:"run" help:"Run id (or a unique prefix)." placeholder:"RUN"`
+	Follow     bool     `help:"Keep printing output until the run ends." short:"f"`
+	Stream     []string `help:"Only these streams: stdout, stderr, setup-stdout, setup-stderr, meta. Repeatable." enum:"stdout,stderr,setup-stdout,setup-stderr,meta"`
+	Tail       int      `help:"Start with the last N lines." default:"-1" placeholder:"N"`
+	Raw        bool     `help:"Write the bytes exactly as stored (no replacement of invalid UTF-8)."`
+	Timestamps bool     `help:"Prefix each chunk with the time it was read." short:"t"`
+	Smoke      bool     `help:"Show the smoke run's output instead of the main run's."`
+}
+
+// Run prints logs.
+func (c *LogsCmd) Run(ctx context.Context, a *app) error {
+	q := url.Values{}
+	if c.Follow {
+		q.Set("follow", "1")
+	}
+	for _, s := range c.Stream {
+		q.Add("stream", s)
+	}
+	if c.Tail >= 0 {
+		q.Set("tail", strconv.Itoa(c.Tail))
+	}
+	if c.Smoke {
+		q.Set("smoke", "1")
+	}
+	dec := map[uint8]*runlog.TextDecoder{}
+	enc := newJSONLines()
+	err := a.client().Logs(ctx, c.ID, q, func(f client.Frame) error {
+		if a.g.JSON {
+			return enc.write(f)
+		}
+		data := f.Data
+		if !c.Raw {
+			d := dec[f.Stream]
+			if d == nil {
+				d = &runlog.TextDecoder{}
+				dec[f.Stream] = d
+			}
+			data = d.Decode(data)
+		}
+		out := os.Stdout
+		if runlog.Stream(f.Stream) != runlog.Stdout && len(c.Stream) == 0 {
+			out = os.Stderr
+		}
+		if c.Timestamps {
+			fmt.Fprintf(out, "%s %s | ", f.Time.Local().Format("15:04:05.000"), runlog.Stream(f.Stream))
+		}
+		_, err := out.Write(data)
+		return err
+	})
+	return friendly(err)
+}
+
+// LsCmd is `runbox ls`.
+type LsCmd struct {
+	State  []string `help:"Only runs in these states (queued, running, failed, ...). Repeatable." short:"s"`
+	Parent string   `help:"Only retries of this run." placeholder:"RUN"`
+	Since  time.Duration `help:"Only runs created within this long, e.g. 24h." placeholder:"DUR"`
+	Limit  int      `help:"Show at most N runs." default:"20" short:"n" placeholder:"N"`
+	All    bool     `help:"Show every run (no limit)." short:"a"`
+}
+
+// Run lists runs.
+func (c *LsCmd) Run(ctx context.Context, a *app) error {
+	q := url.Values{}
+	for _, s := range c.State {
+		q.Add("state", s)
+	}
+	if c.Parent != "" {
+		q.Set("parent", c.Parent)
+	}
+	if c.Since > 0 {
+		q.Set("since", time.Now().Add(-c.Since).Format(time.RFC3339Nano))
+	}
+	if !c.All && c.Limit > 0 {
+		q.Set("limit", strconv.Itoa(c.Limit))
+	}
+	runs, err := a.client().List(ctx, q)
+	if err != nil {
+		return friendly(err)
+	}
+	if a.g.JSON {
+		if runs == nil {
+			runs = []*store.Run{}
+		}
+		return a.printJSON(api.RunList{Runs: runs})
+	}
+	w := tabwriter.NewWriter(os.Stdout, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(w, "RUN\tSTATE\tSANDBOX\tCREATED\tDURATION\tCOMMAND\tRESULT")
+	for _, r := range runs {
+		result := ""
+		if r.Failure != nil {
+			result = r.Failure.Code
+		} else if r.Progress != nil && !r.State.Terminal() {
+			result = strings.TrimPrefix(progressLine(r.Progress), "▶ ")
+		}
+		dur := "-"
+		if r.StartedAt != nil {
+			end := time.Now()
+			if r.EndedAt != nil {
+				end = *r.EndedAt
+			}
+			dur = end.Sub(*r.StartedAt).Round(time.Millisecond * 10).String()
+		}
+		fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", r.ID, r.State, r.Sandbox,
+			r.CreatedAt.Local().Format("01-02 15:04:05"), dur, truncate(strings.Join(r.Spec.Command, " "), 40), result)
+	}
+	return w.Flush()
+}
+
+func truncate(s string, n int) string {
+	r := []rune(s)
+	if len(r) <= n {
+		return s
+	}
+	return string(r[:n-1]) + "…"
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}
+
+// BackendsCmd is `runbox backends`.
+type BackendsCmd struct{}
+
+// Run shows backends.
+func (c *BackendsCmd) Run(ctx context.Context, a *app) error {
+	b, err := a.client().Backends(ctx)
+	if err != nil {
+		return friendly(err)
+	}
+	if a.g.JSON {
+		return a.printJSON(b)
+	}
+	w := tabwriter.NewWriter(os.Stdout, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(w, "BACKEND\tAVAILABLE\tVERSION\tRUNTIMES\tDETAIL")
+	for _, h := range b.Backends {
+		fmt.Fprintf(w, "%s\t%v\t%s\t%s\t%s\n", h.Name, h.Available, h.Version, strings.Join(h.Runtimes, ","), h.Detail)
+	}
+	w.Flush()
+	fmt.Printf("\nauto → %s: %s\n", b.Default, b.Reason)
+	return nil
+}

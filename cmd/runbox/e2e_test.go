@@ -1,0 +1,372 @@
+package main
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/runbox/runbox/host/api"
+	"github.com/runbox/runbox/sandbox/runlog"
+	"github.com/runbox/runbox/store"
+)
+
+func TestRunExitCodePassthrough(t *testing.T) {
+	e := newEnv(t)
+	for _, tc := range []struct {
+		cmd   string
+		code  int
+		state store.State
+	}{
+		{"exit 0", 0, store.Succeeded},
+		{"exit 3", 3, store.Failed},
+		{"exit 42", 42, store.Failed},
+		{"kill -SEGV $$", 139, store.Failed},
+	} {
+		t.Run(tc.cmd, func(t *testing.T) {
+			r := e.run("", "run", "--shell", "--", tc.cmd)
+			if r.code != tc.code {
+				t.Fatalf("exit code %d, want %d (stderr %q)", r.code, tc.code, r.stderr)
+			}
+		})
+	}
+	var list api.RunList
+	if err := json.Unmarshal([]byte(e.must("ls", "--json", "-a")), &list); err != nil {
+		t.Fatal(err)
+	}
+	if len(list.Runs) != 4 {
+		t.Fatalf("%d runs listed, want 4", len(list.Runs))
+	}
+	// Newest first.
+	if got := list.Runs[0].Spec.Command; got[len(got)-1] != "kill -SEGV $$" {
+		t.Errorf("newest run is %v", got)
+	}
+	if f := list.Runs[0].Failure; f == nil || f.Code != "SEGFAULT" {
+		t.Errorf("segfault run classified as %+v", f)
+	}
+}
+
+func TestRunStreamsOutputAndStdin(t *testing.T) {
+	e := newEnv(t)
+	r := e.run("line one\nline two\n", "run", "--stdin", "-", "--", "sh", "-c", "cat; echo to-stderr >&2")
+	if r.code != 0 {
+		t.Fatalf("exit %d: %s", r.code, r.stderr)
+	}
+	if r.stdout != "line one\nline two\n" {
+		t.Errorf("stdout %q", r.stdout)
+	}
+	if !strings.Contains(r.stderr, "to-stderr") {
+		t.Errorf("stderr %q lacks the child's stderr", r.stderr)
+	}
+	in := e.write("input.txt", "from a file\n")
+	r = e.run("", "run", "--stdin", in, "--", "cat")
+	if r.stdout != "from a file\n" {
+		t.Errorf("stdin file: stdout %q", r.stdout)
+	}
+}
+
+func TestRunEnv(t *testing.T) {
+	e := newEnv(t, "RB_INHERITED=from-shell", "RB_SECRET_TOKEN=hunter2")
+	r := e.run("", "run", "-e", "RB_SET=given", "--", "sh", "-c", `echo "$RB_INHERITED/$RB_SET/$RB_SECRET_TOKEN"`)
+	if strings.TrimSpace(r.stdout) != "from-shell/given/hunter2" {
+		t.Errorf("inherited env: %q", r.stdout)
+	}
+	r = e.run("", "run", "--clean-env", "--env-allow", "RB_INHERITED", "-e", "RB_SET=given", "--", "/usr/bin/env")
+	got := strings.Fields(r.stdout)
+	if strings.Contains(r.stdout, "RB_SECRET_TOKEN") || !strings.Contains(r.stdout, "RB_INHERITED=from-shell") || !strings.Contains(r.stdout, "RB_SET=given") {
+		t.Errorf("clean env: %v", got)
+	}
+	// A secret given on the command line is never stored in clear.
+	r = e.run("", "run", "-d", "-e", "API_TOKEN=s3cr3t", "--", "true")
+	id := strings.TrimSpace(r.stdout)
+	e.must("wait", id)
+	b, _ := json.Marshal(e.getRun(id))
+	if strings.Contains(string(b), "s3cr3t") {
+		t.Errorf("secret stored in clear: %s", b)
+	}
+}
+
+func TestUnknownIDsAndBadFlags(t *testing.T) {
+	e := newEnv(t)
+	e.must("run", "--", "true") // start the daemon
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"status", "01nosuchrun"}, `run "01nosuchrun" not found`},
+		{[]string{"wait", "zzz"}, "not found"},
+		{[]string{"stop", "zzz"}, "not found"},
+		{[]string{"logs", "zzz"}, "not found"},
+		{[]string{"retry", "zzz"}, "not found"},
+		{[]string{"run", "--memory", "lots", "--", "true"}, "--memory"},
+		{[]string{"run", "--sandbox", "vm", "--", "true"}, "--sandbox"},
+		{[]string{"run", "--timeout", "soon", "--", "true"}, "--timeout"},
+		{[]string{"run"}, "no command"},
+		{[]string{"ls", "--state", "bogus"}, "unknown state"},
+		{[]string{"frobnicate"}, "unexpected argument"},
+	} {
+		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {
+			r := e.run("", tc.args...)
+			if r.code == 0 {
+				t.Fatalf("exit 0, want failure")
+			}
+			if !strings.Contains(r.stderr, tc.want) {
+				t.Errorf("stderr %q does not say %q", r.stderr, tc.want)
+			}
+			if lines := strings.Count(strings.TrimSpace(r.stderr), "\n"); lines > 0 && !strings.Contains(r.stderr, "Usage") {
+				t.Errorf("want one clear line, got %d:\n%s", lines+1, r.stderr)
+			}
+		})
+	}
+}
+
+func TestDaemonThatCannotStart(t *testing.T) {
+	e := newEnv(t)
+	// The home is a file, so the daemon cannot create its store.
+	f := filepath.Join(e.work, "not-a-dir")
+	if err := os.WriteFile(f, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	e.vars = append(e.vars, "RUNBOX_HOME="+filepath.Join(f, "home"), "RUNBOX_SOCKET="+filepath.Join(e.home, "s.sock"))
+	r := e.run("", "run", "--", "true")
+	if r.code == 0 {
+		t.Fatal("run succeeded without a daemon")
+	}
+	if !strings.Contains(r.stderr, "daemon") || strings.Count(strings.TrimSpace(r.stderr), "\n") > 0 {
+		t.Errorf("want one line about the daemon, got %q", r.stderr)
+	}
+}
+
+func TestLogsReplaceInvalidUTF8AndKeepBytes(t *testing.T) {
+	e := newEnv(t)
+	r := e.run("", "run", "-d", "--", "printf", `ok \377\376 done\n`)
+	id := strings.TrimSpace(r.stdout)
+	e.must("wait", id)
+	shown := e.must("logs", id)
+	if shown != "ok \uFFFD\uFFFD done\n" {
+		t.Errorf("logs shows %q", shown)
+	}
+	raw := e.must("logs", "--raw", id)
+	if raw != "ok \xff\xfe done\n" {
+		t.Errorf("logs --raw shows %q", raw)
+	}
+	var stored []byte
+	if err := runlog.ReadAll(e.getRun(id).Spec.LogPath, func(rec runlog.Record) error {
+		if rec.Stream == runlog.Stdout {
+			stored = append(stored, rec.Data...)
+		}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if string(stored) != "ok \xff\xfe done\n" {
+		t.Errorf("stored %q", stored)
+	}
+}
+
+func TestLogsTailAndStreams(t *testing.T) {
+	e := newEnv(t)
+	id := strings.TrimSpace(e.must("run", "-d", "--setup", "echo preparing", "--", "sh", "-c", "for i in 1 2 3 4 5; do echo out$i; done; echo bad >&2"))
+	e.must("wait", id)
+	if got := e.must("logs", "--stream", "stdout", "--tail", "2", id); got != "out4\nout5\n" {
+		t.Errorf("tail 2 of stdout: %q", got)
+	}
+	if got := e.must("logs", "--stream", "stderr", id); got != "bad\n" {
+		t.Errorf("stderr: %q", got)
+	}
+	if got := e.must("logs", "--stream", "setup-stdout", id); got != "preparing\n" {
+		t.Errorf("setup output: %q", got)
+	}
+	if got := e.must("logs", "--stream", "stdout", id); strings.Contains(got, "preparing") {
+		t.Errorf("setup output mixed into stdout: %q", got)
+	}
+}
+
+func TestStopEndsTheRun(t *testing.T) {
+	e := newEnv(t)
+	id := strings.TrimSpace(e.must("run", "-d", "--grace", "1s", "--", "sh", "-c", "echo started; sleep 300"))
+	waitFor(t, func() bool { return strings.Contains(e.run("", "logs", id).stdout, "started") })
+	e.must("stop", id)
+	r := e.getRun(id)
+	if r.State != store.Cancelled || r.Failure == nil || r.Failure.Code != "CANCELLED" {
+		t.Fatalf("after stop: state %s failure %+v", r.State, r.Failure)
+	}
+	if res := e.run("", "wait", id); res.code != 130 {
+		t.Errorf("wait exit code %d, want 130", res.code)
+	}
+}
+
+func TestTimeoutMarksTimedOut(t *testing.T) {
+	e := newEnv(t)
+	r := e.run("", "run", "--timeout", "1s", "--grace", "500ms", "--", "sleep", "60")
+	if r.code != 124 {
+		t.Fatalf("exit %d, want 124 (stderr %s)", r.code, r.stderr)
+	}
+	if !strings.Contains(r.stderr, "TIMEOUT") {
+		t.Errorf("stderr does not name TIMEOUT: %s", r.stderr)
+	}
+}
+
+func TestMemoryLimitIsOOMKilled(t *testing.T) {
+	e := newEnv(t)
+	r := e.run("", "run", "--memory", "64m", "--", "python3", "-c", "b = bytearray(512 << 20); print(len(b))")
+	if r.code == 0 {
+		t.Fatalf("a 512 MiB allocation passed a 64 MiB limit")
+	}
+	var list api.RunList
+	if err := json.Unmarshal([]byte(e.must("ls", "--json", "-n", "1")), &list); err != nil {
+		t.Fatal(err)
+	}
+	run := list.Runs[0]
+	if run.Failure == nil || run.Failure.Code != "OOM_KILLED" {
+		t.Fatalf("failure %+v, want OOM_KILLED", run.Failure)
+	}
+}
+
+// A daemon killed with SIGKILL mid-run loses nothing: the run goes on under
+// its supervisor, the next daemon re-attaches, and the log holds exactly
+// what the child wrote.
+func TestDaemonKill9MidRun(t *testing.T) {
+	e := newEnv(t)
+	script := e.write("emit.sh", `#!/bin/sh
+i=0
+while [ $i -lt 400 ]; do
+  echo "line $i $(printf '%040d' $i)"
+  [ $((i % 50)) -eq 0 ] && echo "err $i" >&2
+  i=$((i+1))
+  sleep 0.005
+done
+`)
+	id := strings.TrimSpace(e.must("run", "-d", "--", "sh", script))
+	waitFor(t, func() bool { return strings.Contains(e.run("", "logs", id).stdout, "line 50 ") })
+	old := e.daemonPID()
+	e.killDaemon(syscall.SIGKILL)
+	if syscall.Kill(old, 0) == nil {
+		t.Fatal("daemon survived SIGKILL")
+	}
+	// The next command starts a new daemon, which re-attaches.
+	res := e.run("", "wait", "--timeout", "60s", id)
+	if res.code != 0 {
+		t.Fatalf("wait after restart: exit %d %s %s", res.code, res.stdout, res.stderr)
+	}
+	if e.daemonPID() == old {
+		t.Fatal("no new daemon")
+	}
+	var want, wantErr bytes.Buffer
+	for i := 0; i < 400; i++ {
+		fmt.Fprintf(&want, "line %d %040d\n", i, i)
+		if i%50 == 0 {
+			fmt.Fprintf(&wantErr, "err %d\n", i)
+		}
+	}
+	if got := e.must("logs", "--stream", "stdout", id); got != want.String() {
+		t.Errorf("stdout after restart differs: %d bytes, want %d", len(got), want.Len())
+	}
+	if got := e.must("logs", "--stream", "stderr", id); got != wantErr.String() {
+		t.Errorf("stderr after restart: %q", got)
+	}
+	if r := e.getRun(id); r.State != store.Succeeded {
+		t.Errorf("state %s", r.State)
+	}
+}
+
+func TestHundredConcurrentRunsThroughTheQueue(t *testing.T) {
+	e := newEnv(t, "RUNBOX_MAX_PARALLEL=4")
+	const n = 100
+	ids := make([]string, n)
+	var wg sync.WaitGroup
+	errs := make(chan string, n)
+	for i := 0; i < n; i++ {
+		wg.Add(1)
+		go func(i int) {
+			defer wg.Done()
+			r := e.run("", "run", "-d", "--", "sh", "-c", fmt.Sprintf("echo run-%d", i))
+			if r.code != 0 {
+				errs <- r.stderr
+				return
+			}
+			ids[i] = strings.TrimSpace(r.stdout)
+		}(i)
+	}
+	wg.Wait()
+	close(errs)
+	for msg := range errs {
+		t.Fatalf("submit failed: %s", msg)
+	}
+	for i, id := range ids {
+		e.must("wait", "--timeout", "120s", id)
+		if got := e.must("logs", id); got != fmt.Sprintf("run-%d\n", i) {
+			t.Fatalf("run %d log %q", i, got)
+		}
+	}
+	var list api.RunList
+	if err := json.Unmarshal([]byte(e.must("ls", "--json", "-a", "--state", "succeeded")), &list); err != nil {
+		t.Fatal(err)
+	}
+	if len(list.Runs) != n {
+		t.Fatalf("%d succeeded runs, want %d", len(list.Runs), n)
+	}
+	// The limit held: no more than 4 runs overlapped.
+	type span struct{ start, end time.Time }
+	var spans []span
+	for _, r := range list.Runs {
+		spans = append(spans, span{*r.StartedAt, *r.EndedAt})
+	}
+	for _, s := range spans {
+		overlap := 0
+		for _, o := range spans {
+			if !o.start.After(s.start) && o.end.After(s.start) {
+				overlap++
+			}
+		}
+		if overlap > 4 {
+			t.Fatalf("%d runs were running at %s, limit 4", overlap, s.start)
+		}
+	}
+}
+
+func TestLargeOutputThroughAttachedRun(t *testing.T) {
+	e := newEnv(t)
+	// 64 MiB through the whole stack (the sandbox tests push 1 GiB).
+	r := e.run("", "run", "--", "sh", "-c", "head -c 67108864 /dev/urandom | od -An -tx1 -v | head -c 67108864")
+	if r.code != 0 {
+		t.Fatalf("exit %d: %s", r.code, r.stderr)
+	}
+	if len(r.stdout) != 64<<20 {
+		t.Fatalf("attached stdout %d bytes, want %d", len(r.stdout), 64<<20)
+	}
+	var list api.RunList
+	if err := json.Unmarshal([]byte(e.must("ls", "--json", "-n", "1")), &list); err != nil {
+		t.Fatal(err)
+	}
+	h := sha256.New()
+	if err := runlog.ReadAll(list.Runs[0].Spec.LogPath, func(rec runlog.Record) error {
+		if rec.Stream == runlog.Stdout {
+			h.Write(rec.Data)
+		}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := h.Sum(nil), sha256.Sum256([]byte(r.stdout)); !bytes.Equal(got, want[:]) {
+		t.Error("stored log differs from what was streamed")
+	}
+}
+
+func waitFor(t *testing.T, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatal("condition not met within 30s")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}

@@ -1,0 +1,141 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/runbox/runbox/store"
+)
+
+// These tests drive the real runbox binary the way a user does: the CLI
+// starts a real daemon on demand, which runs real processes under real
+// supervisors and keeps everything in a real Pebble store.
+
+var runboxBin string
+
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "runbox-bin")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	runboxBin = filepath.Join(dir, "runbox")
+	build := exec.Command("go", "build", "-o", runboxBin, ".")
+	build.Stdout, build.Stderr = os.Stdout, os.Stderr
+	if err := build.Run(); err != nil {
+		fmt.Fprintln(os.Stderr, "build runbox:", err)
+		os.Exit(1)
+	}
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+// env is one isolated runbox installation: its own home, socket and daemon.
+type env struct {
+	t    *testing.T
+	home string
+	work string
+	vars []string
+}
+
+func newEnv(t *testing.T, extra ...string) *env {
+	t.Helper()
+	// Short paths: unix socket paths are limited to ~104 bytes.
+	home, err := os.MkdirTemp("/tmp", "rbx")
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := &env{t: t, home: home, work: t.TempDir()}
+	e.vars = append(os.Environ(), "RUNBOX_HOME="+home, "RUNBOX_PLUGINS="+filepath.Join(home, "plugins"), "RUNBOX_NO_DOCKER=1")
+	e.vars = append(e.vars, extra...)
+	t.Cleanup(func() {
+		e.killDaemon(syscall.SIGTERM)
+		os.RemoveAll(home)
+	})
+	return e
+}
+
+type result struct {
+	stdout, stderr string
+	code           int
+}
+
+func (e *env) run(stdin string, args ...string) result {
+	e.t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, runboxBin, args...)
+	cmd.Env = e.vars
+	cmd.Dir = e.work
+	cmd.Stdin = strings.NewReader(stdin)
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	err := cmd.Run()
+	code := 0
+	if ee, ok := err.(*exec.ExitError); ok {
+		code = ee.ExitCode()
+	} else if err != nil {
+		e.t.Fatalf("runbox %v: %v", args, err)
+	}
+	return result{out.String(), errb.String(), code}
+}
+
+// must runs runbox and fails the test unless it exits 0.
+func (e *env) must(args ...string) string {
+	e.t.Helper()
+	r := e.run("", args...)
+	if r.code != 0 {
+		e.t.Fatalf("runbox %v: exit %d\nstdout: %s\nstderr: %s", args, r.code, r.stdout, r.stderr)
+	}
+	return r.stdout
+}
+
+func (e *env) getRun(id string) *store.Run {
+	e.t.Helper()
+	var r store.Run
+	if err := json.Unmarshal([]byte(e.must("status", "--json", id)), &r); err != nil {
+		e.t.Fatal(err)
+	}
+	return &r
+}
+
+func (e *env) daemonPID() int {
+	b, err := os.ReadFile(filepath.Join(e.home, "daemon.lock"))
+	if err != nil {
+		return 0
+	}
+	pid, _ := strconv.Atoi(strings.TrimSpace(string(b)))
+	return pid
+}
+
+func (e *env) killDaemon(sig syscall.Signal) {
+	pid := e.daemonPID()
+	if pid <= 0 || syscall.Kill(pid, 0) != nil {
+		return
+	}
+	_ = syscall.Kill(pid, sig)
+	deadline := time.Now().Add(10 * time.Second)
+	for time.Now().Before(deadline) && syscall.Kill(pid, 0) == nil {
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+func (e *env) write(name, content string) string {
+	e.t.Helper()
+	p := filepath.Join(e.work, name)
+	if err := os.WriteFile(p, []byte(content), 0o755); err != nil {
+		e.t.Fatal(err)
+	}
+	return p
+}

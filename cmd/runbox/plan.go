@@ -1,0 +1,193 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/runbox/runbox/host/api"
+	"github.com/runbox/runbox/host/client"
+	"github.com/runbox/runbox/sandbox/runlog"
+	"github.com/runbox/runbox/store"
+)
+
+// PlanCmd is `runbox plan`.
+type PlanCmd struct {
+	SpecFlags
+	Task    string   `help:"What the command is meant to do (helps the planner)." placeholder:"TEXT"`
+	Script  string   `help:"The script the command runs, when runbox cannot tell." placeholder:"PATH"`
+	Command []string `arg:"" passthrough:"" help:"The command, after --." placeholder:"CMD"`
+}
+
+// Run makes a plan.
+func (c *PlanCmd) Run(ctx context.Context, a *app) error {
+	cmd := c.Command
+	if len(cmd) > 0 && cmd[0] == "--" {
+		cmd = cmd[1:]
+	}
+	if len(cmd) == 0 {
+		return errorf("no command given: runbox plan [flags] -- CMD [ARGS...]")
+	}
+	req, err := c.request(cmd)
+	if err != nil {
+		return err
+	}
+	req.TaskDescription, req.ScriptPath = c.Task, c.Script
+	p, err := a.client().Plan(ctx, req)
+	if err != nil {
+		return friendly(err)
+	}
+	if a.g.JSON {
+		return a.printJSON(p)
+	}
+	printPlan(p)
+	return nil
+}
+
+func printPlan(p *store.Plan) {
+	w := tabwriter.NewWriter(os.Stdout, 0, 4, 2, ' ', 0)
+	fmt.Fprintf(w, "plan:\t%s\n", p.ID)
+	fmt.Fprintf(w, "command:\t%s\n", strings.Join(p.Command, " "))
+	if p.ScriptPath != "" {
+		fmt.Fprintf(w, "script:\t%s\n", p.ScriptPath)
+	}
+	fmt.Fprintf(w, "sandbox:\t%s — %s\n", p.Sandbox, p.SandboxReason)
+	r := p.Result
+	if len(r.Frameworks) > 0 {
+		fmt.Fprintf(w, "frameworks:\t%s\n", strings.Join(r.Frameworks, ", "))
+	}
+	if rec := r.Recommendation; rec != nil {
+		if p.Spec.Image != "" {
+			fmt.Fprintf(w, "image:\t%s — %s\n", p.Spec.Image, rec.ImageReason)
+		}
+		if p.Spec.Timeout > 0 {
+			fmt.Fprintf(w, "timeout:\t%s — %s\n", p.Spec.Timeout, rec.TimeoutReason)
+		}
+		if p.Spec.Limits.MemoryBytes > 0 {
+			fmt.Fprintf(w, "memory:\t%s — %s\n", humanBytes(uint64(p.Spec.Limits.MemoryBytes)), rec.MemoryReason)
+		}
+		if rec.Network != "" {
+			fmt.Fprintf(w, "network:\t%s — %s\n", rec.Network, rec.NetworkReason)
+		}
+		if rec.GPUs != "" {
+			fmt.Fprintf(w, "gpus:\t%s — %s\n", rec.GPUs, rec.GPUsReason)
+		}
+	}
+	if s := r.Smoke; s != nil {
+		fmt.Fprintf(w, "smoke test:\t%s (%s)\n", strings.Join(s.Command, " "), s.Reason)
+	} else {
+		fmt.Fprintf(w, "smoke test:\tnone found\n")
+	}
+	if len(r.Risks) == 0 {
+		fmt.Fprintf(w, "risks:\tnone found\n")
+	}
+	for i, k := range r.Risks {
+		label := ""
+		if i == 0 {
+			label = "risks:"
+		}
+		fmt.Fprintf(w, "%s\t[%s] %s", label, k.Severity, k.Message)
+		if k.Evidence != "" {
+			fmt.Fprintf(w, " (%s)", k.Evidence)
+		}
+		fmt.Fprintln(w)
+	}
+	for i, n := range r.Notes {
+		label := ""
+		if i == 0 {
+			label = "notes:"
+		}
+		fmt.Fprintf(w, "%s\t%s\n", label, n)
+	}
+	if e := p.Experience; e != nil {
+		fmt.Fprintf(w, "experience:\t%d similar runs: %d succeeded, %d failed\n", e.Runs, e.Succeeded, e.Failed)
+	}
+	w.Flush()
+	fmt.Printf("\nrun it: runbox exec %s", p.ID)
+	if r.Smoke != nil {
+		fmt.Printf("   (smoke test first: runbox exec --smoke %s)", p.ID)
+	}
+	fmt.Println()
+}
+
+// ExecCmd is `runbox exec`.
+type ExecCmd struct {
+	Plan   string `arg:"" help:"Plan id (or a unique prefix)." placeholder:"PLAN"`
+	Smoke  bool   `help:"Run the plan's smoke command first; the full run starts only if it passes."`
+	Detach bool   `help:"Start the run and print its id instead of streaming it." short:"d"`
+}
+
+// Run executes a plan.
+func (c *ExecCmd) Run(ctx context.Context, a *app) error {
+	req := api.RunRequest{
+		PlanID: c.Plan, Smoke: c.Smoke, ClientEnv: os.Environ(),
+		User: fmt.Sprintf("%d:%d", os.Getuid(), os.Getgid()),
+	}
+	if c.Detach {
+		run, err := a.client().Submit(ctx, req)
+		if err != nil {
+			return friendly(err)
+		}
+		return a.printRunID(run)
+	}
+	return a.attach(ctx, func(ctx context.Context, fn func(client.Frame) error) (*store.Run, error) {
+		return a.client().Attach(ctx, req, fn)
+	})
+}
+
+// RetryCmd is `runbox retry`.
+type RetryCmd struct {
+	ID      string        `arg:"" name:"run" help:"The run to retry (id or unique prefix)." placeholder:"RUN"`
+	Env     []string      `help:"Add or override an environment variable (KEY=VALUE). Repeatable." short:"e"`
+	Timeout time.Duration `help:"A new timeout." placeholder:"DUR"`
+	Memory  string        `help:"A new memory limit, e.g. 8g." placeholder:"SIZE"`
+	Detach  bool          `help:"Start the retry and print its id." short:"d"`
+}
+
+// Run retries a run.
+func (c *RetryCmd) Run(ctx context.Context, a *app) error {
+	f := SpecFlags{Env: c.Env, Memory: c.Memory}
+	req, err := f.request(nil)
+	if err != nil {
+		return err
+	}
+	req.Workdir, req.Sandbox, req.Grace = "", "", 0
+	req.Timeout = api.Duration(c.Timeout)
+	if c.Detach {
+		run, err := a.client().Retry(ctx, c.ID, req)
+		if err != nil {
+			return friendly(err)
+		}
+		return a.printRunID(run)
+	}
+	return a.attach(ctx, func(ctx context.Context, fn func(client.Frame) error) (*store.Run, error) {
+		return a.client().AttachRetry(ctx, c.ID, req, fn)
+	})
+}
+
+// jsonLines writes log frames as JSON lines for `logs --json`.
+type jsonLines struct {
+	enc *json.Encoder
+	dec map[uint8]*runlog.TextDecoder
+}
+
+func newJSONLines() *jsonLines {
+	return &jsonLines{enc: json.NewEncoder(os.Stdout), dec: map[uint8]*runlog.TextDecoder{}}
+}
+
+func (j *jsonLines) write(f client.Frame) error {
+	d := j.dec[f.Stream]
+	if d == nil {
+		d = &runlog.TextDecoder{}
+		j.dec[f.Stream] = d
+	}
+	return j.enc.Encode(struct {
+		Stream string    `json:"stream"`
+		Time   time.Time `json:"time"`
+		Text   string    `json:"text"`
+	}{runlog.Stream(f.Stream).String(), f.Time, string(d.Decode(f.Data))})
+}

@@ -1,0 +1,257 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/docker/go-units"
+
+	"github.com/runbox/runbox/host/api"
+	"github.com/runbox/runbox/host/client"
+	"github.com/runbox/runbox/sandbox"
+	"github.com/runbox/runbox/sandbox/runlog"
+	"github.com/runbox/runbox/sdk"
+	"github.com/runbox/runbox/store"
+)
+
+// SpecFlags describe how to run a command; run and plan share them.
+type SpecFlags struct {
+	Sandbox   string            `help:"Where to run: process, docker or auto (Docker on Linux when it is up and has the image)." enum:"auto,process,docker" default:"auto"`
+	Image     string            `help:"Container image (docker sandbox)." placeholder:"IMAGE"`
+	Workdir   string            `help:"Workspace directory (default: the current directory)." type:"existingdir" short:"w"`
+	Env       []string          `help:"Set an environment variable (KEY=VALUE, or KEY to pass this shell's value). Repeatable." short:"e" placeholder:"KEY=VALUE"`
+	CleanEnv  bool              `help:"Start from an empty environment (plus --env-allow names) instead of inheriting this shell's."`
+	EnvAllow  []string          `help:"With --clean-env, variables to copy from this shell. Repeatable." placeholder:"NAME"`
+	Stdin     string            `help:"Feed the run's stdin from FILE, or - for this command's stdin." placeholder:"FILE"`
+	Setup     []string          `help:"Shell command to run first, in the same workspace; its output is kept apart. Repeatable." placeholder:"CMD"`
+	Asset     []string          `help:"Place a file or directory into the workspace: SRC[:DST]. Repeatable." placeholder:"SRC[:DST]"`
+	Timeout   time.Duration     `help:"End the run (whole process tree) after this long, e.g. 30m." placeholder:"DUR"`
+	Grace     time.Duration     `help:"Time between SIGTERM and SIGKILL when ending a run." default:"10s" placeholder:"DUR"`
+	Memory    string            `help:"Memory limit, e.g. 512m, 4g; exceeding it ends the run as OOM_KILLED." placeholder:"SIZE"`
+	CPUs      float64           `help:"CPU limit (docker), e.g. 1.5." name:"cpus" placeholder:"N"`
+	Pids      int64             `help:"Process count limit (docker)." placeholder:"N"`
+	Network   string            `help:"Container network: none (default), bridge or host." enum:",none,bridge,host" default:""`
+	GPUs      string            `help:"GPUs for the container: all, a count, or device=0,1 (needs the nvidia runtime)." placeholder:"GPUS"`
+	ReadOnly  bool              `help:"Read-only container root filesystem with a tmpfs /tmp."`
+	Keep      bool              `help:"Keep the container after the run (docker)." name:"keep-container"`
+	Shell     bool              `help:"Run the command through sh -c (otherwise it is exec'd as an argv)."`
+	Name      string            `help:"A name for the run." placeholder:"NAME"`
+	Label     map[string]string `help:"Label the run (KEY=VALUE). Repeatable." placeholder:"KEY=VALUE"`
+	Stall     time.Duration     `help:"Stop the run as STALLED when it prints nothing for this long." name:"stall-timeout" placeholder:"DUR"`
+}
+
+// request turns flags into an API request.
+func (f *SpecFlags) request(cmd []string) (api.RunRequest, error) {
+	wd := f.Workdir
+	if wd == "" {
+		var err error
+		if wd, err = os.Getwd(); err != nil {
+			return api.RunRequest{}, err
+		}
+	}
+	wd, err := absPath(wd)
+	if err != nil {
+		return api.RunRequest{}, err
+	}
+	req := api.RunRequest{
+		Command: cmd, Shell: f.Shell, Workdir: wd, Sandbox: f.Sandbox, Image: f.Image,
+		CleanEnv: f.CleanEnv, EnvAllow: f.EnvAllow, Setup: f.Setup,
+		Timeout: api.Duration(f.Timeout), Grace: api.Duration(f.Grace),
+		Limits:  sandbox.Limits{CPUs: f.CPUs, Pids: f.Pids},
+		Network: f.Network, GPUs: f.GPUs, ReadOnlyRoot: f.ReadOnly, KeepContainer: f.Keep,
+		Name: f.Name, Labels: f.Label, StallTimeout: api.Duration(f.Stall),
+		User:      fmt.Sprintf("%d:%d", os.Getuid(), os.Getgid()),
+		ClientEnv: os.Environ(),
+	}
+	for _, kv := range f.Env {
+		if !strings.Contains(kv, "=") {
+			v, ok := os.LookupEnv(kv)
+			if !ok {
+				return req, fmt.Errorf("--env %s: not set in this shell (use KEY=VALUE)", kv)
+			}
+			kv += "=" + v
+		}
+		req.Env = append(req.Env, kv)
+	}
+	if f.Memory != "" {
+		n, err := units.RAMInBytes(f.Memory)
+		if err != nil || n <= 0 {
+			return req, fmt.Errorf("--memory %q: want a size like 512m or 4g", f.Memory)
+		}
+		req.Limits.MemoryBytes = n
+	}
+	for _, a := range f.Asset {
+		src, dst, _ := strings.Cut(a, ":")
+		abs, err := absPath(src)
+		if err != nil {
+			return req, err
+		}
+		if _, err := os.Stat(abs); err != nil {
+			return req, fmt.Errorf("--asset %s: %w", src, err)
+		}
+		if dst == "" {
+			dst = baseName(abs)
+		}
+		req.Assets = append(req.Assets, sandbox.Asset{Src: abs, Dst: dst})
+	}
+	switch f.Stdin {
+	case "":
+	case "-":
+		b, err := io.ReadAll(io.LimitReader(os.Stdin, 64<<20+1))
+		if err != nil {
+			return req, fmt.Errorf("read stdin: %w", err)
+		}
+		if len(b) > 64<<20 {
+			return req, fmt.Errorf("stdin is over 64 MiB: save it to a file and pass --stdin FILE")
+		}
+		req.Stdin = b
+	default:
+		abs, err := absPath(f.Stdin)
+		if err != nil {
+			return req, err
+		}
+		if _, err := os.Stat(abs); err != nil {
+			return req, fmt.Errorf("--stdin: %w", err)
+		}
+		req.StdinFile = abs
+	}
+	return req, nil
+}
+
+// RunCmd is `runbox run`.
+type RunCmd struct {
+	SpecFlags
+	Detach  bool     `help:"Start the run and print its id instead of streaming it." short:"d"`
+	Command []string `arg:"" passthrough:"" help:"The command, after --." placeholder:"CMD"`
+}
+
+// Run runs the command.
+func (c *RunCmd) Run(ctx context.Context, a *app) error {
+	cmd := c.Command
+	if len(cmd) > 0 && cmd[0] == "--" {
+		cmd = cmd[1:]
+	}
+	if len(cmd) == 0 {
+		return errorf("no command given: runbox run [flags] -- CMD [ARGS...]")
+	}
+	req, err := c.request(cmd)
+	if err != nil {
+		return err
+	}
+	if c.Detach {
+		run, err := a.client().Submit(ctx, req)
+		if err != nil {
+			return friendly(err)
+		}
+		return a.printRunID(run)
+	}
+	return a.attach(ctx, func(ctx context.Context, fn func(client.Frame) error) (*store.Run, error) {
+		return a.client().Attach(ctx, req, fn)
+	})
+}
+
+func (a *app) printRunID(run *store.Run) error {
+	if a.g.JSON {
+		return a.printJSON(run)
+	}
+	fmt.Println(run.ID)
+	return nil
+}
+
+// attach streams a run to this terminal: output to stdout/stderr as the
+// run wrote it, live progress on a TTY, Ctrl-C stops the run. It ends with
+// the run's exit code.
+func (a *app) attach(ctx context.Context, start func(context.Context, func(client.Frame) error) (*store.Run, error)) error {
+	out := newTerminal(a.g.JSON)
+	var runID string
+	sigs := make(chan os.Signal, 2)
+	signal.Notify(sigs, os.Interrupt)
+	defer signal.Stop(sigs)
+	go func() {
+		stopping := false
+		for range sigs {
+			if runID == "" {
+				continue
+			}
+			if stopping {
+				fmt.Fprintf(os.Stderr, "\nrunbox: detaching; run %s goes on (runbox stop %s)\n", runID, runID)
+				os.Exit(130)
+			}
+			stopping = true
+			out.clear()
+			fmt.Fprintf(os.Stderr, "\nrunbox: stopping run %s (Ctrl-C again to detach)\n", runID)
+			if _, err := a.client().Stop(context.Background(), runID, 0); err != nil {
+				fmt.Fprintln(os.Stderr, "runbox: stop:", friendly(err))
+			}
+		}
+	}()
+	final, err := start(ctx, func(f client.Frame) error {
+		switch f.Stream {
+		case api.StreamRun:
+			var r store.Run
+			if err := json.Unmarshal(f.Data, &r); err == nil {
+				runID = r.ID
+				out.started(&r)
+			}
+		case api.StreamProgress:
+			var p sdk.Progress
+			if err := json.Unmarshal(f.Data, &p); err == nil {
+				out.progress(&p)
+			}
+		default:
+			out.output(runlog.Stream(f.Stream), f.Data)
+		}
+		return nil
+	})
+	out.clear()
+	if err != nil {
+		if runID != "" {
+			return fmt.Errorf("lost the stream of run %s (%v); it goes on: runbox status %s", runID, friendly(err), runID)
+		}
+		return friendly(err)
+	}
+	if a.g.JSON {
+		if err := a.printJSON(final); err != nil {
+			return err
+		}
+	} else {
+		out.summary(final)
+	}
+	return exitError{code: exitCodeOf(final)}
+}
+
+// exitCodeOf maps a run's end to this process's exit code: the run's own
+// code, 130 when cancelled, 124 on timeout (like timeout(1)), 125 when the
+// sandbox failed (like docker run).
+func exitCodeOf(r *store.Run) int {
+	switch r.State {
+	case store.Succeeded:
+		return 0
+	case store.Cancelled:
+		return 130
+	case store.TimedOut:
+		return 124
+	case store.Lost:
+		return 125
+	}
+	if r.Exit != nil {
+		if r.Exit.Error != "" && r.Exit.Code == 0 {
+			return 125
+		}
+		if r.Exit.Code != 0 {
+			return r.Exit.Code
+		}
+	}
+	return 1
+}
+
+func humanBytes(n uint64) string { return units.BytesSize(float64(n)) }
+
+func fmtFloat(v float64) string { return strconv.FormatFloat(v, 'g', 4, 64) }

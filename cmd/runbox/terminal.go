@@ -1,0 +1,199 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+
+	"golang.org/x/term"
+
+	"github.com/runbox/runbox/sandbox/runlog"
+	"github.com/runbox/runbox/sdk"
+	"github.com/runbox/runbox/store"
+)
+
+// terminal renders an attached run: output as written, runbox's own notes
+// and setup output on stderr, and a one-line live progress display when
+// stderr is a terminal.
+type terminal struct {
+	mu       sync.Mutex
+	stdout   io.Writer
+	stderr   io.Writer
+	tty      bool
+	line     string // progress line currently drawn
+	lastDraw time.Time
+	midLine  bool // the last output did not end in a newline
+}
+
+func newTerminal(jsonMode bool) *terminal {
+	t := &terminal{stdout: os.Stdout, stderr: os.Stderr, tty: term.IsTerminal(int(os.Stderr.Fd()))}
+	if jsonMode {
+		t.stdout = os.Stderr // stdout is reserved for the final JSON
+		t.tty = false
+	}
+	return t
+}
+
+func (t *terminal) started(r *store.Run) {
+	if t.tty {
+		t.mu.Lock()
+		fmt.Fprintf(t.stderr, "runbox: run %s (%s sandbox)\n", r.ID, r.Sandbox)
+		t.mu.Unlock()
+	}
+}
+
+func (t *terminal) output(s runlog.Stream, data []byte) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.eraseLocked()
+	switch s {
+	case runlog.Stdout:
+		_, _ = t.stdout.Write(data)
+	case runlog.Stderr:
+		_, _ = t.stderr.Write(data)
+	case runlog.SetupStdout, runlog.SetupStderr:
+		for _, l := range strings.SplitAfter(string(data), "\n") {
+			if l != "" {
+				fmt.Fprintf(t.stderr, "setup | %s", l)
+			}
+		}
+	case runlog.Meta:
+		fmt.Fprintf(t.stderr, "runbox: %s", ensureNL(string(data)))
+	}
+	if len(data) > 0 {
+		t.midLine = data[len(data)-1] != '\n'
+	}
+	t.drawLocked()
+}
+
+func ensureNL(s string) string {
+	if strings.HasSuffix(s, "\n") {
+		return s
+	}
+	return s + "\n"
+}
+
+func (t *terminal) progress(p *sdk.Progress) {
+	if !t.tty {
+		return
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.eraseLocked()
+	t.line = progressLine(p)
+	t.drawLocked()
+}
+
+// eraseLocked removes the progress line so output can be written.
+func (t *terminal) eraseLocked() {
+	if t.tty && t.line != "" && !t.midLine {
+		fmt.Fprint(t.stderr, "\r\x1b[2K")
+	}
+}
+
+func (t *terminal) drawLocked() {
+	if t.tty && t.line != "" && !t.midLine {
+		fmt.Fprint(t.stderr, "\x1b[2m"+t.line+"\x1b[0m")
+	}
+}
+
+func (t *terminal) clear() {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.eraseLocked()
+	t.line = ""
+}
+
+// progressLine is the one-line summary of a progress state.
+func progressLine(p *sdk.Progress) string {
+	var b strings.Builder
+	b.WriteString("▶ ")
+	if p.Phase != "" {
+		b.WriteString(p.Phase + " ")
+	}
+	if p.EpochTotal > 0 {
+		fmt.Fprintf(&b, "epoch %d/%d ", p.Epoch, p.EpochTotal)
+	} else if p.Epoch > 0 {
+		fmt.Fprintf(&b, "epoch %d ", p.Epoch)
+	}
+	pct := p.Percentage
+	if pct == 0 && p.Total > 0 {
+		pct = 100 * float64(p.Step) / float64(p.Total)
+	}
+	if p.Total > 0 {
+		fmt.Fprintf(&b, "%s %3.0f%% %d/%d ", bar(pct, 20), pct, p.Step, p.Total)
+	} else if pct > 0 {
+		fmt.Fprintf(&b, "%s %3.0f%% ", bar(pct, 20), pct)
+	} else if p.Step > 0 {
+		fmt.Fprintf(&b, "step %d ", p.Step)
+	}
+	if p.Rate > 0 {
+		fmt.Fprintf(&b, "%s %s ", fmtFloat(p.Rate), p.RateUnit)
+	}
+	if p.ETASeconds > 0 {
+		fmt.Fprintf(&b, "eta %s ", (time.Duration(p.ETASeconds) * time.Second).String())
+	}
+	for _, k := range sortedKeys(p.Metrics) {
+		fmt.Fprintf(&b, "%s=%s ", k, fmtFloat(p.Metrics[k]))
+	}
+	line := strings.TrimSpace(b.String())
+	if w, _, err := term.GetSize(int(os.Stderr.Fd())); err == nil && w > 10 && len([]rune(line)) > w-1 {
+		line = string([]rune(line)[:w-1])
+	}
+	return line
+}
+
+func bar(pct float64, width int) string {
+	n := int(pct / 100 * float64(width))
+	n = max(0, min(width, n))
+	return "[" + strings.Repeat("█", n) + strings.Repeat("·", width-n) + "]"
+}
+
+// summary tells how an attached run ended, on stderr.
+func (t *terminal) summary(r *store.Run) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.midLine {
+		fmt.Fprintln(t.stderr)
+	}
+	if r.State == store.Succeeded {
+		if t.tty {
+			fmt.Fprintf(t.stderr, "runbox: run %s succeeded in %s\n", r.ID, runDuration(r))
+		}
+		return
+	}
+	fmt.Fprintf(t.stderr, "runbox: run %s %s", r.ID, r.State)
+	if r.Failure != nil {
+		fmt.Fprintf(t.stderr, ": %s — %s", r.Failure.Code, r.Failure.Message)
+	}
+	fmt.Fprintln(t.stderr)
+	if r.Failure != nil {
+		for _, s := range r.Failure.Suggestions {
+			fmt.Fprintf(t.stderr, "  • %s\n", s)
+		}
+	}
+}
+
+func runDuration(r *store.Run) string {
+	if r.Exit != nil && r.Exit.Usage.WallSeconds > 0 {
+		return (time.Duration(r.Exit.Usage.WallSeconds * float64(time.Second))).Round(time.Millisecond).String()
+	}
+	if r.StartedAt != nil && r.EndedAt != nil {
+		return r.EndedAt.Sub(*r.StartedAt).Round(time.Millisecond).String()
+	}
+	return "-"
+}
+
+func absPath(p string) (string, error) {
+	abs, err := filepath.Abs(p)
+	if err != nil {
+		return "", fmt.Errorf("path %s: %w", p, err)
+	}
+	return abs, nil
+}
+
+func baseName(p string) string { return filepath.Base(p) }

@@ -1,0 +1,153 @@
+package host
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/runbox/runbox/sandbox"
+	"github.com/runbox/runbox/sandbox/runlog"
+	"github.com/runbox/runbox/sdk"
+	"github.com/runbox/runbox/store"
+)
+
+// tail keeps the last n bytes written to it.
+type tail struct {
+	n   int
+	buf []byte
+}
+
+func newTail(n int) *tail { return &tail{n: n} }
+
+func (t *tail) write(p []byte) {
+	if len(p) >= t.n {
+		t.buf = append(t.buf[:0], p[len(p)-t.n:]...)
+		return
+	}
+	if over := len(t.buf) + len(p) - t.n; over > 0 {
+		t.buf = append(t.buf[:0], t.buf[over:]...)
+	}
+	t.buf = append(t.buf, p...)
+}
+
+func (t *tail) reset() { t.buf = t.buf[:0] }
+
+func (t *tail) text() string {
+	var d runlog.TextDecoder
+	return string(d.Decode(t.buf)) + string(d.Flush())
+}
+
+// classify asks the classifier plugins why the run ended as it did. Without
+// plugins it still names the obvious codes so a run never ends unexplained.
+func (r *runner) classify(ctx context.Context, run *store.Run, exit sandbox.Exit, smoke, stalled bool) *sdk.Failure {
+	r.mu.Lock()
+	in := sdk.ClassifyInput{
+		ExitCode:        exit.Code,
+		Signal:          exit.Signal,
+		OOMKilled:       exit.OOMKilled,
+		TimedOut:        exit.TimedOut,
+		Cancelled:       exit.Cancelled,
+		Stalled:         stalled,
+		Smoke:           smoke,
+		Sandbox:         run.Sandbox,
+		Command:         run.Spec.Command,
+		Limits:          limitsOf(run.Spec),
+		StdoutTail:      r.tails[runlog.Stdout].text(),
+		StderrTail:      r.tails[runlog.Stderr].text(),
+		SandboxError:    exit.Error,
+		PeakRSSBytes:    exit.Usage.PeakRSSBytes,
+		DurationSeconds: exit.Usage.WallSeconds,
+	}
+	if exit.SetupFailed {
+		in.StdoutTail = r.tails[runlog.SetupStdout].text()
+		in.StderrTail = r.tails[runlog.SetupStderr].text()
+	}
+	if r.prog != nil {
+		p := *r.prog
+		in.Progress = &p
+	}
+	r.mu.Unlock()
+	return Classify(ctx, r.e.cfg.Judge, in)
+}
+
+// Classify runs the classifier plugins over in, with a built-in fallback
+// for the facts that need no plugin (cancelled, timed out, lost, sandbox
+// errors) when no plugin answers.
+func Classify(ctx context.Context, j Judge, in sdk.ClassifyInput) *sdk.Failure {
+	if j != nil {
+		if f := j.Classify(ctx, in); f != nil {
+			return f
+		}
+	}
+	return fallbackFailure(in)
+}
+
+func fallbackFailure(in sdk.ClassifyInput) *sdk.Failure {
+	f := &sdk.Failure{Confidence: 0.3, Plugin: "runbox"}
+	switch {
+	case in.Cancelled:
+		f.Code, f.Message = sdk.CodeCancelled, "the run was stopped by the user"
+	case in.TimedOut:
+		f.Code, f.Message, f.Retryable = sdk.CodeTimeout, fmt.Sprintf("the run exceeded its %gs timeout", in.Limits.TimeoutSeconds), true
+	case in.Stalled:
+		f.Code, f.Message = sdk.CodeStalled, "the run printed nothing for its stall window and was stopped"
+	case in.SandboxError != "":
+		f.Code, f.Message = sdk.CodeSandboxError, in.SandboxError
+	case in.OOMKilled:
+		f.Code, f.Message = sdk.CodeOOMKilled, "the run was killed for exceeding its memory limit"
+	default:
+		f.Code, f.Message = sdk.CodeNonzeroExit, fmt.Sprintf("the command exited with status %d", in.ExitCode)
+	}
+	if in.Smoke && f.Code != sdk.CodeCancelled {
+		f.Details = map[string]string{"cause": f.Code}
+		f.Code, f.Message = sdk.CodeSmokeFailed, "smoke run failed: "+f.Message
+	}
+	return f
+}
+
+func limitsOf(s sandbox.Spec) sdk.Limits {
+	return sdk.Limits{
+		MemoryBytes:    s.Limits.MemoryBytes,
+		TimeoutSeconds: s.Timeout.Seconds(),
+		CPUs:           s.Limits.CPUs,
+		Pids:           s.Limits.Pids,
+	}
+}
+
+// describeEnd is the one-line reason stored with a terminal state.
+func describeEnd(state store.State, exit sandbox.Exit, f *sdk.Failure) string {
+	switch {
+	case state == store.Succeeded:
+		return "exited 0"
+	case f != nil:
+		return f.Code + ": " + firstLine(f.Message)
+	case exit.Error != "":
+		return exit.Error
+	}
+	return fmt.Sprintf("exited %d", exit.Code)
+}
+
+func firstLine(s string) string {
+	if i := strings.IndexByte(s, '\n'); i >= 0 {
+		return s[:i]
+	}
+	return s
+}
+
+func joinArgs(a []string) string {
+	var b strings.Builder
+	for i, s := range a {
+		if i > 0 {
+			b.WriteByte(' ')
+		}
+		if s == "" || strings.ContainsAny(s, " \t\n'\"\\$`|&;<>()*?[]{}~#!") {
+			b.WriteString("'" + strings.ReplaceAll(s, "'", `'\''`) + "'")
+		} else {
+			b.WriteString(s)
+		}
+	}
+	return b.String()
+}
+
+// cancelledInput is the classifier input of a run stopped before it started.
+var cancelledInput = sdk.ClassifyInput{Cancelled: true, ExitCode: 130}

@@ -1,0 +1,361 @@
+// Package client talks to the runbox daemon over its unix socket, starting
+// the daemon on demand when none answers.
+package client
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/url"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/runbox/runbox/host/api"
+	"github.com/runbox/runbox/sandbox/runlog"
+	"github.com/runbox/runbox/store"
+)
+
+// Options say where the daemon is and how to start it.
+type Options struct {
+	Home   string
+	Socket string
+	// Exe and Args start a daemon when none answers (Exe empty: never).
+	Exe  string
+	Args []string
+	// StartTimeout bounds waiting for a started daemon (default 10s).
+	StartTimeout time.Duration
+}
+
+// Client is a connection to the daemon. It is safe for concurrent use.
+type Client struct {
+	o    Options
+	http *http.Client
+}
+
+// Error is an error answer from the daemon.
+type Error struct {
+	Status int
+	Code   string
+	Msg    string
+}
+
+func (e *Error) Error() string { return e.Msg }
+
+// IsNotFound reports whether err says the run or plan does not exist.
+func IsNotFound(err error) bool {
+	var e *Error
+	return errors.As(err, &e) && e.Code == "not_found"
+}
+
+// ErrNoDaemon means no daemon answered and none could be started.
+var ErrNoDaemon = errors.New("runbox daemon not reachable")
+
+// New returns a client; it connects lazily.
+func New(o Options) *Client {
+	if o.StartTimeout == 0 {
+		o.StartTimeout = 10 * time.Second
+	}
+	c := &Client{o: o}
+	c.http = &http.Client{Transport: &http.Transport{
+		DialContext:         c.dial,
+		MaxIdleConnsPerHost: 4,
+		DisableCompression:  true,
+	}}
+	return c
+}
+
+// dial connects to the socket, starting the daemon once if it is not there.
+func (c *Client) dial(ctx context.Context, _, _ string) (net.Conn, error) {
+	var d net.Dialer
+	conn, err := d.DialContext(ctx, "unix", c.o.Socket)
+	if err == nil || c.o.Exe == "" || !daemonAbsent(err) {
+		if err != nil {
+			return nil, fmt.Errorf("%w at %s: %v", ErrNoDaemon, c.o.Socket, err)
+		}
+		return conn, nil
+	}
+	if err := c.startDaemon(ctx); err != nil {
+		return nil, err
+	}
+	conn, err = d.DialContext(ctx, "unix", c.o.Socket)
+	if err != nil {
+		return nil, fmt.Errorf("%w at %s: %v", ErrNoDaemon, c.o.Socket, err)
+	}
+	return conn, nil
+}
+
+func daemonAbsent(err error) bool {
+	return errors.Is(err, syscall.ENOENT) || errors.Is(err, syscall.ECONNREFUSED)
+}
+
+// startDaemon launches a detached daemon and waits for its socket. If it
+// dies first, its log's last lines become the error.
+func (c *Client) startDaemon(ctx context.Context) error {
+	if err := os.MkdirAll(c.o.Home, 0o700); err != nil {
+		return fmt.Errorf("%w: %v", ErrNoDaemon, err)
+	}
+	logPath := filepath.Join(c.o.Home, "daemon.log")
+	logf, err := os.OpenFile(logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
+	if err != nil {
+		return fmt.Errorf("%w: open daemon log: %v", ErrNoDaemon, err)
+	}
+	defer logf.Close()
+	st, _ := logf.Stat()
+	cmd := exec.Command(c.o.Exe, c.o.Args...)
+	cmd.Stdout, cmd.Stderr = logf, logf
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	if err := cmd.Start(); err != nil {
+		return fmt.Errorf("%w: start daemon: %v", ErrNoDaemon, err)
+	}
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
+	deadline := time.NewTimer(c.o.StartTimeout)
+	defer deadline.Stop()
+	tick := time.NewTicker(5 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		if conn, err := net.Dial("unix", c.o.Socket); err == nil {
+			conn.Close()
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-deadline.C:
+			return fmt.Errorf("%w: daemon did not open %s within %s (see %s)", ErrNoDaemon, c.o.Socket, c.o.StartTimeout, logPath)
+		case err := <-exited:
+			// Another client may have started one at the same moment.
+			if conn, derr := net.Dial("unix", c.o.Socket); derr == nil {
+				conn.Close()
+				return nil
+			}
+			return fmt.Errorf("%w: daemon exited (%v): %s", ErrNoDaemon, err, lastLine(logPath, st))
+		case <-tick.C:
+		}
+	}
+}
+
+func lastLine(path string, before os.FileInfo) string {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return "see " + path
+	}
+	if before != nil && int64(len(b)) >= before.Size() {
+		b = b[before.Size():]
+	}
+	lines := strings.Split(strings.TrimSpace(string(b)), "\n")
+	return strings.TrimSpace(lines[len(lines)-1])
+}
+
+// do sends a JSON request and decodes a JSON answer into out.
+func (c *Client) do(ctx context.Context, method, path string, q url.Values, in, out any) error {
+	resp, err := c.send(ctx, method, path, q, in)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	if out == nil {
+		_, _ = io.Copy(io.Discard, resp.Body)
+		return nil
+	}
+	if err := json.NewDecoder(resp.Body).Decode(out); err != nil {
+		return fmt.Errorf("decode daemon answer: %w", err)
+	}
+	return nil
+}
+
+// send performs a request and turns non-2xx answers into *Error.
+func (c *Client) send(ctx context.Context, method, path string, q url.Values, in any) (*http.Response, error) {
+	var body io.Reader
+	if in != nil {
+		b, err := json.Marshal(in)
+		if err != nil {
+			return nil, err
+		}
+		body = bytes.NewReader(b)
+	}
+	u := "http://runbox" + path
+	if len(q) > 0 {
+		u += "?" + q.Encode()
+	}
+	req, err := http.NewRequestWithContext(ctx, method, u, body)
+	if err != nil {
+		return nil, err
+	}
+	if in != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	resp, err := c.http.Do(req)
+	if err != nil {
+		var ue *url.Error
+		if errors.As(err, &ue) {
+			err = ue.Err
+		}
+		return nil, err
+	}
+	if resp.StatusCode/100 != 2 {
+		defer resp.Body.Close()
+		var e api.Error
+		b, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
+		if json.Unmarshal(b, &e) != nil || e.Error == "" {
+			e.Error = fmt.Sprintf("daemon answered %s", resp.Status)
+		}
+		return nil, &Error{Status: resp.StatusCode, Code: e.Code, Msg: e.Error}
+	}
+	return resp, nil
+}
+
+// Health pings the daemon.
+func (c *Client) Health(ctx context.Context) (api.Health, error) {
+	var h api.Health
+	return h, c.do(ctx, http.MethodGet, "/v1/health", nil, nil, &h)
+}
+
+// Backends lists sandbox backends.
+func (c *Client) Backends(ctx context.Context) (api.Backends, error) {
+	var b api.Backends
+	return b, c.do(ctx, http.MethodGet, "/v1/backends", nil, nil, &b)
+}
+
+// Plan asks for a plan.
+func (c *Client) Plan(ctx context.Context, req api.RunRequest) (*store.Plan, error) {
+	var p store.Plan
+	return &p, c.do(ctx, http.MethodPost, "/v1/plans", nil, req, &p)
+}
+
+// GetPlan fetches a plan.
+func (c *Client) GetPlan(ctx context.Context, id string) (*store.Plan, error) {
+	var p store.Plan
+	return &p, c.do(ctx, http.MethodGet, "/v1/plans/"+url.PathEscape(id), nil, nil, &p)
+}
+
+// Submit starts a run (detached).
+func (c *Client) Submit(ctx context.Context, req api.RunRequest) (*store.Run, error) {
+	req.Attach = false
+	var r store.Run
+	return &r, c.do(ctx, http.MethodPost, "/v1/runs", nil, req, &r)
+}
+
+// Get fetches a run.
+func (c *Client) Get(ctx context.Context, id string) (*store.Run, error) {
+	var r store.Run
+	return &r, c.do(ctx, http.MethodGet, "/v1/runs/"+url.PathEscape(id), nil, nil, &r)
+}
+
+// List lists runs, newest first.
+func (c *Client) List(ctx context.Context, q url.Values) ([]*store.Run, error) {
+	var l api.RunList
+	return l.Runs, c.do(ctx, http.MethodGet, "/v1/runs", q, nil, &l)
+}
+
+// Stop asks a run to stop.
+func (c *Client) Stop(ctx context.Context, id string, grace time.Duration) (*store.Run, error) {
+	q := url.Values{}
+	if grace > 0 {
+		q.Set("grace", grace.String())
+	}
+	var r store.Run
+	return &r, c.do(ctx, http.MethodPost, "/v1/runs/"+url.PathEscape(id)+"/stop", q, nil, &r)
+}
+
+// Wait waits up to timeout (0 = forever) for a run to end and returns it.
+func (c *Client) Wait(ctx context.Context, id string, timeout time.Duration) (*store.Run, error) {
+	q := url.Values{}
+	if timeout > 0 {
+		q.Set("timeout", timeout.String())
+	}
+	var r store.Run
+	return &r, c.do(ctx, http.MethodGet, "/v1/runs/"+url.PathEscape(id)+"/wait", q, nil, &r)
+}
+
+// Retry starts a new run of id's command linked to it.
+func (c *Client) Retry(ctx context.Context, id string, req api.RunRequest) (*store.Run, error) {
+	req.Attach = false
+	var r store.Run
+	return &r, c.do(ctx, http.MethodPost, "/v1/runs/"+url.PathEscape(id)+"/retry", nil, req, &r)
+}
+
+// Events lists a run's events after seq.
+func (c *Client) Events(ctx context.Context, id string, after uint64) ([]store.Event, error) {
+	var l api.EventList
+	q := url.Values{"after": {fmt.Sprint(after)}}
+	return l.Events, c.do(ctx, http.MethodGet, "/v1/runs/"+url.PathEscape(id)+"/events", q, nil, &l)
+}
+
+// Frame is one record of a log or attach stream.
+type Frame struct {
+	Stream uint8
+	Time   time.Time
+	Data   []byte
+}
+
+// Logs streams a run's log; fn is called for each record.
+func (c *Client) Logs(ctx context.Context, id string, q url.Values, fn func(Frame) error) error {
+	resp, err := c.send(ctx, http.MethodGet, "/v1/runs/"+url.PathEscape(id)+"/logs", q, nil)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	return readFrames(resp.Body, fn)
+}
+
+// Attach submits a run and streams it: the created run, output records,
+// progress, and finally the ended run, which Attach returns.
+func (c *Client) Attach(ctx context.Context, req api.RunRequest, fn func(Frame) error) (*store.Run, error) {
+	req.Attach = true
+	return c.attach(ctx, "/v1/runs", req, fn)
+}
+
+// AttachRetry is Attach for a retry of id.
+func (c *Client) AttachRetry(ctx context.Context, id string, req api.RunRequest, fn func(Frame) error) (*store.Run, error) {
+	req.Attach = true
+	return c.attach(ctx, "/v1/runs/"+url.PathEscape(id)+"/retry", req, fn)
+}
+
+func (c *Client) attach(ctx context.Context, path string, req api.RunRequest, fn func(Frame) error) (*store.Run, error) {
+	resp, err := c.send(ctx, http.MethodPost, path, nil, req)
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	var final *store.Run
+	err = readFrames(resp.Body, func(f Frame) error {
+		if f.Stream == api.StreamFinal {
+			final = new(store.Run)
+			return json.Unmarshal(f.Data, final)
+		}
+		return fn(f)
+	})
+	if err != nil {
+		return final, err
+	}
+	if final == nil {
+		return nil, errors.New("daemon closed the stream before the run ended")
+	}
+	return final, nil
+}
+
+func readFrames(r io.Reader, fn func(Frame) error) error {
+	br := bufioReader(r)
+	for {
+		s, t, data, err := runlog.ReadFrame(br)
+		if err != nil {
+			if errors.Is(err, io.EOF) {
+				return nil
+			}
+			return fmt.Errorf("read daemon stream: %w", err)
+		}
+		if err := fn(Frame{Stream: s, Time: t, Data: data}); err != nil {
+			return err
+		}
+	}
+}

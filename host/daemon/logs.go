@@ -1,0 +1,225 @@
+package daemon
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strconv"
+	"time"
+
+	"github.com/runbox/runbox/host"
+	"github.com/runbox/runbox/host/api"
+	"github.com/runbox/runbox/sandbox/runlog"
+	"github.com/runbox/runbox/store"
+)
+
+// frameWriter writes framed records to an HTTP response, flushing as it goes.
+type frameWriter struct {
+	w   *bufio.Writer
+	f   http.Flusher
+	buf []byte
+}
+
+func newFrameWriter(w http.ResponseWriter) *frameWriter {
+	w.Header().Set("Content-Type", api.ContentTypeLog)
+	w.WriteHeader(http.StatusOK)
+	f, _ := w.(http.Flusher)
+	return &frameWriter{w: bufio.NewWriterSize(w, 256<<10), f: f}
+}
+
+func (fw *frameWriter) frame(stream uint8, t time.Time, data []byte) error {
+	fw.buf = runlog.AppendFrame(fw.buf[:0], stream, t, data)
+	_, err := fw.w.Write(fw.buf)
+	return err
+}
+
+func (fw *frameWriter) json(stream uint8, v any) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	return fw.frame(stream, time.Now(), b)
+}
+
+func (fw *frameWriter) flush() error {
+	if err := fw.w.Flush(); err != nil {
+		return err
+	}
+	if fw.f != nil {
+		fw.f.Flush()
+	}
+	return nil
+}
+
+// logs streams a run's log: GET /v1/runs/{id}/logs?follow=1&stream=stdout&tail=N
+func (s *server) logs(w http.ResponseWriter, r *http.Request) {
+	run, err := s.eng.Get(r.Context(), r.PathValue("id"))
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	q := r.URL.Query()
+	var want map[runlog.Stream]bool
+	for _, name := range q["stream"] {
+		st, err := runlog.ParseStream(name)
+		if err != nil {
+			writeError(w, fmt.Errorf("%w: %v", host.ErrBadRequest, err))
+			return
+		}
+		if want == nil {
+			want = map[runlog.Stream]bool{}
+		}
+		want[st] = true
+	}
+	tail := -1
+	if v := q.Get("tail"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 0 {
+			writeError(w, fmt.Errorf("%w: bad tail %q", host.ErrBadRequest, v))
+			return
+		}
+		tail = n
+	}
+	follow := q.Get("follow") == "1" || q.Get("follow") == "true"
+	path := run.Spec.LogPath
+	if q.Get("smoke") == "1" {
+		path = filepath.Join(filepath.Dir(path), "smoke", "output.log")
+	}
+	if _, err := os.Stat(path); err != nil && run.State.Terminal() {
+		writeError(w, fmt.Errorf("%w: run %s has no log: %v", store.ErrNotFound, run.ID, err))
+		return
+	}
+	fw := newFrameWriter(w)
+	from := int64(0)
+	if tail >= 0 {
+		off, err := tailOffset(path, want, tail, fw)
+		if err != nil && !errors.Is(err, os.ErrNotExist) {
+			s.log.Warn("logs: tail", "run", run.ID, "err", err)
+			return
+		}
+		from = off
+	}
+	var done <-chan struct{}
+	if follow {
+		done = s.eng.Done(run.ID)
+	}
+	if done == nil {
+		closed := make(chan struct{})
+		close(closed)
+		done = closed
+	}
+	err = runlog.Follow(r.Context(), path, from, done, func(rec runlog.Record) error {
+		if want != nil && !want[rec.Stream] {
+			return nil
+		}
+		if err := fw.frame(uint8(rec.Stream), rec.Time, rec.Data); err != nil {
+			return err
+		}
+		return fw.flush()
+	})
+	if err == nil {
+		_ = fw.flush()
+	}
+}
+
+// tailOffset writes the part of the record holding the first of the last n
+// lines (of the wanted streams) and returns the offset after it.
+func tailOffset(path string, want map[runlog.Stream]bool, n int, fw *frameWriter) (int64, error) {
+	var total int
+	err := runlog.ReadAll(path, func(rec runlog.Record) error {
+		if want == nil || want[rec.Stream] {
+			total += bytes.Count(rec.Data, []byte{'\n'})
+		}
+		return nil
+	})
+	if err != nil {
+		return 0, err
+	}
+	skip := total - n // newlines to pass before output starts
+	if skip <= 0 {
+		return 0, nil
+	}
+	var off int64
+	seen := 0
+	errStop := errors.New("stop")
+	err = runlog.ReadAll(path, func(rec runlog.Record) error {
+		if want != nil && !want[rec.Stream] {
+			return nil
+		}
+		c := bytes.Count(rec.Data, []byte{'\n'})
+		if seen+c < skip {
+			seen += c
+			return nil
+		}
+		// The skip-th newline is in this record: emit what follows it.
+		data := rec.Data
+		for seen < skip {
+			i := bytes.IndexByte(data, '\n')
+			data = data[i+1:]
+			seen++
+		}
+		if len(data) > 0 {
+			if err := fw.frame(uint8(rec.Stream), rec.Time, data); err != nil {
+				return err
+			}
+		}
+		off = rec.End
+		return errStop
+	})
+	if err != nil && !errors.Is(err, errStop) {
+		return 0, err
+	}
+	return off, nil
+}
+
+// attach streams a just-created run: its record, its output and progress
+// while it runs, then its final record.
+func (s *server) attach(w http.ResponseWriter, r *http.Request, run *store.Run) {
+	fw := newFrameWriter(w)
+	if err := fw.json(api.StreamRun, run); err != nil || fw.flush() != nil {
+		return
+	}
+	done := s.eng.Done(run.ID)
+	if done == nil {
+		closed := make(chan struct{})
+		close(closed)
+		done = closed
+	}
+	var lastProg []byte
+	sendProgress := func() error {
+		p := s.eng.Progress(run.ID)
+		if p == nil {
+			return nil
+		}
+		b, _ := json.Marshal(p)
+		if bytes.Equal(b, lastProg) {
+			return nil
+		}
+		lastProg = b
+		return fw.frame(api.StreamProgress, time.Now(), b)
+	}
+	ctx := r.Context()
+	err := runlog.Follow(ctx, run.Spec.LogPath, 0, done, func(rec runlog.Record) error {
+		if err := fw.frame(uint8(rec.Stream), rec.Time, rec.Data); err != nil {
+			return err
+		}
+		if err := sendProgress(); err != nil {
+			return err
+		}
+		return fw.flush()
+	})
+	if err != nil {
+		return // client went away; the run goes on
+	}
+	final, err := s.eng.Wait(ctx, run.ID)
+	if err != nil {
+		return
+	}
+	_ = fw.json(api.StreamFinal, final)
+	_ = fw.flush()
+}

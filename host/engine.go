@@ -1,0 +1,222 @@
+// Package host is runbox's engine: it turns requests into plans and runs,
+// queues them under a parallelism limit, drives each run through its
+// lifecycle on a sandbox backend, feeds output to progress plugins, asks
+// classifier plugins why a run failed, and records every transition in the
+// store. The daemon (host/daemon) exposes it over HTTP; nothing below host/
+// imports it.
+package host
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"runtime"
+	"sync"
+	"time"
+
+	"github.com/runbox/runbox/sandbox"
+	"github.com/runbox/runbox/sdk"
+	"github.com/runbox/runbox/store"
+)
+
+// Judge is the engine's view of the plugin host: planners, classifiers and
+// progress parsers. *plugins.Host satisfies it through NewJudge.
+type Judge interface {
+	Plan(ctx context.Context, in sdk.PlanInput) sdk.PlanOutput
+	Classify(ctx context.Context, in sdk.ClassifyInput) *sdk.Failure
+	NewParser() Parser
+}
+
+// Parser turns one run's output lines into progress.
+type Parser interface {
+	Feed(ctx context.Context, stream string, line string)
+	Flush(ctx context.Context)
+	State() *sdk.Progress
+}
+
+// Config wires an Engine.
+type Config struct {
+	Home        string // runs/ lives here
+	Store       *store.Store
+	Sandboxes   map[string]sandbox.Sandbox
+	Judge       Judge // may be nil: no plans, progress or classification
+	MaxParallel int   // runs at once; default runtime.NumCPU()
+	// DefaultImage is used for docker runs that name no image.
+	DefaultImage string
+	Logger       *slog.Logger
+	// Now is for tests that need a clock; default time.Now.
+	Now func() time.Time
+}
+
+// Engine runs runs. It is safe for concurrent use.
+type Engine struct {
+	cfg Config
+	log *slog.Logger
+
+	mu      sync.Mutex
+	queue   []string               // queued run ids, FIFO
+	pending map[string]*pendingRun // queued runs' full specs (secrets in memory only)
+	active  map[string]*runner     // started or starting
+	done    map[string]chan struct{}
+	closed  bool
+
+	wg sync.WaitGroup
+	// ctx lives as long as the engine; runners use it, not request contexts.
+	ctx    context.Context
+	cancel context.CancelFunc
+}
+
+type pendingRun struct {
+	spec  sandbox.Spec // with real env values
+	smoke *sandbox.Spec
+}
+
+// ErrClosed is returned once the engine is shutting down.
+var ErrClosed = errors.New("engine is shutting down")
+
+// New builds an engine. Call Recover before serving requests.
+func New(cfg Config) (*Engine, error) {
+	if cfg.Store == nil {
+		return nil, errors.New("engine: no store")
+	}
+	if cfg.MaxParallel <= 0 {
+		cfg.MaxParallel = runtime.NumCPU()
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.DiscardHandler)
+	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	if err := os.MkdirAll(filepath.Join(cfg.Home, "runs"), 0o700); err != nil {
+		return nil, fmt.Errorf("engine: %w", err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	return &Engine{
+		cfg:     cfg,
+		log:     cfg.Logger,
+		pending: map[string]*pendingRun{},
+		active:  map[string]*runner{},
+		done:    map[string]chan struct{}{},
+		ctx:     ctx,
+		cancel:  cancel,
+	}, nil
+}
+
+// Counts reports how many runs are active (started) and queued.
+func (e *Engine) Counts() (active, queued int) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return len(e.active), len(e.queue)
+}
+
+// Done returns a channel closed when run id reaches a terminal state. For a
+// run that already ended, or that this engine does not track, it returns nil
+// and the caller should read the run from the store.
+func (e *Engine) Done(id string) <-chan struct{} {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.done[id]
+}
+
+// Progress returns the live progress of an active run, if any.
+func (e *Engine) Progress(id string) *sdk.Progress {
+	e.mu.Lock()
+	r := e.active[id]
+	e.mu.Unlock()
+	if r == nil {
+		return nil
+	}
+	return r.progress()
+}
+
+// Close stops scheduling and waits for runner goroutines to let go. Runs
+// themselves go on (their supervisors or containers own them); the next
+// daemon re-attaches.
+func (e *Engine) Close() {
+	e.mu.Lock()
+	e.closed = true
+	e.mu.Unlock()
+	e.cancel()
+	e.wg.Wait()
+}
+
+func (e *Engine) runDir(id string) string { return filepath.Join(e.cfg.Home, "runs", id) }
+
+// track registers a done channel for a non-terminal run.
+func (e *Engine) track(id string) {
+	if _, ok := e.done[id]; !ok {
+		e.done[id] = make(chan struct{})
+	}
+}
+
+// finish closes a run's done channel and frees its slot.
+func (e *Engine) finish(id string) {
+	e.mu.Lock()
+	delete(e.active, id)
+	delete(e.pending, id)
+	if ch, ok := e.done[id]; ok {
+		close(ch)
+		delete(e.done, id)
+	}
+	e.mu.Unlock()
+	e.schedule()
+}
+
+// enqueue adds a created run to the FIFO queue and schedules.
+func (e *Engine) enqueue(id string, p *pendingRun) {
+	e.mu.Lock()
+	e.track(id)
+	e.pending[id] = p
+	e.queue = append(e.queue, id)
+	e.mu.Unlock()
+	e.schedule()
+}
+
+// schedule starts queued runs while there is room.
+func (e *Engine) schedule() {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	for !e.closed && len(e.queue) > 0 && len(e.active) < e.cfg.MaxParallel {
+		id := e.queue[0]
+		e.queue = e.queue[1:]
+		p := e.pending[id]
+		delete(e.pending, id)
+		if p == nil {
+			continue // stopped while queued
+		}
+		r := newRunner(e, id)
+		e.active[id] = r
+		e.wg.Add(1)
+		go func() {
+			defer e.wg.Done()
+			r.start(p)
+		}()
+	}
+}
+
+// dequeue removes a queued run; it reports whether the run was queued.
+func (e *Engine) dequeue(id string) bool {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	for i, q := range e.queue {
+		if q == id {
+			e.queue = append(e.queue[:i], e.queue[i+1:]...)
+			delete(e.pending, id)
+			return true
+		}
+	}
+	return false
+}
+
+func (e *Engine) runner(id string) *runner {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.active[id]
+}
+
+// Store is the engine's store.
+func (e *Engine) Store() *store.Store { return e.cfg.Store }

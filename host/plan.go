@@ -1,0 +1,215 @@
+package host
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/shirou/gopsutil/v4/disk"
+	"github.com/shirou/gopsutil/v4/mem"
+
+	"github.com/runbox/runbox/host/api"
+	"github.com/runbox/runbox/sandbox"
+	"github.com/runbox/runbox/sdk"
+	"github.com/runbox/runbox/store"
+)
+
+// maxScript bounds how much of a script the planner reads.
+const maxScript = 1 << 20
+
+// Plan asks the planner plugins how req should run, stores the plan and
+// returns it. Nothing is run. Explicit choices in req win over the
+// planner's recommendations.
+func (e *Engine) Plan(ctx context.Context, req api.RunRequest) (*store.Plan, error) {
+	if len(req.Command) == 0 {
+		return nil, badRequest("no command given")
+	}
+	facts := e.HostFacts(ctx, req.Workdir)
+	scriptPath := req.ScriptPath
+	if scriptPath == "" {
+		scriptPath = FindScript(req.Command, req.Workdir)
+	}
+	in := sdk.PlanInput{
+		Command:         req.Command,
+		Workdir:         req.Workdir,
+		ScriptPath:      scriptPath,
+		TaskDescription: req.TaskDescription,
+		Host:            facts,
+	}
+	if scriptPath != "" {
+		in.ScriptText = readScript(scriptPath, req.Workdir)
+	}
+	if exp, err := e.cfg.Store.Experience(ctx, Fingerprint(req.Command), 20); err == nil && exp.Runs > 0 {
+		in.Experience = &exp
+	}
+	var out sdk.PlanOutput
+	if e.cfg.Judge != nil {
+		out = e.cfg.Judge.Plan(ctx, in)
+	}
+	rec := out.Recommendation
+	if rec == nil {
+		rec = &sdk.Recommendation{}
+	}
+	if req.Sandbox == "" || req.Sandbox == sandbox.Auto {
+		req.Sandbox = rec.Sandbox
+	}
+	if req.Image == "" && req.Sandbox == sandbox.Docker {
+		req.Image = rec.Image
+	}
+	backend, reason, err := e.chooseSandbox(ctx, req.Sandbox, req.Image)
+	if err != nil {
+		return nil, err
+	}
+	if rec.Sandbox == backend && rec.SandboxReason != "" {
+		reason = rec.SandboxReason
+	}
+	if req.Timeout == 0 && rec.TimeoutSeconds > 0 {
+		req.Timeout = api.Duration(time.Duration(rec.TimeoutSeconds) * time.Second)
+	}
+	if req.Limits.MemoryBytes == 0 && rec.MemoryBytes > 0 {
+		req.Limits.MemoryBytes = rec.MemoryBytes
+	}
+	if req.Network == "" && backend == sandbox.Docker {
+		req.Network = rec.Network
+	}
+	if req.GPUs == "" && backend == sandbox.Docker {
+		req.GPUs = rec.GPUs
+	}
+	id := store.NewID()
+	spec, err := e.buildSpec(id, backend, req)
+	if err != nil {
+		return nil, err
+	}
+	plan := &store.Plan{
+		ID:              id,
+		CreatedAt:       e.cfg.Now(),
+		Command:         req.Command,
+		Workdir:         req.Workdir,
+		ScriptPath:      scriptPath,
+		TaskDescription: req.TaskDescription,
+		Spec:            storedSpec(spec, req),
+		Sandbox:         backend,
+		SandboxReason:   reason,
+		Result:          out,
+		Host:            facts,
+		Experience:      in.Experience,
+	}
+	if err := e.cfg.Store.PutPlan(ctx, plan); err != nil {
+		return nil, err
+	}
+	return plan, nil
+}
+
+// FindScript returns the script a command runs, if it names one: the first
+// argument ending in .py/.sh/.bash, or the file after an interpreter.
+func FindScript(cmd []string, workdir string) string {
+	for i, a := range cmd {
+		if strings.HasPrefix(a, "-") {
+			continue
+		}
+		ext := filepath.Ext(a)
+		if ext == ".py" || ext == ".sh" || ext == ".bash" || ext == ".ipynb" {
+			return a
+		}
+		if i == 0 {
+			if p := resolveInWorkdir(a, workdir); p != "" && isTextScript(p) {
+				return a
+			}
+		}
+	}
+	return ""
+}
+
+func resolveInWorkdir(p, wd string) string {
+	if !filepath.IsAbs(p) {
+		if !strings.Contains(p, "/") {
+			return ""
+		}
+		p = filepath.Join(wd, p)
+	}
+	if st, err := os.Stat(p); err == nil && st.Mode().IsRegular() {
+		return p
+	}
+	return ""
+}
+
+func isTextScript(p string) bool {
+	f, err := os.Open(p)
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	b := make([]byte, 2)
+	n, _ := f.Read(b)
+	return n == 2 && string(b) == "#!"
+}
+
+func readScript(p, wd string) string {
+	if !filepath.IsAbs(p) {
+		p = filepath.Join(wd, p)
+	}
+	f, err := os.Open(p)
+	if err != nil {
+		return ""
+	}
+	defer f.Close()
+	b := make([]byte, maxScript)
+	n, _ := f.Read(b)
+	return string(b[:n])
+}
+
+// HostFacts describes this machine for the planner.
+func (e *Engine) HostFacts(ctx context.Context, workdir string) sdk.HostFacts {
+	f := sdk.HostFacts{OS: runtime.GOOS, Arch: runtime.GOARCH, CPUs: runtime.NumCPU()}
+	if vm, err := mem.VirtualMemoryWithContext(ctx); err == nil {
+		f.MemoryBytes = vm.Total
+	}
+	if workdir == "" {
+		workdir = e.cfg.Home
+	}
+	if du, err := disk.UsageWithContext(ctx, workdir); err == nil {
+		f.DiskFreeBytes = du.Free
+	}
+	if d, ok := e.cfg.Sandboxes[sandbox.Docker]; ok {
+		h := d.Health(ctx)
+		f.DockerAvailable = h.Available
+		f.DockerRuntimes = h.Runtimes
+	}
+	f.GPUs = detectGPUs(ctx)
+	return f
+}
+
+// detectGPUs lists NVIDIA GPUs via nvidia-smi, and Apple silicon's GPU.
+func detectGPUs(ctx context.Context) []sdk.GPU {
+	if runtime.GOOS == "darwin" && runtime.GOARCH == "arm64" {
+		return []sdk.GPU{{Vendor: "apple", Name: "Apple silicon GPU (Metal)"}}
+	}
+	smi, err := exec.LookPath("nvidia-smi")
+	if err != nil {
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(ctx, 3*time.Second)
+	defer cancel()
+	out, err := exec.CommandContext(ctx, smi, "--query-gpu=name,memory.total", "--format=csv,noheader,nounits").Output()
+	if err != nil {
+		return nil
+	}
+	var gpus []sdk.GPU
+	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+		name, memMiB, ok := strings.Cut(line, ",")
+		if !ok {
+			continue
+		}
+		g := sdk.GPU{Vendor: "nvidia", Name: strings.TrimSpace(name)}
+		if m, err := strconv.ParseUint(strings.TrimSpace(memMiB), 10, 64); err == nil {
+			g.MemoryBytes = m << 20
+		}
+		gpus = append(gpus, g)
+	}
+	return gpus
+}

@@ -1,0 +1,440 @@
+package host
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sync"
+	"time"
+
+	"github.com/runbox/runbox/sandbox"
+	"github.com/runbox/runbox/sandbox/runlog"
+	"github.com/runbox/runbox/sdk"
+	"github.com/runbox/runbox/store"
+)
+
+// runner drives one run from preparing to a terminal state.
+type runner struct {
+	e  *Engine
+	id string
+
+	mu        sync.Mutex
+	handle    sandbox.Handle
+	stopping  bool
+	stalled   bool
+	parser    Parser
+	prog      *sdk.Progress
+	progSaved time.Time
+	tails     map[runlog.Stream]*tail
+	lastOut   time.Time
+}
+
+func newRunner(e *Engine, id string) *runner {
+	r := &runner{e: e, id: id, tails: map[runlog.Stream]*tail{
+		runlog.Stdout: newTail(tailSize), runlog.Stderr: newTail(tailSize),
+		runlog.SetupStdout: newTail(tailSize), runlog.SetupStderr: newTail(tailSize),
+		runlog.Meta: newTail(4 << 10),
+	}}
+	if e.cfg.Judge != nil {
+		r.parser = e.cfg.Judge.NewParser()
+	}
+	return r
+}
+
+const tailSize = 64 << 10
+
+func (r *runner) progress() *sdk.Progress {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.prog == nil {
+		return nil
+	}
+	p := *r.prog
+	return &p
+}
+
+// start prepares and starts the run, then supervises it to the end.
+func (r *runner) start(p *pendingRun) {
+	ctx := r.e.ctx
+	defer r.e.finish(r.id)
+	r.e.log.Debug("run: preparing", "run", r.id)
+	run, err := r.e.cfg.Store.Transition(ctx, r.id, store.Preparing, "preparing", nil)
+	if err != nil {
+		r.e.log.Error("run: preparing", "run", r.id, "err", err)
+		return
+	}
+	sb, ok := r.e.cfg.Sandboxes[run.Sandbox]
+	if !ok {
+		r.fail(ctx, sandbox.Exit{Error: fmt.Sprintf("sandbox %q is not available in this daemon", run.Sandbox)}, false)
+		return
+	}
+	if err := prepareDirs(p.spec); err != nil {
+		r.fail(ctx, sandbox.Exit{Error: err.Error()}, false)
+		return
+	}
+	if p.smoke != nil {
+		if ok := r.smoke(ctx, sb, *p.smoke); !ok {
+			return
+		}
+	}
+	r.mu.Lock()
+	stopping := r.stopping
+	r.mu.Unlock()
+	if stopping {
+		r.finalize(ctx, sandbox.Exit{Cancelled: true, Code: 130}, false)
+		return
+	}
+	h, err := sb.Start(ctx, p.spec)
+	removeSecrets(r.e.runDir(r.id))
+	if err != nil {
+		r.fail(ctx, sandbox.Exit{Error: "start: " + err.Error()}, false)
+		return
+	}
+	now := r.e.cfg.Now()
+	r.e.log.Debug("run: started", "run", r.id, "ref", h.Ref())
+	if _, err := r.e.cfg.Store.Transition(ctx, r.id, store.Running, "running", func(run *store.Run) {
+		run.Ref = h.Ref()
+		run.StartedAt = &now
+	}); err != nil {
+		r.e.log.Error("run: running", "run", r.id, "err", err)
+	}
+	r.supervise(ctx, h, p.spec)
+}
+
+// smoke runs the smoke command; it reports whether the full run may go on.
+func (r *runner) smoke(ctx context.Context, sb sandbox.Sandbox, spec sandbox.Spec) bool {
+	if _, err := r.e.cfg.Store.Transition(ctx, r.id, store.Smoke, "smoke: "+joinArgs(spec.Command), nil); err != nil {
+		r.e.log.Error("run: smoke", "run", r.id, "err", err)
+	}
+	if err := prepareDirs(spec); err != nil {
+		r.fail(ctx, sandbox.Exit{Error: err.Error()}, true)
+		return false
+	}
+	h, err := sb.Start(ctx, spec)
+	if err != nil {
+		r.fail(ctx, sandbox.Exit{Error: "start smoke: " + err.Error()}, true)
+		return false
+	}
+	r.setHandle(h)
+	exit := r.follow(ctx, h, spec)
+	r.setHandle(nil)
+	if exit.Code == 0 && exit.Error == "" && !exit.Cancelled && !exit.TimedOut {
+		r.note(ctx, "smoke run passed")
+		r.resetForMain()
+		return true
+	}
+	r.finalize(ctx, exit, true)
+	return false
+}
+
+func (r *runner) setHandle(h sandbox.Handle) {
+	r.mu.Lock()
+	r.handle = h
+	stop := r.stopping && h != nil
+	r.mu.Unlock()
+	if stop {
+		go h.Stop(context.WithoutCancel(r.e.ctx), 0)
+	}
+}
+
+// resetForMain clears the tails the smoke run filled.
+func (r *runner) resetForMain() {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for _, t := range r.tails {
+		t.reset()
+	}
+	if r.e.cfg.Judge != nil {
+		r.parser = r.e.cfg.Judge.NewParser()
+	}
+	r.prog = nil
+}
+
+// supervise follows a started main run to its end and records the result.
+func (r *runner) supervise(ctx context.Context, h sandbox.Handle, spec sandbox.Spec) {
+	r.setHandle(h)
+	exit := r.follow(ctx, h, spec)
+	if ctx.Err() != nil {
+		return // engine shutting down: the next daemon re-attaches
+	}
+	r.finalize(ctx, exit, false)
+}
+
+// follow reads the log while the run goes on and returns its exit record.
+func (r *runner) follow(ctx context.Context, h sandbox.Handle, spec sandbox.Spec) sandbox.Exit {
+	ended := make(chan struct{})
+	followed := make(chan error, 1)
+	splitters := map[runlog.Stream]*runlog.LineSplitter{}
+	r.mu.Lock()
+	r.lastOut = r.e.cfg.Now()
+	r.mu.Unlock()
+	go func() {
+		followed <- runlog.Follow(ctx, spec.LogPath, 0, ended, func(rec runlog.Record) error {
+			r.consume(ctx, rec, splitters)
+			return nil
+		})
+	}()
+	stallStop := r.watchStall(ctx, h, spec)
+	tickStop := r.tickProgress(ctx)
+	exit, err := h.Wait(ctx)
+	close(tickStop)
+	r.e.log.Debug("run: exited", "run", r.id, "code", exit.Code, "err", err)
+	close(stallStop)
+	close(ended)
+	if ferr := <-followed; ferr != nil && ctx.Err() == nil {
+		r.e.log.Warn("run: follow log", "run", r.id, "err", ferr)
+	}
+	for s, sp := range splitters {
+		sp.Close(func(line string) { r.feed(ctx, s, line) })
+	}
+	r.flushProgress(ctx, true)
+	r.e.log.Debug("run: output drained", "run", r.id)
+	if err != nil {
+		if ctx.Err() != nil {
+			return sandbox.Exit{}
+		}
+		return sandbox.Exit{Error: "wait: " + err.Error(), Lost: errors.Is(err, sandbox.ErrNotFound)}
+	}
+	return exit
+}
+
+// consume handles one log record: tails for classification, lines for
+// progress parsing.
+func (r *runner) consume(ctx context.Context, rec runlog.Record, splitters map[runlog.Stream]*runlog.LineSplitter) {
+	r.mu.Lock()
+	if t := r.tails[rec.Stream]; t != nil {
+		t.write(rec.Data)
+	}
+	r.lastOut = r.e.cfg.Now()
+	r.mu.Unlock()
+	if r.parser == nil || (rec.Stream != runlog.Stdout && rec.Stream != runlog.Stderr) {
+		return
+	}
+	sp := splitters[rec.Stream]
+	if sp == nil {
+		sp = runlog.NewLineSplitter(16 << 10)
+		splitters[rec.Stream] = sp
+	}
+	sp.Write(rec.Data, func(line string) { r.feed(ctx, rec.Stream, line) })
+}
+
+// progressTick is how often batched lines are sent to the progress plugins
+// and the state published.
+const progressTick = 200 * time.Millisecond
+
+// tickProgress flushes the parser every progressTick until stopped.
+func (r *runner) tickProgress(ctx context.Context) chan struct{} {
+	stop := make(chan struct{})
+	if r.parser == nil {
+		return stop
+	}
+	go func() {
+		t := time.NewTicker(progressTick)
+		defer t.Stop()
+		for {
+			select {
+			case <-stop:
+				return
+			case <-ctx.Done():
+				return
+			case <-t.C:
+				fctx, cancel := context.WithTimeout(ctx, time.Second)
+				r.parser.Flush(fctx)
+				cancel()
+				r.flushProgress(ctx, false)
+			}
+		}
+	}()
+	return stop
+}
+
+func (r *runner) feed(ctx context.Context, s runlog.Stream, line string) {
+	r.parser.Feed(ctx, s.String(), line)
+}
+
+// flushProgress publishes parsed progress: to memory at once, to the store
+// at most every progressSaveEvery (progress is frequent and not worth a sync).
+func (r *runner) flushProgress(ctx context.Context, final bool) {
+	if r.parser == nil {
+		return
+	}
+	if final {
+		// Bounded: a plugin still compiling (first run ever) must not hold
+		// up the end of a run; its progress is then simply unknown.
+		fctx, cancel := context.WithTimeout(ctx, finalFlushTimeout)
+		r.parser.Flush(fctx)
+		cancel()
+	}
+	st := r.parser.State()
+	if st == nil {
+		return
+	}
+	r.mu.Lock()
+	changed := r.prog == nil || !sameProgress(r.prog, st)
+	r.prog = st
+	save := changed && (final || r.e.cfg.Now().Sub(r.progSaved) >= progressSaveEvery)
+	if save {
+		r.progSaved = r.e.cfg.Now()
+	}
+	r.mu.Unlock()
+	if save && !final {
+		p := *st
+		if _, err := r.e.cfg.Store.UpdateRun(ctx, r.id, func(run *store.Run) error {
+			run.Progress = &p
+			return nil
+		}); err != nil && ctx.Err() == nil {
+			r.e.log.Warn("run: save progress", "run", r.id, "err", err)
+		}
+	}
+}
+
+const (
+	progressSaveEvery = time.Second
+	finalFlushTimeout = 2 * time.Second
+)
+
+func sameProgress(a, b *sdk.Progress) bool {
+	x, _ := json.Marshal(a)
+	y, _ := json.Marshal(b)
+	return string(x) == string(y)
+}
+
+// watchStall stops the run when it prints nothing for spec's stall window.
+func (r *runner) watchStall(ctx context.Context, h sandbox.Handle, spec sandbox.Spec) chan struct{} {
+	stop := make(chan struct{})
+	window := r.stallWindow()
+	if window <= 0 {
+		return stop
+	}
+	go func() {
+		t := time.NewTicker(min(window/4, time.Second))
+		defer t.Stop()
+		for {
+			select {
+			case <-stop:
+				return
+			case <-ctx.Done():
+				return
+			case <-t.C:
+				r.mu.Lock()
+				idle := r.e.cfg.Now().Sub(r.lastOut)
+				r.mu.Unlock()
+				if idle >= window {
+					r.mu.Lock()
+					r.stalled = true
+					r.mu.Unlock()
+					r.note(ctx, fmt.Sprintf("stalled: no output for %s, stopping", window.Round(time.Second)))
+					_ = h.Stop(ctx, spec.Grace)
+					return
+				}
+			}
+		}
+	}()
+	return stop
+}
+
+func (r *runner) stallWindow() time.Duration {
+	run, err := r.e.cfg.Store.GetRun(r.e.ctx, r.id)
+	if err != nil || run.Labels == nil {
+		return 0
+	}
+	d, _ := time.ParseDuration(run.Labels[labelStall])
+	return d
+}
+
+// labelStall is the run label carrying the stall window.
+const labelStall = "runbox.stall-timeout"
+
+// fail ends a run that never got going as a sandbox error.
+func (r *runner) fail(ctx context.Context, exit sandbox.Exit, smoke bool) {
+	if exit.EndedAt.IsZero() {
+		exit.EndedAt = r.e.cfg.Now()
+	}
+	r.note(ctx, exit.Error)
+	r.finalize(ctx, exit, smoke)
+}
+
+// finalize classifies a finished run and records its terminal state.
+func (r *runner) finalize(ctx context.Context, exit sandbox.Exit, smoke bool) {
+	r.mu.Lock()
+	stalled := r.stalled
+	cancelled := r.stopping && !stalled
+	r.mu.Unlock()
+	if cancelled && exit.Error == "" {
+		exit.Cancelled = true
+	}
+	state := stateOf(exit, smoke)
+	run, err := r.e.cfg.Store.GetRun(ctx, r.id)
+	if err != nil {
+		r.e.log.Error("run: finalize", "run", r.id, "err", err)
+		return
+	}
+	var failure *sdk.Failure
+	if state != store.Succeeded {
+		failure = r.classify(ctx, run, exit, smoke, stalled)
+	}
+	prog := r.progress()
+	now := r.e.cfg.Now()
+	reason := describeEnd(state, exit, failure)
+	if _, err := r.e.cfg.Store.Transition(ctx, r.id, state, reason, func(run *store.Run) {
+		ex := exit
+		run.Exit = &ex
+		run.Failure = failure
+		if prog != nil {
+			run.Progress = prog
+		}
+		run.EndedAt = &now
+	}); err != nil {
+		r.e.log.Error("run: finalize", "run", r.id, "err", err)
+	}
+	r.e.log.Debug("run: ended", "run", r.id, "state", state)
+}
+
+func stateOf(exit sandbox.Exit, smoke bool) store.State {
+	switch {
+	case exit.Lost:
+		return store.Lost
+	case exit.Cancelled:
+		return store.Cancelled
+	case exit.TimedOut && !smoke:
+		return store.TimedOut
+	case exit.Code == 0 && exit.Error == "" && !exit.TimedOut:
+		return store.Succeeded
+	}
+	return store.Failed
+}
+
+func (r *runner) note(ctx context.Context, msg string) {
+	if msg == "" {
+		return
+	}
+	if _, err := r.e.cfg.Store.AppendEvent(ctx, store.Event{RunID: r.id, Time: r.e.cfg.Now(), Type: "note", Message: msg}); err != nil && ctx.Err() == nil {
+		r.e.log.Warn("run: note", "run", r.id, "err", err)
+	}
+}
+
+// stop asks the run to end; it is safe to call at any stage.
+func (r *runner) stop(ctx context.Context, grace time.Duration) {
+	r.mu.Lock()
+	r.stopping = true
+	h := r.handle
+	r.mu.Unlock()
+	if h != nil {
+		if err := h.Stop(ctx, grace); err != nil {
+			r.e.log.Warn("run: stop", "run", r.id, "err", err)
+		}
+	}
+}
+
+func prepareDirs(spec sandbox.Spec) error {
+	if err := os.MkdirAll(spec.StateDir, 0o700); err != nil {
+		return fmt.Errorf("create run state dir: %w", err)
+	}
+	if err := os.MkdirAll(filepath.Dir(spec.LogPath), 0o700); err != nil {
+		return fmt.Errorf("create run log dir: %w", err)
+	}
+	return nil
+}

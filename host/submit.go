@@ -1,0 +1,338 @@
+package host
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"time"
+
+	"github.com/runbox/runbox/host/api"
+	"github.com/runbox/runbox/sandbox"
+	"github.com/runbox/runbox/store"
+)
+
+// ErrBadRequest marks requests that can never succeed as given.
+var ErrBadRequest = errors.New("bad request")
+
+func badRequest(format string, a ...any) error {
+	return fmt.Errorf("%w: %s", ErrBadRequest, fmt.Sprintf(format, a...))
+}
+
+// Submit creates a run from req and queues it. The run is in the store
+// (state queued) before Submit returns.
+func (e *Engine) Submit(ctx context.Context, req api.RunRequest) (*store.Run, error) {
+	e.mu.Lock()
+	closed := e.closed
+	e.mu.Unlock()
+	if closed {
+		return nil, ErrClosed
+	}
+	var plan *store.Plan
+	if req.PlanID != "" {
+		p, err := e.cfg.Store.GetPlan(ctx, req.PlanID)
+		if err != nil {
+			return nil, err
+		}
+		plan = p
+		req = mergePlan(req, p)
+	}
+	if len(req.Command) == 0 {
+		return nil, badRequest("no command given")
+	}
+	if req.Sandbox == "" && plan != nil {
+		req.Sandbox = plan.Sandbox
+	}
+	backend, reason, err := e.chooseSandbox(ctx, req.Sandbox, req.Image)
+	if err != nil {
+		return nil, err
+	}
+	id := store.NewID()
+	spec, err := e.buildSpec(id, backend, req)
+	if err != nil {
+		return nil, err
+	}
+	run := &store.Run{
+		ID:            id,
+		ParentID:      req.ParentID,
+		Attempt:       1,
+		State:         store.Queued,
+		Sandbox:       backend,
+		SandboxReason: reason,
+		Spec:          storedSpec(spec, req),
+		Fingerprint:   Fingerprint(req.Command),
+		Name:          req.Name,
+		Labels:        req.Labels,
+		CreatedAt:     e.cfg.Now(),
+		Reason:        "queued",
+	}
+	if plan != nil {
+		run.PlanID = plan.ID
+	}
+	if req.StallTimeout > 0 {
+		if run.Labels == nil {
+			run.Labels = map[string]string{}
+		}
+		run.Labels[labelStall] = time.Duration(req.StallTimeout).String()
+	}
+	if req.ParentID != "" {
+		parent, err := e.cfg.Store.GetRun(ctx, req.ParentID)
+		if err != nil {
+			return nil, err
+		}
+		run.ParentID = parent.ID
+		run.Attempt = parent.Attempt + 1
+		if run.PlanID == "" {
+			run.PlanID = parent.PlanID
+		}
+	}
+	p := &pendingRun{spec: spec}
+	if req.Smoke {
+		if plan == nil || plan.Result.Smoke == nil {
+			return nil, badRequest("--smoke needs a plan with a smoke command (runbox plan found none)")
+		}
+		sm := spec
+		sm.Command = plan.Result.Smoke.Command
+		sm.LogPath = filepath.Join(e.runDir(id), "smoke", "output.log")
+		sm.StateDir = filepath.Join(e.runDir(id), "smoke", "sandbox")
+		p.smoke = &sm
+	}
+	if err := e.cfg.Store.CreateRun(ctx, run); err != nil {
+		return nil, err
+	}
+	if err := savePending(e.runDir(id), p); err != nil {
+		e.log.Warn("run: keep queued spec", "run", id, "err", err)
+	}
+	e.enqueue(id, p)
+	return run, nil
+}
+
+// mergePlan fills the request's unset fields from a plan's spec.
+func mergePlan(req api.RunRequest, p *store.Plan) api.RunRequest {
+	s := p.Spec
+	if len(req.Command) == 0 {
+		req.Command, req.Shell = s.Command, s.Shell
+	}
+	if req.Workdir == "" {
+		req.Workdir = s.Workdir
+	}
+	if req.Image == "" {
+		req.Image = s.Image
+	}
+	if req.Timeout == 0 {
+		req.Timeout = api.Duration(s.Timeout)
+	}
+	if req.Limits.MemoryBytes == 0 {
+		req.Limits.MemoryBytes = s.Limits.MemoryBytes
+	}
+	if req.Network == "" {
+		req.Network = s.Network
+	}
+	if req.GPUs == "" {
+		req.GPUs = s.GPUs
+	}
+	if len(req.Setup) == 0 {
+		req.Setup = s.Setup
+	}
+	return req
+}
+
+// chooseSandbox resolves "auto" (or "") to a backend, with the reason.
+func (e *Engine) chooseSandbox(ctx context.Context, want, image string) (string, string, error) {
+	switch want {
+	case sandbox.Process, sandbox.Docker:
+		if _, ok := e.cfg.Sandboxes[want]; !ok {
+			return "", "", badRequest("sandbox %q is not available on this host", want)
+		}
+		return want, "asked for with --sandbox " + want, nil
+	case "", sandbox.Auto:
+	default:
+		return "", "", badRequest("unknown sandbox %q (want process, docker or auto)", want)
+	}
+	d, ok := e.cfg.Sandboxes[sandbox.Docker]
+	if !ok || runtime.GOOS != "linux" {
+		return sandbox.Process, "Docker is not configured on this host; using the process sandbox", nil
+	}
+	h := d.Health(ctx)
+	if !h.Available {
+		return sandbox.Process, "Docker is not available (" + h.Detail + "); using the process sandbox", nil
+	}
+	if image == "" {
+		image = e.cfg.DefaultImage
+	}
+	if ic, ok := d.(interface {
+		HasImage(ctx context.Context, ref string) bool
+	}); ok && !ic.HasImage(ctx, image) {
+		return sandbox.Process, fmt.Sprintf("Docker is up but image %s is not present locally (pull or build it, or pass --image); using the process sandbox", image), nil
+	}
+	return sandbox.Docker, "Docker is available on Linux; containers isolate the run (image " + image + ")", nil
+}
+
+// buildSpec turns a request into the sandbox spec, with real env values.
+func (e *Engine) buildSpec(id, backend string, req api.RunRequest) (sandbox.Spec, error) {
+	wd := req.Workdir
+	if wd == "" {
+		return sandbox.Spec{}, badRequest("no working directory given")
+	}
+	if !filepath.IsAbs(wd) {
+		return sandbox.Spec{}, badRequest("working directory %q is not absolute", wd)
+	}
+	if st, err := os.Stat(wd); err != nil || !st.IsDir() {
+		return sandbox.Spec{}, badRequest("working directory %s does not exist", wd)
+	}
+	env, err := resolveEnv(req)
+	if err != nil {
+		return sandbox.Spec{}, err
+	}
+	for _, kv := range req.Env {
+		if !strings.Contains(kv, "=") {
+			return sandbox.Spec{}, badRequest("env %q is not KEY=VALUE", kv)
+		}
+	}
+	switch req.Network {
+	case "", "none", "bridge", "host":
+	default:
+		return sandbox.Spec{}, badRequest("unknown network %q (want none, bridge or host)", req.Network)
+	}
+	image := req.Image
+	if backend == sandbox.Docker && image == "" {
+		image = e.cfg.DefaultImage
+	}
+	dir := e.runDir(id)
+	return sandbox.Spec{
+		RunID:         id,
+		Command:       req.Command,
+		Shell:         req.Shell,
+		Workdir:       wd,
+		Env:           env,
+		CleanEnv:      true, // env is fully resolved here from the client's
+		Stdin:         req.Stdin,
+		StdinFile:     req.StdinFile,
+		Setup:         req.Setup,
+		Assets:        req.Assets,
+		Timeout:       time.Duration(req.Timeout),
+		Grace:         time.Duration(req.Grace),
+		Limits:        req.Limits,
+		LogPath:       filepath.Join(dir, "output.log"),
+		StateDir:      filepath.Join(dir, "sandbox"),
+		Image:         image,
+		Network:       req.Network,
+		ReadOnlyRoot:  req.ReadOnlyRoot,
+		GPUs:          req.GPUs,
+		KeepContainer: req.KeepContainer,
+		User:          req.User,
+	}, nil
+}
+
+// resolveEnv builds the child's environment from the client's: inherited
+// plus overrides, or (clean) only the allowlisted names plus overrides.
+func resolveEnv(req api.RunRequest) ([]string, error) {
+	client := map[string]string{}
+	for _, kv := range req.ClientEnv {
+		if k, v, ok := strings.Cut(kv, "="); ok {
+			client[k] = v
+		}
+	}
+	var env []string
+	seen := map[string]int{}
+	add := func(k, v string) {
+		if i, ok := seen[k]; ok {
+			env[i] = k + "=" + v
+			return
+		}
+		seen[k] = len(env)
+		env = append(env, k+"="+v)
+	}
+	if req.CleanEnv {
+		for _, k := range req.EnvAllow {
+			if v, ok := client[k]; ok {
+				add(k, v)
+			}
+		}
+	} else {
+		for _, kv := range req.ClientEnv {
+			if k, v, ok := strings.Cut(kv, "="); ok {
+				add(k, v)
+			}
+		}
+	}
+	for _, kv := range req.Env {
+		k, v, _ := strings.Cut(kv, "=")
+		if k == "" {
+			return nil, badRequest("env %q has no name", kv)
+		}
+		add(k, v)
+	}
+	return env, nil
+}
+
+// storedSpec is what the store keeps: the user's own env overrides (the
+// store redacts secrets), not the whole inherited environment.
+func storedSpec(s sandbox.Spec, req api.RunRequest) sandbox.Spec {
+	s.Env = append([]string(nil), req.Env...)
+	s.CleanEnv = req.CleanEnv
+	s.EnvAllow = req.EnvAllow
+	s.Stdin = nil
+	return s
+}
+
+// A queued run's full spec (with the real environment) waits in a 0600 file
+// in its run directory, so a daemon restart can still start it; the file is
+// removed as soon as the run starts. The store only ever sees redacted env.
+const pendingFile = "pending.json"
+
+type pendingJSON struct {
+	Spec  sandbox.Spec  `json:"spec"`
+	Smoke *sandbox.Spec `json:"smoke,omitempty"`
+}
+
+func savePending(dir string, p *pendingRun) error {
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return err
+	}
+	b, err := json.Marshal(pendingJSON{Spec: p.spec, Smoke: p.smoke})
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(filepath.Join(dir, pendingFile), b, 0o600)
+}
+
+func loadPending(dir string) (*pendingRun, error) {
+	b, err := os.ReadFile(filepath.Join(dir, pendingFile))
+	if err != nil {
+		return nil, err
+	}
+	var pj pendingJSON
+	if err := json.Unmarshal(b, &pj); err != nil {
+		return nil, err
+	}
+	return &pendingRun{spec: pj.Spec, smoke: pj.Smoke}, nil
+}
+
+// removeSecrets deletes the queued spec once the run has started.
+func removeSecrets(dir string) { _ = os.Remove(filepath.Join(dir, pendingFile)) }
+
+// Fingerprint groups runs of the same job: the program and, for
+// interpreters, the script — not the arguments.
+func Fingerprint(cmd []string) string {
+	if len(cmd) == 0 {
+		return ""
+	}
+	parts := []string{filepath.Base(cmd[0])}
+	for _, a := range cmd[1:] {
+		if strings.HasPrefix(a, "-") {
+			if a == "-m" || a == "-c" {
+				parts = append(parts, a)
+				continue
+			}
+			continue
+		}
+		parts = append(parts, a)
+		break
+	}
+	return strings.Join(parts, " ")
+}
