@@ -184,7 +184,13 @@ func (e *Engine) buildSpec(id, backend string, req api.RunRequest) (sandbox.Spec
 	if st, err := os.Stat(wd); err != nil || !st.IsDir() {
 		return sandbox.Spec{}, badRequest("working directory %s does not exist", wd)
 	}
-	env, err := resolveEnv(req)
+	envReq := req
+	if backend == sandbox.Docker {
+		// A container never inherits the host's environment (its PATH,
+		// HOME, ... would be wrong there): only overrides and allowlisted names.
+		envReq.CleanEnv = true
+	}
+	env, err := resolveEnv(envReq)
 	if err != nil {
 		return sandbox.Spec{}, err
 	}

@@ -86,6 +86,10 @@ type Run struct {
 	// Reason is a one-line human explanation of the current state
 	// ("queued: 4 runs ahead", "lost: supervisor vanished", ...).
 	Reason string `json:"reason,omitempty"`
+	// Fingerprint groups runs of "the same" command (computed by the host,
+	// e.g. a hash of the normalised command and workdir) so that Experience
+	// can summarise how similar runs went. Empty means not indexed.
+	Fingerprint string `json:"fingerprint,omitempty"`
 }
 
 // Event is one lifecycle transition or notable happening of a run.

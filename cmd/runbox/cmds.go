@@ -213,11 +213,11 @@ func (c *LogsCmd) Run(ctx context.Context, a *app) error {
 
 // LsCmd is `runbox ls`.
 type LsCmd struct {
-	State  []string `help:"Only runs in these states (queued, running, failed, ...). Repeatable." short:"s"`
-	Parent string   `help:"Only retries of this run." placeholder:"RUN"`
+	State  []string      `help:"Only runs in these states (queued, running, failed, ...). Repeatable." short:"s"`
+	Parent string        `help:"Only retries of this run." placeholder:"RUN"`
 	Since  time.Duration `help:"Only runs created within this long, e.g. 24h." placeholder:"DUR"`
-	Limit  int      `help:"Show at most N runs." default:"20" short:"n" placeholder:"N"`
-	All    bool     `help:"Show every run (no limit)." short:"a"`
+	Limit  int           `help:"Show at most N runs." default:"20" short:"n" placeholder:"N"`
+	All    bool          `help:"Show every run (no limit)." short:"a"`
 }
 
 // Run lists runs.

@@ -20,7 +20,7 @@ type PlanCmd struct {
 	SpecFlags
 	Task    string   `help:"What the command is meant to do (helps the planner)." placeholder:"TEXT"`
 	Script  string   `help:"The script the command runs, when runbox cannot tell." placeholder:"PATH"`
-	Command []string `arg:"" passthrough:"" help:"The command, after --." placeholder:"CMD"`
+	Command []string `arg:"" optional:"" passthrough:"" help:"The command, after --." placeholder:"CMD"`
 }
 
 // Run makes a plan.

@@ -12,6 +12,7 @@ import (
 
 	"github.com/runbox/runbox/host"
 	"github.com/runbox/runbox/plugins"
+	"github.com/runbox/runbox/sdk"
 )
 
 // PluginsCmd is `runbox plugins ...`.
@@ -229,4 +230,40 @@ type PluginsNewCmd struct {
 	Kind string `help:"What the plugin does." enum:"classifier,progress,planner" required:""`
 	Name string `arg:"" help:"Plugin name (also the directory created)." placeholder:"NAME"`
 	Dir  string `help:"Where to create it (default: ./NAME)." placeholder:"DIR"`
+}
+
+// Run runs the fixtures; it fails when any fixture does not match.
+func (c *PluginsTestCmd) Run(ctx context.Context, a *app) error {
+	rep, err := plugins.RunFixtures(ctx, c.Plugin, c.Fixtures)
+	if err != nil {
+		return err
+	}
+	if a.g.JSON {
+		if err := a.printJSON(rep); err != nil {
+			return err
+		}
+	} else {
+		fmt.Print(rep.String())
+	}
+	if rep.Failed > 0 {
+		return exitError{code: 1}
+	}
+	return nil
+}
+
+// Run scaffolds a plugin project.
+func (c *PluginsNewCmd) Run(a *app) error {
+	dir := c.Dir
+	if dir == "" {
+		dir = c.Name
+	}
+	if err := plugins.Scaffold(dir, sdk.Kind(c.Kind), c.Name); err != nil {
+		return err
+	}
+	if a.g.JSON {
+		return a.printJSON(map[string]string{"dir": dir, "kind": c.Kind, "name": c.Name})
+	}
+	fmt.Printf("created %s plugin %q in %s\n\nnext:\n  cd %s\n  make            # builds %s.wasm\n  make test       # runs its fixtures (runbox plugins test)\n  cp %s.wasm %s/  # use it: runbox analyze / runbox run pick it up\n",
+		c.Kind, c.Name, dir, dir, c.Name, c.Name, host.PluginDir())
+	return nil
 }

@@ -23,28 +23,28 @@ import (
 
 // SpecFlags describe how to run a command; run and plan share them.
 type SpecFlags struct {
-	Sandbox   string            `help:"Where to run: process, docker or auto (Docker on Linux when it is up and has the image)." enum:"auto,process,docker" default:"auto"`
-	Image     string            `help:"Container image (docker sandbox)." placeholder:"IMAGE"`
-	Workdir   string            `help:"Workspace directory (default: the current directory)." type:"existingdir" short:"w"`
-	Env       []string          `help:"Set an environment variable (KEY=VALUE, or KEY to pass this shell's value). Repeatable." short:"e" placeholder:"KEY=VALUE"`
-	CleanEnv  bool              `help:"Start from an empty environment (plus --env-allow names) instead of inheriting this shell's."`
-	EnvAllow  []string          `help:"With --clean-env, variables to copy from this shell. Repeatable." placeholder:"NAME"`
-	Stdin     string            `help:"Feed the run's stdin from FILE, or - for this command's stdin." placeholder:"FILE"`
-	Setup     []string          `help:"Shell command to run first, in the same workspace; its output is kept apart. Repeatable." placeholder:"CMD"`
-	Asset     []string          `help:"Place a file or directory into the workspace: SRC[:DST]. Repeatable." placeholder:"SRC[:DST]"`
-	Timeout   time.Duration     `help:"End the run (whole process tree) after this long, e.g. 30m." placeholder:"DUR"`
-	Grace     time.Duration     `help:"Time between SIGTERM and SIGKILL when ending a run." default:"10s" placeholder:"DUR"`
-	Memory    string            `help:"Memory limit, e.g. 512m, 4g; exceeding it ends the run as OOM_KILLED." placeholder:"SIZE"`
-	CPUs      float64           `help:"CPU limit (docker), e.g. 1.5." name:"cpus" placeholder:"N"`
-	Pids      int64             `help:"Process count limit (docker)." placeholder:"N"`
-	Network   string            `help:"Container network: none (default), bridge or host." enum:",none,bridge,host" default:""`
-	GPUs      string            `help:"GPUs for the container: all, a count, or device=0,1 (needs the nvidia runtime)." placeholder:"GPUS"`
-	ReadOnly  bool              `help:"Read-only container root filesystem with a tmpfs /tmp."`
-	Keep      bool              `help:"Keep the container after the run (docker)." name:"keep-container"`
-	Shell     bool              `help:"Run the command through sh -c (otherwise it is exec'd as an argv)."`
-	Name      string            `help:"A name for the run." placeholder:"NAME"`
-	Label     map[string]string `help:"Label the run (KEY=VALUE). Repeatable." placeholder:"KEY=VALUE"`
-	Stall     time.Duration     `help:"Stop the run as STALLED when it prints nothing for this long." name:"stall-timeout" placeholder:"DUR"`
+	Sandbox  string            `help:"Where to run: process, docker or auto (Docker on Linux when it is up and has the image)." enum:"auto,process,docker" default:"auto"`
+	Image    string            `help:"Container image (docker sandbox)." placeholder:"IMAGE"`
+	Workdir  string            `help:"Workspace directory (default: the current directory)." type:"existingdir" short:"w"`
+	Env      []string          `help:"Set an environment variable (KEY=VALUE, or KEY to pass this shell's value). Repeatable." short:"e" placeholder:"KEY=VALUE"`
+	CleanEnv bool              `help:"Start from an empty environment (plus --env-allow names) instead of inheriting this shell's."`
+	EnvAllow []string          `help:"With --clean-env, variables to copy from this shell. Repeatable." placeholder:"NAME"`
+	Stdin    string            `help:"Feed the run's stdin from FILE, or - for this command's stdin." placeholder:"FILE"`
+	Setup    []string          `help:"Shell command to run first, in the same workspace; its output is kept apart. Repeatable." placeholder:"CMD"`
+	Asset    []string          `help:"Place a file or directory into the workspace: SRC[:DST]. Repeatable." placeholder:"SRC[:DST]"`
+	Timeout  time.Duration     `help:"End the run (whole process tree) after this long, e.g. 30m." placeholder:"DUR"`
+	Grace    time.Duration     `help:"Time between SIGTERM and SIGKILL when ending a run." default:"10s" placeholder:"DUR"`
+	Memory   string            `help:"Memory limit, e.g. 512m, 4g; exceeding it ends the run as OOM_KILLED." placeholder:"SIZE"`
+	CPUs     float64           `help:"CPU limit (docker), e.g. 1.5." name:"cpus" placeholder:"N"`
+	Pids     int64             `help:"Process count limit (docker)." placeholder:"N"`
+	Network  string            `help:"Container network: none (default), bridge or host." enum:",none,bridge,host" default:""`
+	GPUs     string            `name:"gpus" help:"GPUs for the container: all, a count, or device=0,1 (needs the nvidia runtime)." placeholder:"GPUS"`
+	ReadOnly bool              `help:"Read-only container root filesystem with a tmpfs /tmp."`
+	Keep     bool              `help:"Keep the container after the run (docker)." name:"keep-container"`
+	Shell    bool              `help:"Run the command through sh -c (otherwise it is exec'd as an argv)."`
+	Name     string            `help:"A name for the run." placeholder:"NAME"`
+	Label    map[string]string `help:"Label the run (KEY=VALUE). Repeatable." placeholder:"KEY=VALUE"`
+	Stall    time.Duration     `help:"Stop the run as STALLED when it prints nothing for this long." name:"stall-timeout" placeholder:"DUR"`
 }
 
 // request turns flags into an API request.
@@ -129,7 +129,7 @@ func (f *SpecFlags) request(cmd []string) (api.RunRequest, error) {
 type RunCmd struct {
 	SpecFlags
 	Detach  bool     `help:"Start the run and print its id instead of streaming it." short:"d"`
-	Command []string `arg:"" passthrough:"" help:"The command, after --." placeholder:"CMD"`
+	Command []string `arg:"" optional:"" passthrough:"" help:"The command, after --." placeholder:"CMD"`
 }
 
 // Run runs the command.

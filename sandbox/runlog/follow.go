@@ -17,12 +17,13 @@ import (
 func Follow(ctx context.Context, path string, from int64, done <-chan struct{}, fn func(Record) error) error {
 	const poll = 25 * time.Millisecond
 	var f *os.File
+	var r *Reader
 	defer func() {
 		if f != nil {
 			f.Close()
 		}
 	}()
-	off := from
+	off := from // where the Reader starts once the file exists
 	timer := time.NewTimer(poll)
 	defer timer.Stop()
 	for {
@@ -33,12 +34,16 @@ func Follow(ctx context.Context, path string, from int64, done <-chan struct{}, 
 			if err != nil && !errors.Is(err, os.ErrNotExist) {
 				return fmt.Errorf("follow log: %w", err)
 			}
-		}
-		if f != nil {
-			if _, err := f.Seek(off, io.SeekStart); err != nil {
-				return fmt.Errorf("follow log: %w", err)
+			if f != nil {
+				if _, err := f.Seek(off, io.SeekStart); err != nil {
+					return fmt.Errorf("follow log: %w", err)
+				}
+				// One Reader for the whole follow: it keeps a record read
+				// in part and resumes it when the writer appends the rest.
+				r = NewReader(f, off)
 			}
-			r := NewReader(f, off)
+		}
+		if r != nil {
 			for {
 				rec, err := r.Next()
 				if err != nil {
@@ -51,7 +56,6 @@ func Follow(ctx context.Context, path string, from int64, done <-chan struct{}, 
 					return err
 				}
 			}
-			off = r.Offset()
 		}
 		if finished {
 			return nil

@@ -85,6 +85,7 @@ var ErrCorrupt = errors.New("runlog: corrupt record")
 type Writer struct {
 	mu  sync.Mutex
 	f   *os.File
+	off int64 // end of the last whole record
 	buf []byte
 	now func() time.Time
 }
@@ -108,7 +109,7 @@ func Create(path string) (*Writer, error) {
 		f.Close()
 		return nil, fmt.Errorf("seek log: %w", err)
 	}
-	return &Writer{f: f, now: time.Now}, nil
+	return &Writer{f: f, off: sum.ValidSize, now: time.Now}, nil
 }
 
 // Write appends p to stream s, stamped now, splitting it into records of at
@@ -134,8 +135,13 @@ func (w *Writer) WriteAt(s Stream, t time.Time, p []byte) error {
 		binary.LittleEndian.PutUint32(b[9:13], uint32(n))
 		copy(b[headerSize:], p[:n])
 		if _, err := w.f.Write(b); err != nil {
+			// A short write (disk full) would leave a torn record in the
+			// middle of the file once later writes succeed: cut it off.
+			_ = w.f.Truncate(w.off)
+			_, _ = w.f.Seek(w.off, io.SeekStart)
 			return fmt.Errorf("write log: %w", err)
 		}
+		w.off += int64(need)
 		p = p[n:]
 	}
 	return nil
@@ -177,6 +183,11 @@ type Reader struct {
 	r   *bufio.Reader
 	off int64
 	hdr [headerSize]byte
+	// A record read only in part (the stream ended inside it) is kept here
+	// so that Next can resume it once more bytes exist.
+	hn   int    // header bytes read so far
+	data []byte // payload, allocated once the header is whole
+	dn   int    // payload bytes read so far
 }
 
 // NewReader reads records from r, whose first byte is at file offset off.
@@ -189,32 +200,53 @@ func (r *Reader) Offset() int64 { return r.off }
 
 // Next returns the next whole record. It returns io.EOF at a clean end and
 // io.ErrUnexpectedEOF when the stream ends inside a record (a torn or
-// still-being-written tail); in both cases Offset is unchanged and reading
-// may be retried once more bytes exist.
+// still-being-written tail); in both cases Offset is unchanged and Next may
+// be called again once more bytes exist: the part already read is kept.
 func (r *Reader) Next() (Record, error) {
-	if _, err := io.ReadFull(r.r, r.hdr[:]); err != nil {
-		return Record{}, err
-	}
-	n := binary.LittleEndian.Uint32(r.hdr[9:13])
-	s := Stream(r.hdr[0])
-	if n > MaxPayload || s < Stdout || s > Meta {
-		return Record{}, fmt.Errorf("%w at offset %d", ErrCorrupt, r.off)
-	}
-	data := make([]byte, n)
-	if _, err := io.ReadFull(r.r, data); err != nil {
-		if errors.Is(err, io.EOF) {
-			err = io.ErrUnexpectedEOF
+	for r.hn < headerSize {
+		n, err := r.r.Read(r.hdr[r.hn:])
+		r.hn += n
+		if r.hn == headerSize {
+			break
 		}
-		return Record{}, err
+		if err != nil {
+			if errors.Is(err, io.EOF) && r.hn > 0 {
+				err = io.ErrUnexpectedEOF
+			}
+			return Record{}, err
+		}
+	}
+	if r.data == nil {
+		n := binary.LittleEndian.Uint32(r.hdr[9:13])
+		s := Stream(r.hdr[0])
+		if n > MaxPayload || s < Stdout || s > Meta {
+			return Record{}, fmt.Errorf("%w at offset %d", ErrCorrupt, r.off)
+		}
+		r.data = make([]byte, n)
+		r.dn = 0
+	}
+	for r.dn < len(r.data) {
+		n, err := r.r.Read(r.data[r.dn:])
+		r.dn += n
+		if r.dn == len(r.data) {
+			break
+		}
+		if err != nil {
+			if errors.Is(err, io.EOF) {
+				err = io.ErrUnexpectedEOF
+			}
+			return Record{}, err
+		}
 	}
 	rec := Record{
-		Stream: s,
+		Stream: Stream(r.hdr[0]),
 		Time:   time.Unix(0, int64(binary.LittleEndian.Uint64(r.hdr[1:9]))),
-		Data:   data,
+		Data:   r.data,
 		Offset: r.off,
-		End:    r.off + headerSize + int64(n),
+		End:    r.off + headerSize + int64(len(r.data)),
 	}
 	r.off = rec.End
+	r.hn, r.data, r.dn = 0, nil, 0
 	return rec, nil
 }
 

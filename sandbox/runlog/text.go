@@ -32,6 +32,11 @@ func (d *TextDecoder) Decode(p []byte) []byte {
 		d.pending = append([]byte(nil), p[cut:]...)
 		p = p[:cut]
 	}
+	return replaceInvalid(p)
+}
+
+// replaceInvalid returns p with each invalid byte as U+FFFD (p itself when valid).
+func replaceInvalid(p []byte) []byte {
 	if utf8.Valid(p) {
 		return p
 	}
@@ -48,13 +53,15 @@ func (d *TextDecoder) Decode(p []byte) []byte {
 	return out
 }
 
-// Flush returns whatever was held back, replaced as invalid.
+// Flush returns whatever was held back, replaced as invalid exactly as
+// Decode would have replaced it mid-stream.
 func (d *TextDecoder) Flush() []byte {
 	if len(d.pending) == 0 {
 		return nil
 	}
+	p := d.pending
 	d.pending = nil
-	return []byte("\uFFFD")
+	return replaceInvalid(p)
 }
 
 // LineSplitter cuts one stream into lines for parsers, treating "\n", "\r\n"
@@ -72,7 +79,7 @@ type LineSplitter struct {
 func NewLineSplitter(max int) *LineSplitter { return &LineSplitter{max: max} }
 
 // Write feeds p and calls emit for each completed line (valid UTF-8, without
-// its terminator). emit must not keep the string's backing bytes... it gets a copy.
+// its terminator). The string is emit's own; p is not retained.
 func (s *LineSplitter) Write(p []byte, emit func(string)) {
 	for len(p) > 0 {
 		i := indexEOL(p)

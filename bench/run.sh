@@ -1,0 +1,93 @@
+#!/usr/bin/env bash
+# Side-by-side benchmarks for BENCHMARKS.md. Every comparison runs in one
+# invocation so the ratio is meaningful on a shared, noisy machine.
+#
+#   make build && bench/run.sh [startup|throughput|idle|docker|analyze|all]
+#
+# Needs hyperfine (apt-get install hyperfine) and python3; the docker part
+# needs a Docker daemon and busybox-static.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+RB=$PWD/bin/runbox
+OUT=${BENCH_OUT:-/tmp/runbox-bench}
+mkdir -p "$OUT"
+export RUNBOX_HOME=${RUNBOX_HOME:-$(mktemp -d /tmp/rbbench.XXXX)}
+export RUNBOX_NO_DOCKER=${RUNBOX_NO_DOCKER:-}
+what=${1:-all}
+
+command -v hyperfine >/dev/null || { echo "bench: needs hyperfine (apt-get install hyperfine)"; exit 1; }
+
+stop_daemon() {
+  local pid
+  pid=$(cat "$RUNBOX_HOME/daemon.lock" 2>/dev/null || true)
+  [ -n "$pid" ] && kill "$pid" 2>/dev/null || true
+  sleep 0.5
+}
+trap stop_daemon EXIT
+
+startup() {
+  echo "== runbox run -- true (warm daemon) vs bare exec vs python subprocess.run harness"
+  "$RB" run --sandbox process -- true # start and warm the daemon
+  hyperfine -N --warmup 5 --runs ${RUNS:-50} --export-json "$OUT/startup.json" \
+    -n 'bare exec: true' 'true' \
+    -n 'python harness: true' "python3 bench/harness.py $OUT/harness -- true" \
+    -n 'runbox run -- true' "$RB run --sandbox process -- true"
+}
+
+throughput() {
+  echo "== a child writing 1 GiB of 60-byte lines: through runbox vs redirected to a file"
+  local child="yes 12345678901234567890123456789012345678901234567890123456789 | head -c 1073741824"
+  hyperfine --warmup 1 --runs ${RUNS_TP:-5} --export-json "$OUT/throughput.json" \
+    -n 'child > file' "sh -c '$child' > $OUT/direct.out" \
+    -n 'runbox run (attached) > file' "$RB run --sandbox process -- sh -c '$child' > $OUT/attached.out" \
+    -n 'runbox run -d + wait (stored only)' "$RB wait \$($RB run -d --sandbox process -- sh -c '$child')"
+  rm -f "$OUT/direct.out" "$OUT/attached.out"
+}
+
+idle() {
+  echo "== daemon RSS when idle"
+  "$RB" run --sandbox process -- true >/dev/null
+  for _ in 1 2 3 4 5 6 7 8 9 10; do "$RB" run --sandbox process -- true >/dev/null; done
+  sleep 3
+  local pid
+  pid=$(cat "$RUNBOX_HOME/daemon.lock")
+  grep -E 'VmRSS|VmHWM' /proc/"$pid"/status | tee "$OUT/idle.txt"
+}
+
+docker_bench() {
+  echo "== runbox run --sandbox docker IMAGE -- true vs docker run --rm IMAGE true"
+  local img=runbox-bench-busybox ctx
+  if ! docker image inspect "$img" >/dev/null 2>&1; then
+    ctx=$(mktemp -d); cp /bin/busybox "$ctx/"
+    printf 'FROM scratch\nCOPY busybox /bin/busybox\nRUN ["/bin/busybox","--install","-s","/bin"]\n' >"$ctx/Dockerfile"
+    DOCKER_BUILDKIT=0 docker build -q -t "$img" "$ctx" >/dev/null
+  fi
+  "$RB" run --sandbox docker --image "$img" -- true
+  hyperfine -N --warmup 2 --runs ${RUNS_DOCKER:-20} --export-json "$OUT/docker.json" \
+    -n 'docker run --rm IMAGE true' "docker run --rm --network none $img true" \
+    -n 'runbox run --sandbox docker IMAGE -- true' "$RB run --sandbox docker --image $img -- true"
+}
+
+analyze_bench() {
+  echo "== runbox analyze on a small log: warm compilation cache, and first run ever"
+  local log=plugins/builtin/classify/testdata
+  local f
+  f=$(ls $log/*.log 2>/dev/null | head -1 || true)
+  [ -n "$f" ] || { f=$OUT/small.log; printf 'Traceback (most recent call last):\n  File "t.py", line 1, in <module>\nModuleNotFoundError: No module named '"'"'torch'"'"'\n' >"$f"; }
+  "$RB" analyze --json "$f" >/dev/null
+  hyperfine -N --warmup 3 --runs ${RUNS:-30} --export-json "$OUT/analyze.json" \
+    -n 'runbox analyze (warm cache)' "$RB analyze --json $f"
+  hyperfine --runs 5 --export-json "$OUT/analyze-cold.json" \
+    --prepare "rm -rf $RUNBOX_HOME/cache" \
+    -n 'runbox analyze (first run ever: empty cache)' "$RB analyze --json $f"
+}
+
+case $what in
+  startup) startup ;;
+  throughput) throughput ;;
+  idle) idle ;;
+  docker) docker_bench ;;
+  analyze) analyze_bench ;;
+  all) startup; throughput; idle; analyze_bench; docker info >/dev/null 2>&1 && docker_bench ;;
+  *) echo "unknown benchmark $what"; exit 2 ;;
+esac

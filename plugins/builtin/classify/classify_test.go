@@ -1,0 +1,166 @@
+package classify
+
+import (
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/runbox/runbox/sdk"
+)
+
+// Every code in DESIGN §4 is produced by at least one fixture. TIMEOUT,
+// STALLED, CANCELLED, SMOKE_FAILED and SANDBOX_ERROR cannot come from output
+// text: their fixtures set the input facts (timed_out, stalled, cancelled,
+// smoke, sandbox_error).
+func TestEveryCodeProduced(t *testing.T) {
+	seen := map[string]bool{}
+	for _, f := range loadFixtures(t) {
+		seen[Classify(f.in).Code] = true
+	}
+	for _, c := range sdk.Codes {
+		if !seen[c] {
+			t.Errorf("no fixture produces %s", c)
+		}
+	}
+}
+
+func TestPrecedence(t *testing.T) {
+	tb := func(frames, exc string) string {
+		return "Traceback (most recent call last):\n  File \"x.py\", line 1, in <module>\n    " + frames + "\n" + exc + "\n"
+	}
+	cases := []struct {
+		name string
+		in   sdk.ClassifyInput
+		want string
+	}{
+		{"warning mentioning memory loses to the traceback", sdk.ClassifyInput{ExitCode: 1,
+			StderrTail: "x.py:3: UserWarning: low GPU memory, CUDA out of memory may follow\n  warnings.warn(\n" + tb("d[k]", "KeyError: 'k'")}, sdk.CodePythonException},
+		{"WARNING log line loses to the traceback", sdk.ClassifyInput{ExitCode: 1,
+			StderrTail: "WARNING: out of memory on host, retrying\n" + tb("open(p)", "FileNotFoundError: [Errno 2] No such file or directory: 'a.txt'")}, sdk.CodeFileNotFound},
+		{"warning alone beats bare exit status 1", sdk.ClassifyInput{ExitCode: 1,
+			StderrTail: "2024-01-01 10:00:00 WARNING CUDA out of memory. Tried to allocate 2.00 GiB\n"}, sdk.CodeCUDAOOM},
+		{"nested root beats wrapper", sdk.ClassifyInput{ExitCode: 1,
+			StderrTail: tb("import a", "ModuleNotFoundError: No module named 'a'") + "\nThe above exception was the direct cause of the following exception:\n\n" + tb("load()", "RuntimeError: plugin failed to load")}, sdk.CodeModuleNotFound},
+		{"child error beats launcher wrapper", sdk.ClassifyInput{ExitCode: 1,
+			StderrTail: "[rank0]: " + strings.ReplaceAll(tb("x = y @ w", "RuntimeError: mat1 and mat2 shapes cannot be multiplied (8x3 and 4x2)"), "\n", "\n[rank0]: ") + "\n" + tb("main()", "torch.distributed.elastic.multiprocessing.errors.ChildFailedError:")}, sdk.CodeShapeMismatch},
+		{"text beats exit status", sdk.ClassifyInput{ExitCode: 137, StderrTail: tb("a = np.ones(n)", "MemoryError")}, sdk.CodeOOMKilled},
+		{"exit status beats generic exception", sdk.ClassifyInput{ExitCode: 139, StderrTail: tb("f()", "ValueError: bad")}, sdk.CodeSegfault},
+		{"sandbox OOM fact beats text", sdk.ClassifyInput{ExitCode: 137, OOMKilled: true, StderrTail: tb("f()", "ValueError: bad")}, sdk.CodeOOMKilled},
+		{"timeout fact beats text", sdk.ClassifyInput{ExitCode: 143, TimedOut: true, StderrTail: "Terminated\n"}, sdk.CodeTimeout},
+		{"cancel beats smoke", sdk.ClassifyInput{ExitCode: 143, Cancelled: true, Smoke: true}, sdk.CodeCancelled},
+		{"Killed alone is KILLED", sdk.ClassifyInput{ExitCode: 137, StderrTail: "Killed\n"}, sdk.CodeKilled},
+		{"Killed near the memory limit is OOM", sdk.ClassifyInput{ExitCode: 137, StderrTail: "Killed\n", PeakRSSBytes: 950, Limits: sdk.Limits{MemoryBytes: 1000}}, sdk.CodeOOMKilled},
+		{"stdout traceback counts", sdk.ClassifyInput{ExitCode: 1, StdoutTail: tb("import yaml", "ModuleNotFoundError: No module named 'yaml'")}, sdk.CodeModuleNotFound},
+		{"nothing known", sdk.ClassifyInput{ExitCode: 1}, sdk.CodeNonzeroExit},
+		{"exit 0 still answers", sdk.ClassifyInput{}, sdk.CodeNonzeroExit},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			got := Classify(c.in)
+			if got.Code != c.want {
+				t.Fatalf("code = %s, want %s (%s)", got.Code, c.want, got.Message)
+			}
+			checkFailure(t, got)
+		})
+	}
+}
+
+func TestSmokeWrapsCause(t *testing.T) {
+	got := Classify(sdk.ClassifyInput{ExitCode: 2, Smoke: true, StderrTail: "usage: t.py [-h] --data DATA\nt.py: error: the following arguments are required: --data\n"})
+	if got.Code != sdk.CodeSmokeFailed || got.Details["cause"] != sdk.CodeArgumentError || got.Details["argument"] != "--data" {
+		t.Fatalf("got %+v", got)
+	}
+	if !strings.Contains(got.Message, "--data") {
+		t.Errorf("message lacks the cause: %s", got.Message)
+	}
+}
+
+func TestNormalize(t *testing.T) {
+	cases := []struct{ raw, text, key string }{
+		{"[rank3]:   File \"a.py\", line 1", "File \"a.py\", line 1", "rank3"},
+		{"[default0]:Traceback (most recent call last):", "Traceback (most recent call last):", "default0"},
+		{"> > KeyError: 'x'", "KeyError: 'x'", ""},
+		{"2024-01-02 03:04:05,678 - root - ERROR - boom", "boom", ""},
+		{"2024-01-02T03:04:05.123456Z ##[error]Process failed", "Process failed", ""},
+		{"[2024-04-04 09:00:01,200][__main__][ERROR] - ImportError: x", "ImportError: x", ""},
+		{"E0612 10:03:11.806000 140 torch/distributed/elastic/multiprocessing/api.py:833] failed", "failed", ""},
+		{"2023-05-10 09:12:44.120331: W tensorflow/core/x.cc:485] Allocator ran out", "Allocator ran out", ""},
+		{"\x1b[1;31mRuntimeError\x1b[0m: boom", "RuntimeError: boom", ""},
+		{"[31mValueError[0m: boom", "ValueError: boom", ""},
+		{"(RayTrainWorker pid=123, ip=10.0.0.1) KeyError: 'a'", "KeyError: 'a'", "RayTrainWorker pid=123, ip=10.0.0.1"},
+		{"[1,0]<stderr>:Traceback (most recent call last):", "Traceback (most recent call last):", "1,0"},
+		{"trainer-1  | MemoryError", "MemoryError", "trainer-1"},
+		{"50%|█████     | 5/10\r100%|██████████| 10/10", "100%|██████████| 10/10", ""},
+		{"WARNING:root:disk almost full", "disk almost full", ""},
+		{"12:00:01 | INFO | starting", "starting", ""},
+	}
+	for _, c := range cases {
+		l, _ := normalize(c.raw)
+		if l.text != c.text || l.key != c.key {
+			t.Errorf("normalize(%q) = %q key %q, want %q key %q", c.raw, l.text, l.key, c.text, c.key)
+		}
+	}
+}
+
+func TestDeterministic(t *testing.T) {
+	for _, f := range loadFixtures(t) {
+		a, b := Classify(f.in), Classify(f.in)
+		if !reflect.DeepEqual(a, b) {
+			t.Errorf("%s: two calls differ", f.name)
+		}
+	}
+}
+
+func FuzzClassify(f *testing.F) {
+	for _, fx := range loadFixtures(f) {
+		f.Add(fx.in.StdoutTail, fx.in.StderrTail, fx.in.ExitCode, fx.in.Signal)
+	}
+	f.Add("\r\r\x1b[", "[rank0]:\x1b]8;;\x07Traceback (most recent call last)", -300, "SIG")
+	f.Fuzz(func(t *testing.T, stdout, stderr string, code int, sig string) {
+		got := Classify(sdk.ClassifyInput{StdoutTail: stdout, StderrTail: stderr, ExitCode: code, Signal: sig})
+		if got == nil || !sdk.ValidCode(got.Code) {
+			t.Fatalf("bad answer %+v", got)
+		}
+		if got.Confidence < 0 || got.Confidence > 1 {
+			t.Fatalf("confidence %v", got.Confidence)
+		}
+	})
+}
+
+// benchTail builds a typical 64 KiB tail: progress bars, log lines and
+// warnings, then a CUDA OOM traceback.
+func benchTail() string {
+	var b strings.Builder
+	for i := 0; b.Len() < 60<<10; i++ {
+		switch i % 4 {
+		case 0:
+			b.WriteString("Epoch 3:  45%|████▌     | 450/1000 [01:10<01:26,  6.38it/s, loss=0.4123, lr=3e-4]\r")
+			b.WriteString("Epoch 3:  46%|████▌     | 460/1000 [01:12<01:24,  6.38it/s, loss=0.4120, lr=3e-4]\n")
+		case 1:
+			b.WriteString("2024-05-01 10:00:00,123 - INFO - trainer - step 460 loss 0.4120 grad_norm 1.02 throughput 812 tok/s\n")
+		case 2:
+			b.WriteString("[rank0]:[W socket.cpp:464] [c10d] The server socket has failed to bind to [::]:29500 (errno: 98 - Address already in use).\n")
+		case 3:
+			b.WriteString("{'loss': 0.4123, 'learning_rate': 0.0003, 'epoch': 3.0}\n")
+		}
+	}
+	b.WriteString(`Traceback (most recent call last):
+  File "/home/user/proj/train.py", line 88, in <module>
+    main()
+  File "/opt/conda/lib/python3.11/site-packages/torch/_tensor.py", line 522, in backward
+    torch.autograd.backward(
+torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU 0 has a total capacity of 23.65 GiB of which 1.12 GiB is free.
+`)
+	return b.String()
+}
+
+func BenchmarkClassify(b *testing.B) {
+	in := sdk.ClassifyInput{ExitCode: 1, StderrTail: benchTail()}
+	b.SetBytes(int64(len(in.StderrTail)))
+	b.ReportAllocs()
+	for b.Loop() {
+		if Classify(in).Code != sdk.CodeCUDAOOM {
+			b.Fatal("wrong code")
+		}
+	}
+}

@@ -1,0 +1,88 @@
+package classify
+
+import (
+	"strings"
+
+	"github.com/runbox/runbox/sdk"
+)
+
+// matchCrash recognises what shells, runtimes and schedulers print when a
+// process dies: "Segmentation fault (core dumped)", "Killed", "Terminated",
+// KeyboardInterrupt, "terminate called after throwing", slurm cancellations.
+func matchCrash(sc *scanner, i int, l *line) bool {
+	lc, t := l.lc, l.text
+	if !has(lc, gateCrash...) {
+		return false
+	}
+	n := 0
+	switch {
+	case has(lc, "segmentation fault", "sigsegv", "signal 11", "segfault at", "bus error", "sigbus"):
+		n = 11
+		if has(lc, "bus error", "sigbus") {
+			n = 7
+		}
+	case has(lc, "aborted (core dumped)", "fatal python error: aborted", "sigabrt", "abort trap", "terminate called after throwing", "terminate called without",
+		"check failed:", "double free or corruption", "free(): invalid", "malloc(): ", "stack smashing detected", "corrupted size vs"):
+		n = 6
+	case has(lc, "illegal instruction", "sigill", "illegal hardware instruction", "compiled to use avx", "exec format error") && !has(lc, "cuda", "was encountered"):
+		n = 4
+	case strings.HasPrefix(lc, "keyboardinterrupt") || sc.roles[i] == roleExc && strings.HasSuffix(sc.excType(i), "KeyboardInterrupt"):
+		n = 2
+	case lc == "killed" || strings.HasPrefix(lc, "killed: 9") || strings.HasPrefix(lc, "zsh: killed") || jobKilled(lc, " killed") ||
+		strings.Contains(lc, "killed by signal: killed") || has(lc, "sigkill") && !has(lc, "sending"):
+		n = 9
+	case lc == "terminated" || strings.HasPrefix(lc, "zsh: terminated") || jobKilled(lc, " terminated") || has(lc, "got signal: 15", "signal 15 (sigterm)") ||
+		has(lc, "sigterm") && has(lc, "received", "got", "caught") && !has(lc, "closing signal", "sending"):
+		n = 15
+	case strings.Contains(lc, "***") && has(lc, "cancelled at", "due to time limit", "due to preemption"):
+		c := cand{code: sdk.CodeTerminated, conf: 0.9, retry: !strings.Contains(lc, "time limit"), details: map[string]string{"source": "slurm"}}
+		c.msg = "The cluster scheduler (Slurm) cancelled the job: " + clip(t, 200)
+		c.sugg = []string{"Resubmit it; save checkpoints so a cancelled job can resume."}
+		if strings.Contains(lc, "time limit") {
+			c.msg = "The cluster scheduler (Slurm) stopped the job at its time limit."
+			c.sugg = []string{"Request more time (sbatch --time=...), or checkpoint and resume in shorter jobs."}
+		}
+		sc.add(i, c)
+		return true
+	default:
+		return false
+	}
+	c, _ := sc.sigCand(n, "reported in the output")
+	c.conf = 0.9
+	switch n {
+	case 6:
+		if k := strings.Index(lc, "what():"); k >= 0 {
+			c.details["what"] = strings.TrimSpace(t[k+7:])
+		}
+		if strings.Contains(lc, "terminate called") || strings.Contains(lc, "check failed") {
+			c.msg = "A native library aborted the process: " + clip(t, 200)
+		}
+	case 9:
+		if strings.Contains(lc, "dataloader worker") {
+			c.msg = "A PyTorch DataLoader worker was killed with SIGKILL — almost always the kernel OOM killer running out of host memory or shared memory."
+			c.sugg = append([]string{"Lower num_workers (try 0 to confirm), shrink what each worker holds, and in Docker raise --shm-size."}, c.sugg...)
+		}
+	case 4:
+		if strings.Contains(lc, "exec format error") {
+			c.msg = "The program is built for another CPU architecture (exec format error): " + clip(t, 200)
+		}
+	case 2:
+		c.msg = "The run was interrupted (KeyboardInterrupt / Ctrl-C)."
+	}
+	sc.add(i, c)
+	return true
+}
+
+// jobKilled matches bash job-control reports: "line 3: 12345 Killed  python x.py".
+func jobKilled(lc, word string) bool {
+	k := strings.Index(lc, word)
+	if k <= 0 {
+		return false
+	}
+	head := strings.TrimSpace(lc[:k])
+	f := strings.Fields(head)
+	return len(f) > 0 && allDigits(f[len(f)-1]) && (strings.Contains(head, "line ") || len(f) == 1)
+}
+
+var gateCrash = []string{"fault", "sigsegv", "sigbus", "signal", "abort", "sigabrt", "terminate", "check failed", "double free", "free(): ", "malloc(): ",
+	"stack smashing", "illegal", "sigill", "avx", "exec format", "interrupt", "killed", "sigkill", "sigterm", "cancelled at", "preempt"}

@@ -1,0 +1,193 @@
+package classify
+
+import (
+	"strings"
+
+	"github.com/runbox/runbox/sdk"
+)
+
+func matchSyntax(sc *scanner, i int, l *line) bool {
+	lc := l.lc
+	if !has(lc, gateSyntax...) {
+		return false
+	}
+	typ := sc.excType(i)
+	if !(strings.HasPrefix(lc, "syntaxerror") || strings.HasPrefix(lc, "indentationerror") || strings.HasPrefix(lc, "taberror") ||
+		sc.roles[i] == roleExc && has(typ, "SyntaxError", "IndentationError", "TabError")) {
+		return false
+	}
+	if typ == "" {
+		typ, _, _ = parseException(l.text, false)
+	}
+	c := cand{code: sdk.CodeSyntaxError, conf: 0.95, details: map[string]string{"exception": typ}}
+	msg := l.text
+	if k := strings.Index(msg, ": "); k >= 0 {
+		msg = msg[k+2:]
+	}
+	c.details["message"] = clip(msg, 200)
+	where := ""
+	if t := sc.tbOf[i]; t >= 0 && sc.tbs[t].frame.file != "" {
+		f := sc.tbs[t].frame
+		c.details["file"], c.details["line"] = f.file, f.line
+		where = " in " + f.file
+		if f.line != "" {
+			where += " line " + f.line
+		}
+	}
+	c.msg = typ + where + ": " + clip(msg, 200)
+	c.sugg = []string{"Fix the code at the line shown (the error can be on the line just before the caret, e.g. an unclosed bracket)."}
+	switch {
+	case strings.Contains(lc, "missing parentheses in call to 'print'") || strings.Contains(lc, "missing parentheses in call to 'exec'"):
+		c.sugg = append(c.sugg, "This is Python 2 code: port it to Python 3 (print(...)) or run it with a Python 2 interpreter.")
+	case typ == "TabError" || strings.Contains(lc, "inconsistent use of tabs"):
+		c.sugg = append(c.sugg, "The file mixes tabs and spaces: convert indentation to spaces (e.g. `expand -t 4`, or your editor's \"convert indentation\").")
+	case strings.Contains(lc, "non-utf-8 code"):
+		c.sugg = append(c.sugg, "Save the file as UTF-8, or declare its encoding in the first line (`# -*- coding: latin-1 -*-`).")
+	case strings.HasSuffix(c.details["file"], ".sh") || strings.HasSuffix(c.details["file"], ".json") || strings.HasSuffix(c.details["file"], ".yaml"):
+		c.sugg = append(c.sugg, "That file is not Python: run it with the right program (`bash x.sh`), not `python`.")
+	default:
+		c.sugg = append(c.sugg, "If the syntax is valid in newer Python (match, :=, f-strings, type hints like list[int]), check `python --version`: the interpreter may be too old.")
+	}
+	sc.add(i, c)
+	return true
+}
+
+// addGeneric explains the traceback that ended the program when no line in
+// it named a specific cause, and the launcher wrapper when nothing else is
+// left.
+func (sc *scanner) addGeneric() {
+	group, minCause := sc.primary()
+	if group >= 0 {
+		root, outer := -1, -1
+		for k := range sc.tbs {
+			t := &sc.tbs[k]
+			if t.group != group || t.exc < 0 || t.wrapper {
+				continue
+			}
+			if root < 0 || t.cause > sc.tbs[root].cause {
+				root = k
+			}
+			if outer < 0 || t.cause < sc.tbs[outer].cause {
+				outer = k
+			}
+		}
+		_ = minCause
+		c := sc.genericCand(root, outer)
+		c.tier = tierGeneric
+		sc.cands = append(sc.cands, c)
+		return
+	}
+	for k := len(sc.tbs) - 1; k >= 0; k-- {
+		t := &sc.tbs[k]
+		if t.exc < 0 {
+			continue
+		}
+		c := sc.genericCand(k, k)
+		c.tier = tierWeak
+		if t.wrapper {
+			c = sc.wrapperCand(k)
+			c.tier = tierGeneric
+		} else if !t.weak {
+			continue
+		}
+		sc.cands = append(sc.cands, c)
+		return
+	}
+}
+
+func (sc *scanner) genericCand(root, outer int) cand {
+	t := &sc.tbs[root]
+	typ := t.typ
+	short := typ
+	if k := strings.LastIndexByte(short, '.'); k >= 0 {
+		short = short[k+1:]
+	}
+	d := map[string]string{"exception": typ}
+	if t.msg != "" {
+		d["message"] = clip(t.msg, 300)
+	}
+	msg := "The program raised " + typ
+	if t.msg != "" {
+		msg += ": " + clip(t.msg, 200)
+	}
+	f := t.user
+	if f.file == "" {
+		f = t.frame
+	}
+	if f.file != "" && f.line != "" {
+		d["file"], d["line"] = f.file, f.line
+		msg += " (at " + f.file + ":" + f.line
+		if f.fn != "" {
+			d["function"] = f.fn
+			msg += " in " + f.fn
+		}
+		msg += ")"
+	}
+	ev := []int{}
+	if outer != root && outer >= 0 {
+		d["wrapper_exception"] = sc.tbs[outer].typ
+		msg += ", which surfaced as " + sc.tbs[outer].typ
+		ev = append(ev, sc.tbs[outer].exc)
+	}
+	return cand{
+		code: sdk.CodePythonException, conf: 0.85, at: t.exc, rank: codeRank[sdk.CodePythonException],
+		msg: msg + ".", sugg: exceptionSuggestions(short, strings.ToLower(t.msg)), details: d, ev: ev,
+	}
+}
+
+// wrapperCand explains a launcher wrapper whose child left no error of its own.
+func (sc *scanner) wrapperCand(k int) cand {
+	t := &sc.tbs[k]
+	c := sc.genericCand(k, k)
+	c.rank = 10
+	if strings.HasSuffix(t.typ, "ChildFailedError") {
+		c.code, c.conf = sdk.CodeDistributedError, 0.6
+		c.msg = "A distributed worker failed (torch.distributed ChildFailedError) and its own error is not in the captured output."
+		c.sugg = []string{
+			"Look at the failing rank's log (the box names the rank, host and exit code); with torchrun, decorate main with @record (torch.distributed.elastic.multiprocessing.errors) to get its traceback.",
+			"Rerun on a single GPU (python train.py) to see the error directly.",
+		}
+		c.details["kind"] = "child_failed"
+	} else if strings.HasSuffix(t.typ, "CalledProcessError") {
+		c.conf = 0.6
+		c.msg = "A subprocess the program started failed: " + clip(t.msg, 200) + " Its own error is not in the captured output."
+		c.sugg = []string{"Run the subprocess command by itself to see its error (accelerate/deepspeed launchers print the child's traceback above this one)."}
+	}
+	return c
+}
+
+func exceptionSuggestions(short, lm string) []string {
+	switch {
+	case short == "UnpicklingError" && strings.Contains(lm, "invalid load key, 'v'"):
+		return []string{"The checkpoint is a Git LFS pointer, not the real file: run `git lfs pull` (or download the file again)."}
+	case strings.Contains(lm, "headertoolarge") || strings.Contains(lm, "failed finding central directory") || strings.Contains(lm, "pytorchstreamreader failed"):
+		return []string{"The checkpoint file is truncated or not a checkpoint (e.g. a Git LFS pointer or an HTML error page): download it again and check its size."}
+	case strings.Contains(lm, "too many open files"):
+		return []string{"Raise the open-file limit (`ulimit -n 65535`) or, with PyTorch DataLoader, use torch.multiprocessing.set_sharing_strategy('file_system')."}
+	case short == "KeyError":
+		return []string{"A dictionary/DataFrame/dataset lookup used a key that is not there: print the available keys (or columns) and check spelling and config values."}
+	case short == "AttributeError" && strings.Contains(lm, "'nonetype'"):
+		return []string{"Something returned None where an object was expected (e.g. cv2.imread on a missing file, a function without return): check the value named in the message."}
+	case short == "AttributeError":
+		return []string{"The object lacks that attribute: often an API changed between library versions — check the installed version against the code's requirements."}
+	case short == "RecursionError":
+		return []string{"Infinite recursion: check the base case; raising sys.setrecursionlimit only helps for deep but finite recursion."}
+	case short == "UnicodeDecodeError":
+		return []string{"Open the file with the right encoding (open(path, encoding='utf-8', errors='replace')) or check it is a text file."}
+	case short == "JSONDecodeError":
+		return []string{"The input is not valid JSON (empty file, HTML error page, or JSON Lines read as JSON): inspect it."}
+	case short == "ZeroDivisionError":
+		return []string{"A denominator was zero — often an empty dataset or a zero-length batch: check the data size."}
+	case short == "IndexError":
+		return []string{"An index was out of range — often an empty list/dataset or an off-by-one: check the lengths involved."}
+	case short == "AssertionError":
+		return []string{"An assert in the code failed: read the assert at the location shown for the condition it expects."}
+	case short == "NotImplementedError":
+		return []string{"A method was not implemented for this configuration: the option/model/backend combination is not supported by this version."}
+	case short == "TypeError" || short == "ValueError":
+		return []string{"Check the arguments at the location shown: a wrong type, value or API change between library versions is likely."}
+	}
+	return []string{"Read the traceback from the bottom up: the last frame in your own code is where to start."}
+}
+
+var gateSyntax = []string{"syntaxerror", "indentationerror", "taberror"}

@@ -1,0 +1,223 @@
+package progress
+
+import (
+	"encoding/json"
+	"flag"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/runbox/runbox/sdk"
+)
+
+var update = flag.Bool("update", false, "rewrite testdata/*.json from the parser's output")
+
+// splitLines splits like the host: on \n and \r, dropping a CRLF's \r.
+func splitLines(data string) []string {
+	var out []string
+	for _, l := range strings.Split(data, "\n") {
+		for _, p := range strings.Split(l, "\r") {
+			if p != "" {
+				out = append(out, p)
+			}
+		}
+	}
+	return out
+}
+
+// run feeds lines to Parse in batches, threading the state through Last
+// exactly as the host does. With filter set, only lines that contain a
+// Prefilter literal are sent.
+func run(lines []string, batch int, filter bool) *sdk.Progress {
+	var last *sdk.Progress
+	var buf []string
+	flush := func() {
+		if len(buf) == 0 {
+			return
+		}
+		out := Parse(sdk.ParseInput{Lines: buf, Last: last})
+		for _, u := range out.Updates {
+			if last == nil {
+				last = &sdk.Progress{}
+			}
+			last.Merge(u)
+		}
+		buf = buf[:0]
+	}
+	for _, l := range lines {
+		if filter && !hasPrefilter(l) {
+			continue
+		}
+		buf = append(buf, l)
+		if len(buf) == batch {
+			flush()
+		}
+	}
+	flush()
+	return last
+}
+
+func fixtures(t testing.TB) []string {
+	files, err := filepath.Glob("testdata/*.log")
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no fixtures: %v", err)
+	}
+	return files
+}
+
+func TestGolden(t *testing.T) {
+	for _, f := range fixtures(t) {
+		name := strings.TrimSuffix(filepath.Base(f), ".log")
+		t.Run(name, func(t *testing.T) {
+			data, err := os.ReadFile(f)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := run(splitLines(string(data)), 256, true)
+			golden := strings.TrimSuffix(f, ".log") + ".json"
+			if *update {
+				b, _ := json.MarshalIndent(got, "", "  ")
+				if err := os.WriteFile(golden, append(b, '\n'), 0o644); err != nil {
+					t.Fatal(err)
+				}
+				return
+			}
+			b, err := os.ReadFile(golden)
+			if err != nil {
+				t.Fatalf("%v (run with -update)", err)
+			}
+			var want *sdk.Progress
+			if err := json.Unmarshal(b, &want); err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(want, got); diff != "" {
+				t.Errorf("final state (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+// TestStatelessBatches: one line per call, one big batch, and the host's
+// prefilter on or off must all end in the same state.
+func TestStatelessBatches(t *testing.T) {
+	for _, f := range fixtures(t) {
+		data, _ := os.ReadFile(f)
+		lines := splitLines(string(data))
+		want := run(lines, 1000, false)
+		for _, c := range []struct {
+			batch  int
+			filter bool
+		}{{1, true}, {1, false}, {3, true}, {1000, true}} {
+			if diff := cmp.Diff(want, run(lines, c.batch, c.filter)); diff != "" {
+				t.Errorf("%s batch=%d filter=%v differs (-all +this):\n%s", f, c.batch, c.filter, diff)
+			}
+		}
+	}
+}
+
+// TestPrefilterCovers: every fixture or edge-case line that yields an
+// update contains a Prefilter literal, and ordinary lines mostly do not.
+func TestPrefilterCovers(t *testing.T) {
+	var lines []string
+	for _, f := range fixtures(t) {
+		data, _ := os.ReadFile(f)
+		lines = append(lines, splitLines(string(data))...)
+	}
+	for _, c := range edgeCases {
+		lines = append(lines, c.lines...)
+	}
+	var last *sdk.Progress
+	for _, l := range lines {
+		out := Parse(sdk.ParseInput{Lines: []string{l}, Last: last})
+		if len(out.Updates) > 0 && !hasPrefilter(l) {
+			t.Errorf("line yields %+v but contains no prefilter literal: %q", out.Updates, l)
+		}
+		for _, u := range out.Updates {
+			if last == nil {
+				last = &sdk.Progress{}
+			}
+			last.Merge(u)
+		}
+	}
+	mix := SyntheticMix(20000)
+	pass, progress := 0, 0
+	for _, l := range mix {
+		if hasPrefilter(l) {
+			pass++
+		}
+		if len(Parse(sdk.ParseInput{Lines: []string{l}}).Updates) > 0 {
+			progress++
+		}
+	}
+	t.Logf("prefilter passes %d of %d mix lines; %d yield progress", pass, len(mix), progress)
+	if pass > len(mix)/10 {
+		t.Errorf("prefilter not selective: %d of %d lines pass, %d are progress", pass, len(mix), progress)
+	}
+	if progress < len(mix)/200 || progress > len(mix)/50 {
+		t.Errorf("mix has %d progress lines of %d, want ~1%%", progress, len(mix))
+	}
+}
+
+func FuzzParse(f *testing.F) {
+	for _, c := range edgeCases {
+		for _, l := range c.lines {
+			f.Add(l)
+		}
+	}
+	for _, l := range SyntheticMix(300) {
+		f.Add(l)
+	}
+	f.Fuzz(func(t *testing.T, line string) {
+		out := Parse(sdk.ParseInput{Lines: []string{line, line}, Last: &sdk.Progress{Total: 10, Source: "mlx"}})
+		for _, u := range out.Updates {
+			if u.Percentage < 0 || u.Percentage > 100 {
+				t.Fatalf("percentage %v out of range for %q", u.Percentage, line)
+			}
+			if _, err := json.Marshal(u); err != nil {
+				t.Fatalf("update not encodable for %q: %v", line, err)
+			}
+			if u.Step < 0 || u.Total < 0 || u.Epoch < 0 || u.EpochTotal < 0 || u.ETASeconds < 0 || u.Rate < 0 {
+				t.Fatalf("negative field %+v for %q", u, line)
+			}
+		}
+		if len(out.Updates) > 0 && !hasPrefilter(line) {
+			t.Fatalf("%q yields updates but the host would never send it", line)
+		}
+	})
+}
+
+func BenchmarkParseMix(b *testing.B) {
+	mix := SyntheticMix(100000)
+	b.Run("all-lines", func(b *testing.B) {
+		benchBatches(b, mix)
+	})
+	var filtered []string
+	for _, l := range mix {
+		if hasPrefilter(l) {
+			filtered = append(filtered, l)
+		}
+	}
+	b.Run("prefiltered", func(b *testing.B) {
+		// lines/s counts every mix line: the host drops the others.
+		benchBatchesScaled(b, filtered, len(mix))
+	})
+}
+
+func benchBatches(b *testing.B, lines []string) { benchBatchesScaled(b, lines, len(lines)) }
+
+func benchBatchesScaled(b *testing.B, lines []string, counted int) {
+	b.ReportAllocs()
+	var last *sdk.Progress
+	for b.Loop() {
+		for i := 0; i < len(lines); i += 256 {
+			out := Parse(sdk.ParseInput{Lines: lines[i:min(i+256, len(lines))], Last: last})
+			if n := len(out.Updates); n > 0 {
+				u := out.Updates[n-1]
+				last = &u
+			}
+		}
+	}
+	b.ReportMetric(float64(counted)*float64(b.N)/b.Elapsed().Seconds(), "lines/s")
+}

@@ -1,0 +1,245 @@
+package plugins
+
+import (
+	"bytes"
+	"crypto/ed25519"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strings"
+
+	"github.com/runbox/runbox/sdk"
+)
+
+// BundleManifestFile names a bundle's manifest, at the bundle's root.
+const BundleManifestFile = "runbox-bundle.json"
+
+// Bundle errors callers may branch on.
+var (
+	ErrChecksum     = errors.New("checksum mismatch")
+	ErrBadSignature = errors.New("bundle signature does not verify with any trusted key")
+	ErrUnsigned     = errors.New("bundle is not signed")
+	ErrNotWasm      = errors.New("not a WebAssembly module")
+)
+
+// BundleManifest is runbox-bundle.json.
+type BundleManifest struct {
+	Name    string       `json:"name"`
+	Version string       `json:"version"`
+	ABI     int          `json:"abi"`
+	Plugins []BundleFile `json:"plugins"`
+	// Signature is base64 ed25519 over SigningBytes (the manifest without
+	// this field). Optional.
+	Signature string `json:"signature,omitempty"`
+}
+
+// BundleFile is one module in a bundle.
+type BundleFile struct {
+	File   string `json:"file"` // slash-separated, relative to the bundle root
+	SHA256 string `json:"sha256"`
+}
+
+// SigningBytes is what the signature covers: the manifest as JSON, without
+// the signature field.
+func (m BundleManifest) SigningBytes() []byte {
+	m.Signature = ""
+	b, _ := json.Marshal(m) // plain strings and ints: cannot fail
+	return b
+}
+
+var nameRE = regexp.MustCompile(`^[a-z0-9][a-z0-9._-]{0,63}$`)
+
+var wasmMagic = []byte("\x00asm\x01\x00\x00\x00")
+
+// Pack makes a bundle of the *.wasm files in dir, written to out: a .tar.gz
+// when out ends in .tar.gz or .tgz, else a directory. Name and version come
+// from dir/runbox-bundle.json when present (other fields are recomputed),
+// else from dir's base name and "0.0.0". With a non-nil signingKey the
+// manifest is signed.
+func Pack(dir, out string, signingKey ed25519.PrivateKey) (BundleManifest, error) {
+	bm := BundleManifest{Name: filepath.Base(dir), Version: "0.0.0"}
+	if raw, err := os.ReadFile(filepath.Join(dir, BundleManifestFile)); err == nil {
+		if err := json.Unmarshal(raw, &bm); err != nil {
+			return bm, fmt.Errorf("pack %s: decode %s: %w", dir, BundleManifestFile, err)
+		}
+	}
+	bm.ABI, bm.Plugins, bm.Signature = sdk.ABIVersion, nil, ""
+	if !nameRE.MatchString(bm.Name) {
+		return bm, fmt.Errorf("pack %s: bundle name %q must match %s", dir, bm.Name, nameRE)
+	}
+	files := map[string][]byte{}
+	matches, _ := filepath.Glob(filepath.Join(dir, "*.wasm"))
+	sort.Strings(matches)
+	for _, p := range matches {
+		b, err := os.ReadFile(p)
+		if err != nil {
+			return bm, fmt.Errorf("pack %s: %w", dir, err)
+		}
+		if !bytes.HasPrefix(b, wasmMagic) {
+			return bm, fmt.Errorf("pack %s: %s: %w", dir, filepath.Base(p), ErrNotWasm)
+		}
+		sum := sha256.Sum256(b)
+		bm.Plugins = append(bm.Plugins, BundleFile{File: filepath.Base(p), SHA256: hex.EncodeToString(sum[:])})
+		files[filepath.Base(p)] = b
+	}
+	if len(bm.Plugins) == 0 {
+		return bm, fmt.Errorf("pack %s: no .wasm files", dir)
+	}
+	if signingKey != nil {
+		bm.Signature = base64.StdEncoding.EncodeToString(ed25519.Sign(signingKey, bm.SigningBytes()))
+	}
+	raw, _ := json.MarshalIndent(bm, "", "  ")
+	files[BundleManifestFile] = append(raw, '\n')
+	if isTarball(out) {
+		return bm, writeTarGz(out, files)
+	}
+	return bm, writeDir(out, files)
+}
+
+// Verify checks a bundle (directory or .tar.gz): manifest, ABI, that every
+// file is a wasm module with the sha256 the manifest names and, when
+// trustedKeys are given, that the manifest is signed by one of them.
+func Verify(path string, trustedKeys []ed25519.PublicKey) (BundleManifest, error) {
+	bm, _, err := readBundle(path, trustedKeys)
+	return bm, err
+}
+
+func readBundle(path string, trustedKeys []ed25519.PublicKey) (BundleManifest, map[string][]byte, error) {
+	var bm BundleManifest
+	files, err := readFiles(path)
+	if err != nil {
+		return bm, nil, fmt.Errorf("bundle %s: %w", path, err)
+	}
+	raw, ok := files[BundleManifestFile]
+	if !ok {
+		return bm, nil, fmt.Errorf("bundle %s: no %s", path, BundleManifestFile)
+	}
+	if err := json.Unmarshal(raw, &bm); err != nil {
+		return bm, nil, fmt.Errorf("bundle %s: decode %s: %w", path, BundleManifestFile, err)
+	}
+	if err := checkBundle(bm, files, trustedKeys); err != nil {
+		return bm, nil, fmt.Errorf("bundle %s: %w", path, err)
+	}
+	return bm, files, nil
+}
+
+func checkBundle(bm BundleManifest, files map[string][]byte, trustedKeys []ed25519.PublicKey) error {
+	if !nameRE.MatchString(bm.Name) {
+		return fmt.Errorf("bundle name %q must match %s", bm.Name, nameRE)
+	}
+	if bm.ABI != sdk.ABIVersion {
+		return fmt.Errorf("bundle targets ABI %d, this runbox speaks %d: %w", bm.ABI, sdk.ABIVersion, ErrABI)
+	}
+	if len(bm.Plugins) == 0 {
+		return errors.New("bundle lists no plugins")
+	}
+	for _, f := range bm.Plugins {
+		if !filepath.IsLocal(filepath.FromSlash(f.File)) {
+			return fmt.Errorf("plugin file %q escapes the bundle", f.File)
+		}
+		b, ok := files[f.File]
+		if !ok {
+			return fmt.Errorf("plugin file %s missing", f.File)
+		}
+		if !bytes.HasPrefix(b, wasmMagic) {
+			return fmt.Errorf("%s: %w", f.File, ErrNotWasm)
+		}
+		if sum := sha256.Sum256(b); hex.EncodeToString(sum[:]) != strings.ToLower(f.SHA256) {
+			return fmt.Errorf("%s: sha256 %x, manifest says %s: %w", f.File, sum, f.SHA256, ErrChecksum)
+		}
+	}
+	if len(trustedKeys) == 0 {
+		return nil
+	}
+	if bm.Signature == "" {
+		return ErrUnsigned
+	}
+	sig, err := base64.StdEncoding.DecodeString(bm.Signature)
+	if err != nil {
+		return fmt.Errorf("decode signature: %w", ErrBadSignature)
+	}
+	for _, k := range trustedKeys {
+		if ed25519.Verify(k, bm.SigningBytes(), sig) {
+			return nil
+		}
+	}
+	return ErrBadSignature
+}
+
+// Install verifies the bundle at path (see Verify) and installs it as
+// pluginsDir/NAME, replacing an installed bundle of the same name. A Host
+// whose Config.Dirs includes pluginsDir loads it on its next start.
+func Install(path, pluginsDir string, trustedKeys ...ed25519.PublicKey) (BundleManifest, error) {
+	bm, files, err := readBundle(path, trustedKeys)
+	if err != nil {
+		return bm, fmt.Errorf("install: %w", err)
+	}
+	keep := map[string][]byte{BundleManifestFile: files[BundleManifestFile]}
+	for _, f := range bm.Plugins {
+		keep[f.File] = files[f.File]
+	}
+	if err := os.MkdirAll(pluginsDir, 0o755); err != nil {
+		return bm, fmt.Errorf("install: %w", err)
+	}
+	tmp, err := os.MkdirTemp(pluginsDir, ".install-")
+	if err != nil {
+		return bm, fmt.Errorf("install: %w", err)
+	}
+	defer os.RemoveAll(tmp)
+	if err := writeDir(tmp, keep); err != nil {
+		return bm, fmt.Errorf("install: %w", err)
+	}
+	dst := filepath.Join(pluginsDir, bm.Name)
+	old := tmp + ".old"
+	if err := os.Rename(dst, old); err == nil {
+		defer os.RemoveAll(old)
+	}
+	if err := os.Rename(tmp, dst); err != nil {
+		return bm, fmt.Errorf("install: %w", err)
+	}
+	return bm, nil
+}
+
+// Remove uninstalls bundle name from pluginsDir.
+func Remove(pluginsDir, name string) error {
+	if !nameRE.MatchString(name) {
+		return fmt.Errorf("remove: invalid bundle name %q", name)
+	}
+	dst := filepath.Join(pluginsDir, name)
+	if _, err := os.Stat(filepath.Join(dst, BundleManifestFile)); err != nil {
+		return fmt.Errorf("remove %s: not installed: %w", name, err)
+	}
+	if err := os.RemoveAll(dst); err != nil {
+		return fmt.Errorf("remove %s: %w", name, err)
+	}
+	return nil
+}
+
+// List returns the manifests of the bundles installed in pluginsDir, by name.
+func List(pluginsDir string) ([]BundleManifest, error) {
+	matches, err := filepath.Glob(filepath.Join(pluginsDir, "*", BundleManifestFile))
+	if err != nil {
+		return nil, fmt.Errorf("list: %w", err)
+	}
+	sort.Strings(matches)
+	var out []BundleManifest
+	for _, p := range matches {
+		var bm BundleManifest
+		raw, err := os.ReadFile(p)
+		if err == nil {
+			err = json.Unmarshal(raw, &bm)
+		}
+		if err != nil {
+			return out, fmt.Errorf("list: %s: %w", p, err)
+		}
+		out = append(out, bm)
+	}
+	return out, nil
+}

@@ -1,0 +1,140 @@
+package plugins
+
+import (
+	"archive/tar"
+	"bytes"
+	"compress/gzip"
+	"fmt"
+	"io"
+	"os"
+	"path"
+	"path/filepath"
+	"sort"
+	"strings"
+)
+
+// maxBundleFile bounds one file read from a bundle (a Go plugin is ~3 MiB).
+const maxBundleFile = 64 << 20
+
+func isTarball(p string) bool {
+	return strings.HasSuffix(p, ".tar.gz") || strings.HasSuffix(p, ".tgz")
+}
+
+// readFiles reads a bundle's regular files into memory, keyed by
+// slash-separated relative path.
+func readFiles(p string) (map[string][]byte, error) {
+	if isTarball(p) {
+		return readTarGz(p)
+	}
+	files := map[string][]byte{}
+	entries, err := os.ReadDir(p)
+	if err != nil {
+		return nil, err
+	}
+	for _, e := range entries {
+		if !e.Type().IsRegular() {
+			continue
+		}
+		b, err := readLimited(filepath.Join(p, e.Name()))
+		if err != nil {
+			return nil, err
+		}
+		files[e.Name()] = b
+	}
+	return files, nil
+}
+
+func readLimited(p string) ([]byte, error) {
+	f, err := os.Open(p)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	b, err := io.ReadAll(io.LimitReader(f, maxBundleFile+1))
+	if err == nil && len(b) > maxBundleFile {
+		err = fmt.Errorf("%s larger than %d bytes", p, maxBundleFile)
+	}
+	return b, err
+}
+
+func readTarGz(p string) (map[string][]byte, error) {
+	f, err := os.Open(p)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	zr, err := gzip.NewReader(f)
+	if err != nil {
+		return nil, fmt.Errorf("gunzip: %w", err)
+	}
+	tr := tar.NewReader(zr)
+	files := map[string][]byte{}
+	for {
+		hdr, err := tr.Next()
+		if err == io.EOF {
+			return files, nil
+		}
+		if err != nil {
+			return nil, fmt.Errorf("untar: %w", err)
+		}
+		if hdr.Typeflag != tar.TypeReg {
+			continue
+		}
+		name := path.Clean(strings.TrimPrefix(hdr.Name, "./"))
+		if !filepath.IsLocal(name) {
+			return nil, fmt.Errorf("untar: entry %q escapes the bundle", hdr.Name)
+		}
+		if hdr.Size > maxBundleFile {
+			return nil, fmt.Errorf("untar: %s larger than %d bytes", name, maxBundleFile)
+		}
+		b, err := io.ReadAll(tr)
+		if err != nil {
+			return nil, fmt.Errorf("untar %s: %w", name, err)
+		}
+		files[name] = b
+	}
+}
+
+// writeTarGz writes files deterministically (sorted, no times or owners).
+func writeTarGz(out string, files map[string][]byte) error {
+	var buf bytes.Buffer
+	zw := gzip.NewWriter(&buf)
+	tw := tar.NewWriter(zw)
+	names := make([]string, 0, len(files))
+	for n := range files {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for _, n := range names {
+		hdr := &tar.Header{Name: n, Mode: 0o644, Size: int64(len(files[n])), Typeflag: tar.TypeReg, Format: tar.FormatPAX}
+		if err := tw.WriteHeader(hdr); err != nil {
+			return err
+		}
+		if _, err := tw.Write(files[n]); err != nil {
+			return err
+		}
+	}
+	if err := tw.Close(); err != nil {
+		return err
+	}
+	if err := zw.Close(); err != nil {
+		return err
+	}
+	return os.WriteFile(out, buf.Bytes(), 0o644)
+}
+
+func writeDir(dir string, files map[string][]byte) error {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	for n, b := range files {
+		p := filepath.Join(dir, filepath.FromSlash(n))
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			return err
+		}
+		if err := os.WriteFile(p, b, 0o644); err != nil {
+			return err
+		}
+	}
+	return nil
+}

@@ -1,0 +1,147 @@
+package plugins
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/runbox/runbox/sdk"
+)
+
+// Plan asks every planner plugin about in and merges their answers: risks
+// and notes concatenated, frameworks unioned, and each recommendation field
+// (with its reason), the smoke command, from the highest-priority plugin
+// that set it. The errors are those of plugins that failed (already logged);
+// the output is still usable.
+func (h *Host) Plan(ctx context.Context, in sdk.PlanInput) (sdk.PlanOutput, []error) {
+	var merged sdk.PlanOutput
+	var errs []error
+	seen := map[string]bool{}
+	for _, m := range h.byKind(ctx, sdk.KindPlanner) {
+		var out sdk.PlanOutput
+		ok, err := h.invoke(ctx, m, exportPlan, in, &out)
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		if !ok {
+			continue
+		}
+		merged.Risks = append(merged.Risks, out.Risks...)
+		merged.Notes = append(merged.Notes, out.Notes...)
+		for _, f := range out.Frameworks {
+			if !seen[f] {
+				seen[f] = true
+				merged.Frameworks = append(merged.Frameworks, f)
+			}
+		}
+		if merged.Smoke == nil && out.Smoke != nil {
+			merged.Smoke = out.Smoke
+		}
+		if out.Recommendation != nil {
+			if merged.Recommendation == nil {
+				merged.Recommendation = &sdk.Recommendation{}
+			}
+			fillRecommendation(merged.Recommendation, out.Recommendation)
+		}
+	}
+	return merged, errs
+}
+
+// fillRecommendation copies into dst each field (and its reason) that dst
+// does not have yet: plugins are visited highest priority first.
+func fillRecommendation(dst, src *sdk.Recommendation) {
+	if dst.Sandbox == "" && src.Sandbox != "" {
+		dst.Sandbox, dst.SandboxReason = src.Sandbox, src.SandboxReason
+	}
+	if dst.Image == "" && src.Image != "" {
+		dst.Image, dst.ImageReason = src.Image, src.ImageReason
+	}
+	if dst.TimeoutSeconds == 0 && src.TimeoutSeconds != 0 {
+		dst.TimeoutSeconds, dst.TimeoutReason = src.TimeoutSeconds, src.TimeoutReason
+	}
+	if dst.MemoryBytes == 0 && src.MemoryBytes != 0 {
+		dst.MemoryBytes, dst.MemoryReason = src.MemoryBytes, src.MemoryReason
+	}
+	if dst.Network == "" && src.Network != "" {
+		dst.Network, dst.NetworkReason = src.Network, src.NetworkReason
+	}
+	if dst.GPUs == "" && src.GPUs != "" {
+		dst.GPUs, dst.GPUsReason = src.GPUs, src.GPUsReason
+	}
+}
+
+// Classify asks every classifier plugin why a run failed and returns the
+// answer with the highest confidence (ties go to the higher priority), with
+// Failure.Plugin filled in; nil when no plugin had an answer. A plugin that
+// fails or answers an unknown code is logged and skipped.
+func (h *Host) Classify(ctx context.Context, in sdk.ClassifyInput) *sdk.Failure {
+	var best *sdk.Failure
+	bestPrio := 0
+	for _, m := range h.byKind(ctx, sdk.KindClassifier) {
+		var f sdk.Failure
+		ok, err := h.invoke(ctx, m, exportClassify, in, &f)
+		if err != nil || !ok {
+			continue
+		}
+		if !sdk.ValidCode(f.Code) {
+			h.recordFailure(m, exportClassify, fmt.Errorf("unknown failure code %q", f.Code))
+			continue
+		}
+		prio := m.manifest.Priority
+		if best == nil || f.Confidence > best.Confidence || (f.Confidence == best.Confidence && prio > bestPrio) {
+			f.Plugin = m.manifest.Name
+			best, bestPrio = &f, prio
+		}
+	}
+	return best
+}
+
+// Info describes one plugin for `runbox plugins ls/info`.
+type Info struct {
+	Name        string     `json:"name"`
+	Version     string     `json:"version"`
+	Kinds       []sdk.Kind `json:"kinds"`
+	Description string     `json:"description,omitempty"`
+	Frameworks  []string   `json:"frameworks,omitempty"`
+	Priority    int        `json:"priority,omitempty"`
+	Prefilter   []string   `json:"prefilter,omitempty"`
+	Source      string     `json:"source"` // file path, or "builtin:NAME"
+	Builtin     bool       `json:"builtin"`
+	SHA256      string     `json:"sha256"`
+	Status      Status     `json:"status"`
+	LastError   string     `json:"last_error,omitempty"`
+	Calls       uint64     `json:"calls"`
+	Failures    uint64     `json:"failures"`
+}
+
+// Plugins describes every plugin found. It waits (bounded by ctx) for those
+// still loading and loads the lazy ones, so names and kinds are known.
+func (h *Host) Plugins(ctx context.Context) []Info {
+	out := make([]Info, 0, len(h.modules))
+	for _, m := range h.modules {
+		loaded := m.wait(ctx)
+		open, calls, failures, lastErr := m.breaker.snapshot()
+		i := Info{
+			Source: m.source, Builtin: m.builtin, SHA256: m.sha,
+			Calls: calls, Failures: failures, Status: StatusReady,
+		}
+		if loaded {
+			man := m.manifest
+			i.Name, i.Version, i.Kinds, i.Description = man.Name, man.Version, man.Kinds, man.Description
+			i.Frameworks, i.Priority, i.Prefilter = man.Frameworks, man.Priority, man.Prefilter
+		}
+		switch {
+		case !loaded && ctx.Err() != nil:
+			i.Status = StatusPending
+		case !loaded:
+			i.Status = StatusFailed
+		case open:
+			i.Status = StatusDisabled
+		}
+		if lastErr != nil {
+			i.LastError = lastErr.Error()
+		}
+		out = append(out, i)
+	}
+	return out
+}

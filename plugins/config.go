@@ -1,0 +1,96 @@
+package plugins
+
+import (
+	"log/slog"
+	"time"
+)
+
+// Config configures a Host. The zero value is usable: built-ins only, no
+// on-disk cache, defaults below.
+type Config struct {
+	// CacheDir holds wazero's compilation cache (e.g. ~/.cache/runbox/wazero).
+	// Empty means compile in memory each process (~1 s per module, cold).
+	CacheDir string
+	// Dirs are searched for user plugins: *.wasm files directly inside, and
+	// installed bundles (sub-directories with runbox-bundle.json, see Install).
+	Dirs []string
+	// Files are extra *.wasm files to load (e.g. the plugin under test).
+	Files []string
+	// NoBuiltins leaves out the embedded default plugins (tests, debugging).
+	NoBuiltins bool
+	// Logger receives warnings about failing plugins. Default slog.Default().
+	Logger *slog.Logger
+
+	// CallTimeout bounds one call into a plugin. Default 2s.
+	CallTimeout time.Duration
+	// InitTimeout bounds instantiating a module (its _initialize). Default 10s.
+	InitTimeout time.Duration
+	// MemoryLimitPages caps each instance's linear memory, in 64 KiB pages.
+	// Default 2048 (128 MiB).
+	MemoryLimitPages uint32
+	// RecycleBytes: an instance whose memory grew past this is closed after
+	// its call instead of being pooled. Default 64 MiB.
+	RecycleBytes uint64
+	// PoolSize is how many idle instances are kept per module. Default 2.
+	PoolSize int
+	// MaxInstances caps live instances per module; further callers wait.
+	// Default 4.
+	MaxInstances int
+	// MaxInputBytes and MaxOutputBytes bound the JSON crossing the ABI in
+	// either direction. Default 4 MiB and 1 MiB.
+	MaxInputBytes  int
+	MaxOutputBytes int
+	// MaxLineBytes truncates an output line before a progress plugin sees it.
+	// Default 8 KiB.
+	MaxLineBytes int
+	// BatchLines and BatchBytes bound a batch sent to runbox_parse.
+	// Default 256 lines and 64 KiB.
+	BatchLines int
+	BatchBytes int
+	// FailureThreshold consecutive failures switch a plugin off for
+	// Cooldown (circuit breaker). Default 3 and 5 minutes.
+	FailureThreshold int
+	Cooldown         time.Duration
+	// LogBytes bounds the guest stdout/stderr kept per module. Default 4 KiB.
+	LogBytes int
+
+	// noInterrupt turns off WithCloseOnContextDone (benchmarks only: a
+	// runaway guest is then not stopped).
+	noInterrupt bool
+}
+
+func (c Config) withDefaults() Config {
+	if c.Logger == nil {
+		c.Logger = slog.Default()
+	}
+	def := func(v *int, d int) {
+		if *v <= 0 {
+			*v = d
+		}
+	}
+	if c.CallTimeout <= 0 {
+		c.CallTimeout = 2 * time.Second
+	}
+	if c.InitTimeout <= 0 {
+		c.InitTimeout = 10 * time.Second
+	}
+	if c.MemoryLimitPages == 0 {
+		c.MemoryLimitPages = 2048
+	}
+	if c.RecycleBytes == 0 {
+		c.RecycleBytes = 64 << 20
+	}
+	def(&c.PoolSize, 2)
+	def(&c.MaxInstances, 4)
+	def(&c.MaxInputBytes, 4<<20)
+	def(&c.MaxOutputBytes, 1<<20)
+	def(&c.MaxLineBytes, 8<<10)
+	def(&c.BatchLines, 256)
+	def(&c.BatchBytes, 64<<10)
+	def(&c.FailureThreshold, 3)
+	def(&c.LogBytes, 4<<10)
+	if c.Cooldown <= 0 {
+		c.Cooldown = 5 * time.Minute
+	}
+	return c
+}

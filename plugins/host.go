@@ -1,0 +1,186 @@
+package plugins
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sort"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/runbox/runbox/sdk"
+	"github.com/tetratelabs/wazero"
+	"github.com/tetratelabs/wazero/imports/wasi_snapshot_preview1"
+)
+
+// Host loads and calls plugins. Create one per process with NewHost and
+// Close it on shutdown. All methods are safe for concurrent use.
+type Host struct {
+	cfg     Config
+	log     *slog.Logger
+	rt      wazero.Runtime
+	cache   wazero.CompilationCache
+	ctx     context.Context // background loading; cancelled by Close
+	cancel  context.CancelFunc
+	wg      sync.WaitGroup
+	closed  atomic.Bool
+	modules []*module
+}
+
+// NewHost discovers the built-in and user plugins and starts compiling the
+// user ones in the background (their kinds are known only once described);
+// built-ins compile lazily when their kind is first needed, or on Warm.
+// It fails only when the runtime itself cannot be set up; a broken plugin is
+// logged and reported by Plugins.
+func NewHost(ctx context.Context, cfg Config) (*Host, error) {
+	cfg = cfg.withDefaults()
+	rc := wazero.NewRuntimeConfig().
+		WithMemoryLimitPages(cfg.MemoryLimitPages).
+		WithCloseOnContextDone(!cfg.noInterrupt)
+	var cache wazero.CompilationCache
+	if cfg.CacheDir != "" {
+		c, err := wazero.NewCompilationCacheWithDir(cfg.CacheDir)
+		if err != nil {
+			return nil, fmt.Errorf("compilation cache %s: %w", cfg.CacheDir, err)
+		}
+		cache = c
+		rc = rc.WithCompilationCache(c)
+	}
+	rt := wazero.NewRuntimeWithConfig(ctx, rc)
+	if _, err := wasi_snapshot_preview1.Instantiate(ctx, rt); err != nil {
+		_ = rt.Close(ctx)
+		return nil, fmt.Errorf("instantiate wasi: %w", err)
+	}
+	h := &Host{cfg: cfg, log: cfg.Logger, rt: rt, cache: cache}
+	h.ctx, h.cancel = context.WithCancel(context.WithoutCancel(ctx))
+	for _, s := range discover(cfg) {
+		m := newModule(h, s.path, s.builtin, sdk.Kind(s.kind), s.wasm)
+		h.modules = append(h.modules, m)
+		switch {
+		case s.err != nil:
+			m.once.Do(func() {
+				m.loadErr = s.err
+				m.breaker.fail(s.err, 0, 0)
+				close(m.ready)
+			})
+			h.log.Warn("plugin not loaded", "plugin", s.path, "err", s.err)
+		case m.kind == "":
+			m.start()
+		}
+	}
+	return h, nil
+}
+
+// Warm starts compiling, in the background, the plugins of the given kinds
+// (all when none given), so that the first call does not wait for them.
+func (h *Host) Warm(kinds ...sdk.Kind) {
+	for _, m := range h.modules {
+		if len(kinds) == 0 || m.kind == "" || contains(kinds, m.kind) {
+			m.start()
+		}
+	}
+}
+
+func contains(ks []sdk.Kind, k sdk.Kind) bool {
+	for _, x := range ks {
+		if x == k {
+			return true
+		}
+	}
+	return false
+}
+
+// Close stops background loading, waits for it and releases the runtime and
+// the compilation cache (which stays on disk).
+func (h *Host) Close(ctx context.Context) error {
+	if h.closed.Swap(true) {
+		return nil
+	}
+	h.cancel()
+	h.wg.Wait()
+	for _, m := range h.modules {
+		m.drain()
+	}
+	err := h.rt.Close(ctx)
+	if h.cache != nil {
+		err = errors.Join(err, h.cache.Close(ctx))
+	}
+	return err
+}
+
+// byKind returns the loaded modules implementing kind, highest priority
+// first, waiting for those still loading (bounded by ctx).
+func (h *Host) byKind(ctx context.Context, kind sdk.Kind) []*module {
+	var out []*module
+	for _, m := range h.modules {
+		if m.kind != "" && m.kind != kind {
+			continue
+		}
+		if m.wait(ctx) && m.manifest.Has(kind) {
+			out = append(out, m)
+		}
+	}
+	sort.SliceStable(out, func(i, j int) bool { return out[i].manifest.Priority > out[j].manifest.Priority })
+	return out
+}
+
+// invoke runs one bounded call of export fn on m with input encoded as JSON,
+// decoding the answer into out. It returns false when there was no answer.
+// Failures are logged, counted by m's breaker, and returned.
+func (h *Host) invoke(ctx context.Context, m *module, fn string, input, out any) (bool, error) {
+	if h.closed.Load() {
+		return false, errors.New("plugin host closed")
+	}
+	if !m.breaker.allow(time.Now()) {
+		return false, fmt.Errorf("%s: %w", m.manifest.Name, ErrDisabled)
+	}
+	raw, err := h.invokeRaw(ctx, m, fn, input)
+	if err == nil && raw != nil {
+		if uerr := json.Unmarshal(raw, out); uerr != nil {
+			err = fmt.Errorf("decode %s result: %w", fn, uerr)
+		}
+	}
+	if err != nil {
+		if ctx.Err() != nil && !errors.Is(err, ErrTimeout) {
+			return false, err // the caller gave up: not the plugin's fault
+		}
+		h.recordFailure(m, fn, err)
+		return false, fmt.Errorf("plugin %s: %s: %w", m.manifest.Name, fn, err)
+	}
+	m.breaker.ok()
+	return raw != nil, nil
+}
+
+func (h *Host) invokeRaw(ctx context.Context, m *module, fn string, input any) (json.RawMessage, error) {
+	b, err := json.Marshal(input)
+	if err != nil {
+		return nil, fmt.Errorf("encode %s input: %w", fn, err)
+	}
+	if len(b) > h.cfg.MaxInputBytes {
+		return nil, fmt.Errorf("%d bytes, limit %d: %w", len(b), h.cfg.MaxInputBytes, ErrInputTooLarge)
+	}
+	in, err := m.acquire(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("instance: %w", err)
+	}
+	cctx, cancel := context.WithTimeout(ctx, h.cfg.CallTimeout)
+	defer cancel()
+	raw, err := in.call(cctx, fn, b, h.cfg.MaxOutputBytes)
+	m.release(in, err)
+	return raw, err
+}
+
+func (h *Host) recordFailure(m *module, fn string, err error) {
+	opened := m.breaker.fail(err, h.cfg.FailureThreshold, h.cfg.Cooldown)
+	h.log.Warn("plugin call failed; instance discarded",
+		"plugin", m.manifest.Name, "source", m.source, "call", fn, "err", err,
+		"guest_output", m.logs.String())
+	if opened {
+		h.log.Warn("plugin switched off after repeated failures",
+			"plugin", m.manifest.Name, "source", m.source,
+			"failures", h.cfg.FailureThreshold, "cooldown", h.cfg.Cooldown)
+	}
+}

@@ -1,0 +1,217 @@
+package plugins
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/runbox/runbox/sdk"
+	"github.com/tetratelabs/wazero"
+)
+
+// Status of a plugin as Plugins reports it.
+type Status string
+
+// Plugin statuses.
+const (
+	StatusPending  Status = "pending"  // not compiled yet (compiled lazily)
+	StatusReady    Status = "ready"    // compiled, described, serving calls
+	StatusFailed   Status = "failed"   // could not be loaded: never called
+	StatusDisabled Status = "disabled" // switched off by the circuit breaker
+)
+
+// module is one plugin file: its bytes, its compiled form once ready, its
+// pool of instances and its breaker.
+type module struct {
+	h       *Host
+	source  string // file path, or "builtin:NAME"
+	builtin bool
+	kind    sdk.Kind // known before compiling (built-ins); "" = unknown
+	wasm    []byte
+	sha     string
+	logs    *ringBuffer
+
+	once     sync.Once
+	ready    chan struct{} // closed when loading finished (ok or not)
+	compiled wazero.CompiledModule
+	manifest sdk.Manifest
+	loadErr  error
+
+	pool    chan *instance // idle instances
+	slots   chan struct{}  // one token per live instance
+	breaker breaker
+}
+
+func newModule(h *Host, source string, builtin bool, kind sdk.Kind, wasm []byte) *module {
+	sum := sha256.Sum256(wasm)
+	return &module{
+		h: h, source: source, builtin: builtin, kind: kind, wasm: wasm,
+		sha:   hex.EncodeToString(sum[:]),
+		logs:  &ringBuffer{n: h.cfg.LogBytes},
+		ready: make(chan struct{}),
+		pool:  make(chan *instance, h.cfg.PoolSize),
+		slots: make(chan struct{}, h.cfg.MaxInstances),
+	}
+}
+
+// start begins loading in the background; it is idempotent.
+func (m *module) start() {
+	m.once.Do(func() {
+		m.h.wg.Add(1)
+		go func() {
+			defer m.h.wg.Done()
+			defer close(m.ready)
+			m.loadErr = m.load(m.h.ctx)
+			if m.loadErr != nil {
+				m.h.log.Warn("plugin not loaded", "plugin", m.source, "err", m.loadErr, "guest_output", m.logs.String())
+				m.breaker.fail(m.loadErr, 0, 0)
+			}
+		}()
+	})
+}
+
+// wait starts loading if needed and waits for it; ok is false when the
+// module could not be loaded or ctx ended first.
+func (m *module) wait(ctx context.Context) bool {
+	m.start()
+	select {
+	case <-m.ready:
+		return m.loadErr == nil
+	case <-ctx.Done():
+		return false
+	}
+}
+
+// load compiles the module, checks its ABI and reads its manifest through a
+// first instance, which it keeps in the pool.
+func (m *module) load(ctx context.Context) error {
+	t0 := time.Now()
+	compiled, err := m.h.rt.CompileModule(ctx, m.wasm)
+	if err != nil {
+		return fmt.Errorf("compile %s: %w", m.source, err)
+	}
+	m.compiled = compiled
+	in, err := m.instantiate(ctx)
+	if err != nil {
+		return err
+	}
+	cctx, cancel := context.WithTimeout(ctx, m.h.cfg.CallTimeout)
+	defer cancel()
+	v, err := in.abiVersion(cctx)
+	if err != nil {
+		in.close()
+		return fmt.Errorf("abi version: %w", err)
+	}
+	if v != sdk.ABIVersion {
+		in.close()
+		return fmt.Errorf("module reports ABI %d, host speaks %d: %w", v, sdk.ABIVersion, ErrABI)
+	}
+	man, err := in.describe(cctx, m.h.cfg.MaxOutputBytes)
+	if err != nil {
+		in.close()
+		return fmt.Errorf("describe: %w", err)
+	}
+	if err := checkManifest(man, in); err != nil {
+		in.close()
+		return err
+	}
+	m.manifest = man
+	m.release(in, nil)
+	m.h.log.Debug("plugin loaded", "plugin", man.Name, "version", man.Version, "source", m.source, "took", time.Since(t0))
+	return nil
+}
+
+func checkManifest(man sdk.Manifest, in *instance) error {
+	if man.Name == "" {
+		return fmt.Errorf("manifest has no name: %w", ErrABI)
+	}
+	if man.ABI != 0 && man.ABI != sdk.ABIVersion {
+		return fmt.Errorf("manifest declares ABI %d, host speaks %d: %w", man.ABI, sdk.ABIVersion, ErrABI)
+	}
+	for _, k := range man.Kinds {
+		exp := exportFor(k)
+		if exp == "" {
+			return fmt.Errorf("manifest lists unknown kind %q: %w", k, ErrABI)
+		}
+		if in.fns[exp] == nil {
+			return fmt.Errorf("manifest lists kind %s but %s is not exported: %w", k, exp, ErrABI)
+		}
+	}
+	return nil
+}
+
+func exportFor(k sdk.Kind) string {
+	switch k {
+	case sdk.KindPlanner:
+		return exportPlan
+	case sdk.KindClassifier:
+		return exportClassify
+	case sdk.KindProgress:
+		return exportParse
+	}
+	return ""
+}
+
+// instantiate makes a new instance under InitTimeout. The caller holds a slot
+// or is load (which runs before any caller).
+func (m *module) instantiate(ctx context.Context) (*instance, error) {
+	ictx, cancel := context.WithTimeout(ctx, m.h.cfg.InitTimeout)
+	defer cancel()
+	return newInstance(ictx, m.h.rt, m.compiled, m.logs)
+}
+
+// acquire returns an idle instance or a new one, waiting while MaxInstances
+// are busy.
+func (m *module) acquire(ctx context.Context) (*instance, error) {
+	select {
+	case m.slots <- struct{}{}:
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+	select {
+	case in := <-m.pool:
+		return in, nil
+	default:
+	}
+	in, err := m.instantiate(ctx)
+	if err != nil {
+		<-m.slots
+		return nil, err
+	}
+	return in, nil
+}
+
+// release returns in to the pool, or closes it after an error, past the
+// memory threshold or when the pool is full.
+func (m *module) release(in *instance, callErr error) {
+	defer func() {
+		select {
+		case <-m.slots:
+		default: // load's first instance held no slot
+		}
+	}()
+	if callErr != nil || in.memBytes() > m.h.cfg.RecycleBytes || m.h.closed.Load() {
+		in.close()
+		return
+	}
+	select {
+	case m.pool <- in:
+	default:
+		in.close()
+	}
+}
+
+// drain closes the idle instances.
+func (m *module) drain() {
+	for {
+		select {
+		case in := <-m.pool:
+			in.close()
+		default:
+			return
+		}
+	}
+}

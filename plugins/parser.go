@@ -1,0 +1,166 @@
+package plugins
+
+import (
+	"context"
+	"maps"
+	"strings"
+	"sync"
+
+	"github.com/runbox/runbox/sdk"
+)
+
+// Parser turns one run's output into progress. It holds the run's state and
+// passes it to the plugins as ParseInput.Last, so plugins stay stateless.
+// A Parser is safe for concurrent use (stdout and stderr readers may Feed at
+// once), but Feed may call a plugin (bounded by CallTimeout) when a batch
+// fills, so the engine should feed from a goroutine of its own, never from
+// the one that drains the child's pipes.
+type Parser struct {
+	h       *Host
+	mu      sync.Mutex
+	targets []*parseTarget // nil until the progress plugins are loaded
+	backlog []string       // lines fed before that, oldest dropped
+	state   sdk.Progress
+	updated bool
+}
+
+type parseTarget struct {
+	m         *module
+	prefilter []string
+	lines     []string
+	bytes     int
+}
+
+// NewParser returns a Parser for one run and starts loading the progress
+// plugins in the background.
+func (h *Host) NewParser() *Parser {
+	h.Warm(sdk.KindProgress)
+	return &Parser{h: h}
+}
+
+// Feed offers one output line (without its line ending) from stream
+// ("stdout" or "stderr"; both streams share the batches, in Feed order).
+// Only lines containing one of a plugin's prefilter literals are sent to it,
+// in batches of up to BatchLines lines or BatchBytes bytes; a full batch is
+// sent at once, the rest on Flush. Until the plugins are loaded, the last
+// 4×BatchLines lines are kept.
+func (p *Parser) Feed(stream, line string) {
+	_ = stream
+	if limit := p.h.cfg.MaxLineBytes; len(line) > limit {
+		line = line[:limit]
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.targets == nil && !p.resolve(context.Background(), false) {
+		p.backlog = append(p.backlog, line)
+		if over := len(p.backlog) - 4*p.h.cfg.BatchLines; over > 0 {
+			p.backlog = p.backlog[over:]
+		}
+		return
+	}
+	p.add(context.Background(), line)
+}
+
+// Flush sends every pending batch, waiting (bounded by ctx) for plugins
+// still loading. Call it every ~200 ms while a run is live and once at its end.
+func (p *Parser) Flush(ctx context.Context) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.targets == nil && !p.resolve(ctx, true) {
+		return
+	}
+	for _, t := range p.targets {
+		p.send(ctx, t)
+	}
+}
+
+// State returns a copy of the progress so far, or nil when no plugin has
+// reported any.
+func (p *Parser) State() *sdk.Progress {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if !p.updated {
+		return nil
+	}
+	s := p.state
+	s.Metrics = maps.Clone(p.state.Metrics)
+	return &s
+}
+
+// resolve finds the progress plugins. Without wait it fails while any is
+// still loading. Lines in the backlog are then fed.
+func (p *Parser) resolve(ctx context.Context, wait bool) bool {
+	if !wait {
+		for _, m := range p.h.modules {
+			if m.kind != "" && m.kind != sdk.KindProgress {
+				continue
+			}
+			select {
+			case <-m.ready:
+			default:
+				return false
+			}
+		}
+	}
+	mods := p.h.byKind(ctx, sdk.KindProgress)
+	if ctx.Err() != nil {
+		return false
+	}
+	p.targets = make([]*parseTarget, 0, len(mods))
+	for _, m := range mods {
+		p.targets = append(p.targets, &parseTarget{m: m, prefilter: m.manifest.Prefilter})
+	}
+	backlog := p.backlog
+	p.backlog = nil
+	for _, l := range backlog {
+		p.add(ctx, l)
+	}
+	return true
+}
+
+func (p *Parser) add(ctx context.Context, line string) {
+	for _, t := range p.targets {
+		if !t.match(line) {
+			continue
+		}
+		t.lines = append(t.lines, line)
+		t.bytes += len(line)
+		if len(t.lines) >= p.h.cfg.BatchLines || t.bytes >= p.h.cfg.BatchBytes {
+			p.send(ctx, t)
+		}
+	}
+}
+
+func (t *parseTarget) match(line string) bool {
+	if len(t.prefilter) == 0 {
+		return true
+	}
+	for _, lit := range t.prefilter {
+		if strings.Contains(line, lit) {
+			return true
+		}
+	}
+	return false
+}
+
+// send calls the plugin with t's batch and merges the updates into state.
+// A failing plugin loses the batch; the run goes on.
+func (p *Parser) send(ctx context.Context, t *parseTarget) {
+	if len(t.lines) == 0 {
+		return
+	}
+	in := sdk.ParseInput{Lines: t.lines}
+	if p.updated {
+		last := p.state
+		in.Last = &last
+	}
+	t.lines, t.bytes = nil, 0
+	var out sdk.ParseOutput
+	if ok, err := p.h.invoke(ctx, t.m, exportParse, in, &out); err != nil || !ok {
+		return
+	}
+	for _, u := range out.Updates {
+		p.state.Merge(u)
+		p.updated = true
+	}
+}

@@ -1,0 +1,219 @@
+package docker
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path"
+	"path/filepath"
+	"strconv"
+	"strings"
+
+	"github.com/docker/docker/api/types/container"
+	"github.com/docker/docker/api/types/mount"
+
+	"github.com/runbox/runbox/sandbox"
+)
+
+// logOpts keep enough of the "local" driver's files that a restarted
+// daemon finds everything it has not copied yet; the container (and its
+// log) is removed as soon as the run's output is in the run log.
+var logOpts = map[string]string{"max-size": "64m", "max-file": "8", "compress": "false"}
+
+// plan is a Spec translated into Docker terms.
+type plan struct {
+	config *container.Config
+	host   *container.HostConfig
+	gated  bool // main command waits for setup (see setup.go)
+	stdin  bool // runbox attaches to stdin
+	shell  bool // /bin/sh is needed
+	env    []string
+	user   string
+}
+
+// argv is the command the container runs, before any gate.
+func argv(spec sandbox.Spec) ([]string, error) {
+	if len(spec.Command) == 0 {
+		return nil, errors.New("empty command")
+	}
+	if spec.Shell {
+		return []string{"/bin/sh", "-c", strings.Join(spec.Command, " ")}, nil
+	}
+	return spec.Command, nil
+}
+
+// containerEnv is Spec.Env plus the host variables named in EnvAllow. The
+// host environment is never inherited, whatever CleanEnv says: a container
+// is a clean environment by construction.
+func containerEnv(spec sandbox.Spec) []string {
+	var env []string
+	for _, name := range spec.EnvAllow {
+		if v, ok := os.LookupEnv(name); ok {
+			env = append(env, name+"="+v)
+		}
+	}
+	return append(env, spec.Env...)
+}
+
+// runUser is Spec.User, or the invoking user's uid:gid.
+func runUser(spec sandbox.Spec) (string, error) {
+	if spec.User == "" {
+		return fmt.Sprintf("%d:%d", os.Getuid(), os.Getgid()), nil
+	}
+	uid, gid, ok := strings.Cut(spec.User, ":")
+	if _, err := strconv.ParseUint(uid, 10, 32); err != nil || !ok {
+		return "", fmt.Errorf("user %q: want uid:gid", spec.User)
+	}
+	if _, err := strconv.ParseUint(gid, 10, 32); err != nil {
+		return "", fmt.Errorf("user %q: want uid:gid", spec.User)
+	}
+	return spec.User, nil
+}
+
+func mounts(spec sandbox.Spec) ([]mount.Mount, error) {
+	if spec.Workdir == "" {
+		return nil, errors.New("no workdir")
+	}
+	wd, err := filepath.Abs(spec.Workdir)
+	if err != nil {
+		return nil, fmt.Errorf("workdir: %w", err)
+	}
+	if st, err := os.Stat(wd); err != nil || !st.IsDir() {
+		return nil, fmt.Errorf("workdir %s is not a directory", wd)
+	}
+	ms := []mount.Mount{{Type: mount.TypeBind, Source: wd, Target: WorkspaceMount}}
+	for _, a := range spec.Assets {
+		if !filepath.IsLocal(a.Dst) || filepath.Clean(a.Dst) == "." {
+			return nil, fmt.Errorf("asset %q: destination must be a relative path inside the workspace", a.Dst)
+		}
+		dst := path.Join(WorkspaceMount, filepath.ToSlash(a.Dst))
+		src, err := filepath.Abs(a.Src)
+		if err != nil {
+			return nil, fmt.Errorf("asset %s: %w", a.Src, err)
+		}
+		if _, err := os.Stat(src); err != nil {
+			return nil, fmt.Errorf("asset: %w", err)
+		}
+		ms = append(ms, mount.Mount{Type: mount.TypeBind, Source: src, Target: dst, ReadOnly: true})
+	}
+	return ms, nil
+}
+
+func networkMode(spec sandbox.Spec) (container.NetworkMode, error) {
+	switch spec.Network {
+	case "", "none":
+		return "none", nil
+	case "bridge", "host":
+		return container.NetworkMode(spec.Network), nil
+	}
+	return "", fmt.Errorf("network %q: want none, bridge or host", spec.Network)
+}
+
+// gpuRequest turns Spec.GPUs ("all", "N", "device=0,1") into a device
+// request, as docker run --gpus does.
+func gpuRequest(gpus string) (container.DeviceRequest, error) {
+	req := container.DeviceRequest{Capabilities: [][]string{{"gpu"}}}
+	switch {
+	case gpus == "all":
+		req.Count = -1
+	case strings.HasPrefix(gpus, "device="):
+		req.DeviceIDs = strings.Split(strings.Trim(strings.TrimPrefix(gpus, "device="), `"`), ",")
+	default:
+		n, err := strconv.Atoi(gpus)
+		if err != nil || n <= 0 {
+			return req, fmt.Errorf("gpus %q: want all, a count or device=ID[,ID]", gpus)
+		}
+		req.Count = n
+	}
+	return req, nil
+}
+
+// buildPlan translates spec. entrypoint is the image's, which a gated
+// container must run itself after the gate.
+func buildPlan(spec sandbox.Spec, image string, entrypoint []string) (*plan, error) {
+	cmd, err := argv(spec)
+	if err != nil {
+		return nil, err
+	}
+	user, err := runUser(spec)
+	if err != nil {
+		return nil, err
+	}
+	ms, err := mounts(spec)
+	if err != nil {
+		return nil, err
+	}
+	netMode, err := networkMode(spec)
+	if err != nil {
+		return nil, err
+	}
+	if spec.Stdin != nil && spec.StdinFile != "" {
+		return nil, errors.New("both stdin and stdin_file given")
+	}
+	p := &plan{
+		gated: len(spec.Setup) > 0,
+		shell: spec.Shell || len(spec.Setup) > 0,
+		env:   containerEnv(spec),
+		user:  user,
+	}
+	p.stdin = p.gated || spec.Stdin != nil || spec.StdinFile != ""
+	cfg := &container.Config{
+		Image:      image,
+		Cmd:        cmd,
+		Env:        p.env,
+		User:       user,
+		WorkingDir: WorkspaceMount,
+		OpenStdin:  p.stdin,
+		StdinOnce:  p.stdin,
+		Labels:     map[string]string{LabelRunID: spec.RunID, LabelManaged: "true"},
+	}
+	if p.gated {
+		cfg.Entrypoint = append([]string{"/bin/sh", "-c", gateScript, "runbox-gate"}, entrypoint...)
+	}
+	init := true
+	hc := &container.HostConfig{
+		Init:        &init, // signals reach the command, zombies are reaped
+		NetworkMode: netMode,
+		Mounts:      ms,
+		CapDrop:     []string{"ALL"},
+		SecurityOpt: []string{"no-new-privileges"},
+		LogConfig:   container.LogConfig{Type: "local", Config: logOpts},
+	}
+	if spec.ReadOnlyRoot {
+		hc.ReadonlyRootfs = true
+		hc.Tmpfs = map[string]string{"/tmp": "rw,nosuid,nodev,exec,mode=1777"}
+	}
+	if l := spec.Limits; l.MemoryBytes > 0 {
+		hc.Memory = l.MemoryBytes
+		hc.MemorySwap = l.MemoryBytes
+	}
+	if spec.Limits.CPUs > 0 {
+		hc.NanoCPUs = int64(spec.Limits.CPUs * 1e9)
+	}
+	if spec.Limits.Pids > 0 {
+		pids := spec.Limits.Pids
+		hc.PidsLimit = &pids
+	}
+	if spec.GPUs != "" {
+		req, err := gpuRequest(spec.GPUs)
+		if err != nil {
+			return nil, err
+		}
+		hc.DeviceRequests = []container.DeviceRequest{req}
+	}
+	p.config, p.host = cfg, hc
+	return p, nil
+}
+
+// containerName is derived from the run id so one run cannot be started
+// twice; Docker allows [a-zA-Z0-9][a-zA-Z0-9_.-]*.
+func containerName(runID string) string {
+	b := []byte("runbox-" + runID)
+	for i, c := range b {
+		ok := c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' || c == '.' || c == '-'
+		if !ok {
+			b[i] = '_'
+		}
+	}
+	return string(b)
+}

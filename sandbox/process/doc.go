@@ -1,0 +1,55 @@
+// Package process runs a sandbox.Spec as a supervised host process.
+//
+// # Supervisor
+//
+// Start re-executes the runbox binary as a small supervisor (argv
+// Options.Args + STATE_DIR; cmd/runbox hands those arguments to
+// SupervisorMain). The supervisor runs in its own session with stdin on
+// /dev/null, so it outlives the daemon that started it, kill -9 included.
+// It owns the run: it places assets, runs setup commands, starts the main
+// command in its own process group, pumps stdout and stderr as raw chunks
+// into the framed log (no line buffering: memory stays bounded whatever the
+// output), enforces timeout, stop and memory limit on the whole tree, and
+// finally writes the exit record. Start returns once the supervisor reports
+// on its ready pipe (fd 3) that the first command has started, so a fast
+// command costs no polling anywhere: Start blocks on a pipe read, Wait on
+// the supervisor's exit (cmd.Wait in Start's process, a pidfd after Recover).
+//
+// On Linux the supervisor is a child subreaper: a grandchild that escapes
+// the process group (setsid, double fork) is reparented to it, so it is
+// still found (/proc/PID/task/TID/children), killed and reaped. The main
+// command gets PR_SET_PDEATHSIG=SIGKILL: a run whose supervisor died is
+// reported lost and must not go on unwatched. Only the supervisor's reaper
+// waits for children (wait4(-1)); nothing calls exec.Cmd.Wait there.
+//
+// # Stop
+//
+// Stop works from any process, including a daemon that recovered the run:
+// it writes stop.json (the grace) into the state directory and sends
+// SIGTERM to the supervisor (checked against its recorded start time so a
+// recycled pid is never signalled). The supervisor treats SIGTERM and
+// SIGINT as "cancel the run", never as "exit": SIGTERM to the process group
+// and every other descendant, the grace, then SIGKILL until none is left.
+// Timeout does the same from inside the supervisor, so it holds with no
+// daemon at all. When the main command exits on its own, processes it left
+// behind get a short grace (at most 2s) and are killed, and the pipes are
+// drained with a deadline so a stray holder of stdout cannot hang the run.
+//
+// # Memory limit
+//
+// With Limits.MemoryBytes the supervisor creates a memory cgroup below its
+// own: cgroup v2 when the unified hierarchy has the memory controller and
+// it can be enabled (children are then cloned straight into it), else the
+// v1 memory controller (the child is moved in right after exec), with swap
+// limited too. The kernel OOM killer then does the killing; its oom_kill
+// counter marks Exit.OOMKilled. Where no cgroup is writable (not root, no
+// delegation, macOS) an RSS watchdog sums the tree's RSS every 100ms
+// (gopsutil) and SIGKILLs the tree above the limit. RSS double-counts pages
+// shared between processes, so the watchdog errs on the side of killing.
+//
+// # Usage
+//
+// CPU time is the supervisor's RUSAGE_CHILDREN (every process it reaped,
+// setup included); peak RSS is the larger of the biggest single process
+// (rusage maxrss) and the largest tree sample the watchdog took.
+package process

@@ -1,0 +1,98 @@
+package process
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"syscall"
+	"time"
+
+	"github.com/runbox/runbox/sandbox"
+)
+
+// handle is a run seen from outside its supervisor: started here (done
+// closes when this process reaps the supervisor) or recovered (done closes
+// when the pidfd says the supervisor exited).
+type handle struct {
+	pid      int // supervisor; 0 when it never wrote its pid file
+	stateDir string
+	done     <-chan struct{}
+	signal   func(syscall.Signal) error
+	waitErr  string // how the supervisor exited, for Start's own child
+}
+
+// Ref is the supervisor's pid.
+func (h *handle) Ref() string { return strconv.Itoa(h.pid) }
+
+// Wait returns the exit record once the supervisor has exited. A
+// supervisor gone without a record (kill -9, machine crash) is a lost run.
+func (h *handle) Wait(ctx context.Context) (sandbox.Exit, error) {
+	select {
+	case <-h.done:
+	case <-ctx.Done():
+		return sandbox.Exit{}, ctx.Err()
+	}
+	e, err := readExit(h.stateDir)
+	if err == nil {
+		return e, nil
+	}
+	if !errors.Is(err, os.ErrNotExist) {
+		return sandbox.Exit{}, fmt.Errorf("read exit record: %w", err)
+	}
+	msg := fmt.Sprintf("supervisor pid %d vanished without an exit record", h.pid)
+	if h.waitErr != "" {
+		msg += " (" + h.waitErr + ")"
+	}
+	spec := filepath.Join(h.stateDir, specFile)
+	if h.pid == 0 {
+		msg = "supervisor never started: no pid file and no exit record"
+		// A spec this fresh may belong to a Start still in progress.
+		if st, err := os.Stat(spec); err == nil && time.Since(st.ModTime()) < 10*time.Second {
+			spec = ""
+		}
+	}
+	if spec != "" {
+		os.Remove(spec) // it may hold secrets and nobody will read it now
+	}
+	return sandbox.Exit{Lost: true, Error: msg, EndedAt: time.Now()}, nil
+}
+
+// Stop asks the supervisor to end the run (SIGTERM to the tree, grace,
+// SIGKILL) and waits until it has, or ctx ends. grace 0 means the spec's.
+func (h *handle) Stop(ctx context.Context, grace time.Duration) error {
+	if h.ended() || exists(filepath.Join(h.stateDir, exitFile)) {
+		return nil
+	}
+	if err := writeJSON(filepath.Join(h.stateDir, stopFile), stopRequest{Grace: grace}, false); err != nil {
+		return fmt.Errorf("stop run: %w", err)
+	}
+	if err := h.signal(syscall.SIGTERM); err != nil {
+		return fmt.Errorf("stop run: signal supervisor %d: %w", h.pid, err)
+	}
+	select {
+	case <-h.done:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// Stats samples the run's live process tree (the supervisor excluded).
+func (h *handle) Stats(ctx context.Context) (sandbox.Stats, error) {
+	if h.ended() || h.pid == 0 {
+		return sandbox.Stats{}, errEnded
+	}
+	return sample(ctx, descendants(h.pid)), nil
+}
+
+func (h *handle) ended() bool {
+	select {
+	case <-h.done:
+		return true
+	default:
+		return false
+	}
+}

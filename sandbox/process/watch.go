@@ -1,0 +1,107 @@
+package process
+
+import (
+	"context"
+	"sync/atomic"
+	"time"
+
+	"github.com/shirou/gopsutil/v4/process"
+
+	"github.com/runbox/runbox/sandbox"
+)
+
+// Sampling intervals: tight when the watchdog enforces a limit, relaxed
+// when it only tracks the peak for Usage.
+const (
+	watchdogEvery = 100 * time.Millisecond
+	peakEvery     = 250 * time.Millisecond
+)
+
+// sample sums RSS and CPU time over pids. Processes that exit meanwhile
+// are skipped.
+func sample(ctx context.Context, pids []int) sandbox.Stats {
+	var st sandbox.Stats
+	for _, pid := range pids {
+		p, err := process.NewProcessWithContext(ctx, int32(pid))
+		if err != nil {
+			continue
+		}
+		mi, err := p.MemoryInfoWithContext(ctx)
+		if err != nil {
+			continue
+		}
+		st.Pids++
+		st.RSSBytes += mi.RSS
+		if t, err := p.TimesWithContext(ctx); err == nil {
+			st.CPUSeconds += t.User + t.System
+		}
+	}
+	return st
+}
+
+// treePids is every process of the run: the supervisor's descendants plus
+// anything in the run's cgroup (which catches what reparenting might hide).
+func treePids(root int, cg *memCgroup) []int {
+	pids := descendants(root)
+	if cg == nil {
+		return pids
+	}
+	seen := make(map[int]bool, len(pids))
+	for _, p := range pids {
+		seen[p] = true
+	}
+	for _, p := range cg.pids() {
+		if !seen[p] && p != root {
+			pids = append(pids, p)
+		}
+	}
+	return pids
+}
+
+// watchdog samples the run's tree in the background: it keeps the peak
+// RSS for Usage and, with a limit, reports the first sample above it.
+type watchdog struct {
+	peak     atomic.Uint64
+	exceeded chan uint64 // the RSS that broke the limit; sent at most once
+	stop     chan struct{}
+	done     chan struct{}
+}
+
+func startWatchdog(root int, cg *memCgroup, limit int64) *watchdog {
+	w := &watchdog{
+		exceeded: make(chan uint64, 1),
+		stop:     make(chan struct{}),
+		done:     make(chan struct{}),
+	}
+	every := peakEvery
+	if limit > 0 {
+		every = watchdogEvery
+	}
+	go func() {
+		defer close(w.done)
+		t := time.NewTicker(every)
+		defer t.Stop()
+		ctx := context.Background()
+		for {
+			select {
+			case <-w.stop:
+				return
+			case <-t.C:
+			}
+			rss := sample(ctx, treePids(root, cg)).RSSBytes
+			if rss > w.peak.Load() {
+				w.peak.Store(rss)
+			}
+			if limit > 0 && rss > uint64(limit) {
+				w.exceeded <- rss
+				limit = 0 // report once; keep tracking the peak
+			}
+		}
+	}()
+	return w
+}
+
+func (w *watchdog) close() {
+	close(w.stop)
+	<-w.done
+}

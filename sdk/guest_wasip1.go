@@ -1,0 +1,139 @@
+//go:build wasip1
+
+package sdk
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"runtime/debug"
+	"unsafe"
+)
+
+// registered is the plugin this module exports; set once from an init func.
+var registered *Plugin
+
+// Register makes p the plugin this module exports through ABI v1. Call it
+// exactly once, from an init function of package main; a second call panics
+// (during _initialize, so the host refuses the module with the message).
+func Register(p Plugin) {
+	if registered != nil {
+		panic("sdk: Register called twice")
+	}
+	registered = &p
+}
+
+// Memory ownership (see docs/PLUGINS.md): runbox_alloc hands the host a
+// buffer that stays pinned here until the next export call consumes it; the
+// answer of an export stays pinned in out until the next export call.
+var (
+	pinned = map[uint32][]byte{}
+	out    []byte
+)
+
+//go:wasmexport runbox_abi_version
+func abiVersion() int32 { return ABIVersion }
+
+//go:wasmexport runbox_alloc
+func alloc(size int32) int32 {
+	if size <= 0 {
+		return 0
+	}
+	buf := make([]byte, size)
+	ptr := uint32(uintptr(unsafe.Pointer(&buf[0])))
+	pinned[ptr] = buf
+	return int32(ptr)
+}
+
+//go:wasmexport runbox_describe
+func describe() int64 {
+	return answer(func() (any, error) {
+		if registered == nil {
+			return nil, errors.New("no plugin registered: call sdk.Register from an init func")
+		}
+		return registered.Normalize(), nil
+	})
+}
+
+//go:wasmexport runbox_plan
+func plan(ptr, size int32) int64 {
+	return call(ptr, size, func(in []byte) (any, error) {
+		if registered == nil || registered.Plan == nil {
+			return nil, errors.New("plugin does not implement plan")
+		}
+		var pi PlanInput
+		if err := json.Unmarshal(in, &pi); err != nil {
+			return nil, fmt.Errorf("decode plan input: %w", err)
+		}
+		return registered.Plan(pi)
+	})
+}
+
+//go:wasmexport runbox_classify
+func classify(ptr, size int32) int64 {
+	return call(ptr, size, func(in []byte) (any, error) {
+		if registered == nil || registered.Classify == nil {
+			return nil, errors.New("plugin does not implement classify")
+		}
+		var ci ClassifyInput
+		if err := json.Unmarshal(in, &ci); err != nil {
+			return nil, fmt.Errorf("decode classify input: %w", err)
+		}
+		return registered.Classify(ci)
+	})
+}
+
+//go:wasmexport runbox_parse
+func parse(ptr, size int32) int64 {
+	return call(ptr, size, func(in []byte) (any, error) {
+		if registered == nil || registered.Parse == nil {
+			return nil, errors.New("plugin does not implement parse")
+		}
+		var pi ParseInput
+		if err := json.Unmarshal(in, &pi); err != nil {
+			return nil, fmt.Errorf("decode parse input: %w", err)
+		}
+		return registered.Parse(pi)
+	})
+}
+
+// call takes the pinned input at ptr (releasing it) and answers with fn.
+func call(ptr, size int32, fn func([]byte) (any, error)) int64 {
+	buf, ok := pinned[uint32(ptr)]
+	delete(pinned, uint32(ptr))
+	return answer(func() (any, error) {
+		if !ok || int(size) > len(buf) || size < 0 {
+			return nil, fmt.Errorf("input at %#x (%d bytes) was not allocated with runbox_alloc", ptr, size)
+		}
+		return fn(buf[:size])
+	})
+}
+
+// answer runs fn, recovering a panic into an error, and pins the envelope.
+func answer(fn func() (any, error)) (packed int64) {
+	var env Envelope
+	func() {
+		defer func() {
+			if r := recover(); r != nil {
+				env = Envelope{Error: fmt.Sprintf("panic: %v\n%s", r, debug.Stack())}
+			}
+		}()
+		v, err := fn()
+		if err != nil {
+			env.Error = err.Error()
+			return
+		}
+		b, err := json.Marshal(v)
+		if err != nil {
+			env.Error = fmt.Sprintf("encode result: %v", err)
+			return
+		}
+		env.Result = b
+	}()
+	b, err := json.Marshal(env)
+	if err != nil {
+		b = []byte(`{"error":"encode envelope"}`)
+	}
+	out = b
+	return int64(uint64(uintptr(unsafe.Pointer(&out[0])))<<32 | uint64(len(out)))
+}
