@@ -12,7 +12,6 @@ RB=$PWD/bin/runbox
 OUT=${BENCH_OUT:-/tmp/runbox-bench}
 mkdir -p "$OUT"
 export RUNBOX_HOME=${RUNBOX_HOME:-$(mktemp -d /tmp/rbbench.XXXX)}
-export RUNBOX_NO_DOCKER=${RUNBOX_NO_DOCKER:-}
 what=${1:-all}
 
 command -v hyperfine >/dev/null || { echo "bench: needs hyperfine (apt-get install hyperfine)"; exit 1; }

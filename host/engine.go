@@ -95,7 +95,7 @@ func New(cfg Config) (*Engine, error) {
 		return nil, fmt.Errorf("engine: %w", err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	return &Engine{
+	e := &Engine{
 		cfg:     cfg,
 		log:     cfg.Logger,
 		pending: map[string]*pendingRun{},
@@ -103,7 +103,14 @@ func New(cfg Config) (*Engine, error) {
 		done:    map[string]chan struct{}{},
 		ctx:     ctx,
 		cancel:  cancel,
-	}, nil
+	}
+	if w, ok := cfg.Judge.(idleWatcher); ok {
+		w.WatchIdle(func() bool {
+			active, queued := e.Counts()
+			return active+queued > 0
+		})
+	}
+	return e, nil
 }
 
 // Counts reports how many runs are active (started) and queued.

@@ -154,10 +154,16 @@ func (h *Host) invoke(ctx context.Context, m *module, fn string, input, out any)
 	return raw != nil, nil
 }
 
+// encodedInput is an input already encoded as JSON: invokeRaw sends it as is.
+type encodedInput []byte
+
 func (h *Host) invokeRaw(ctx context.Context, m *module, fn string, input any) (json.RawMessage, error) {
-	b, err := json.Marshal(input)
-	if err != nil {
-		return nil, fmt.Errorf("encode %s input: %w", fn, err)
+	b, ok := input.(encodedInput)
+	if !ok {
+		var err error
+		if b, err = json.Marshal(input); err != nil {
+			return nil, fmt.Errorf("encode %s input: %w", fn, err)
+		}
 	}
 	if len(b) > h.cfg.MaxInputBytes {
 		return nil, fmt.Errorf("%d bytes, limit %d: %w", len(b), h.cfg.MaxInputBytes, ErrInputTooLarge)

@@ -3,7 +3,6 @@ package plugins
 import (
 	"context"
 	"maps"
-	"strings"
 	"sync"
 
 	"github.com/runbox/runbox/sdk"
@@ -22,13 +21,14 @@ type Parser struct {
 	backlog []string       // lines fed before that, oldest dropped
 	state   sdk.Progress
 	updated bool
+	buf     []byte // the last batch's JSON, reused
 }
 
 type parseTarget struct {
-	m         *module
-	prefilter []string
-	lines     []string
-	bytes     int
+	m      *module
+	filter *prefilter
+	lines  []string
+	bytes  int
 }
 
 // NewParser returns a Parser for one run and starts loading the progress
@@ -108,7 +108,7 @@ func (p *Parser) resolve(ctx context.Context, wait bool) bool {
 	}
 	p.targets = make([]*parseTarget, 0, len(mods))
 	for _, m := range mods {
-		p.targets = append(p.targets, &parseTarget{m: m, prefilter: m.manifest.Prefilter})
+		p.targets = append(p.targets, &parseTarget{m: m, filter: newPrefilter(m.manifest.Prefilter)})
 	}
 	backlog := p.backlog
 	p.backlog = nil
@@ -120,7 +120,7 @@ func (p *Parser) resolve(ctx context.Context, wait bool) bool {
 
 func (p *Parser) add(ctx context.Context, line string) {
 	for _, t := range p.targets {
-		if !t.match(line) {
+		if !t.filter.match(line) {
 			continue
 		}
 		t.lines = append(t.lines, line)
@@ -131,18 +131,6 @@ func (p *Parser) add(ctx context.Context, line string) {
 	}
 }
 
-func (t *parseTarget) match(line string) bool {
-	if len(t.prefilter) == 0 {
-		return true
-	}
-	for _, lit := range t.prefilter {
-		if strings.Contains(line, lit) {
-			return true
-		}
-	}
-	return false
-}
-
 // send calls the plugin with t's batch and merges the updates into state.
 // A failing plugin loses the batch; the run goes on.
 func (p *Parser) send(ctx context.Context, t *parseTarget) {
@@ -151,12 +139,16 @@ func (p *Parser) send(ctx context.Context, t *parseTarget) {
 	}
 	in := sdk.ParseInput{Lines: t.lines}
 	if p.updated {
-		last := p.state
-		in.Last = &last
+		in.Last = &p.state // encoded right here, not kept
 	}
-	t.lines, t.bytes = nil, 0
+	var input any = in // encoding/json words the error, if any
+	if b, err := in.AppendJSON(p.buf[:0]); err == nil {
+		p.buf, input = b, encodedInput(b)
+	}
 	var out sdk.ParseOutput
-	if ok, err := p.h.invoke(ctx, t.m, exportParse, in, &out); err != nil || !ok {
+	ok, err := p.h.invoke(ctx, t.m, exportParse, input, &out)
+	t.lines, t.bytes = t.lines[:0], 0 // encoded: the array can be reused
+	if err != nil || !ok {
 		return
 	}
 	for _, u := range out.Updates {

@@ -37,12 +37,8 @@ func (c *AnalyzeCmd) Run(ctx context.Context, a *app) error {
 		in = f
 	}
 	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
-	ph, err := newPlugins(ctx, log)
-	if err != nil {
-		return fmt.Errorf("analyze: load plugins: %w", err)
-	}
-	defer ph.Close(context.Background())
-	judge := pluginJudge{ph}
+	judge := newJudge(log, 0)
+	defer judge.Close()
 	res, err := analyze(ctx, judge, in, c.classifyInput())
 	if err != nil {
 		return err

@@ -14,7 +14,6 @@ import (
 	"github.com/runbox/runbox/sandbox"
 	"github.com/runbox/runbox/sandbox/docker"
 	"github.com/runbox/runbox/sandbox/process"
-	"github.com/runbox/runbox/sdk"
 )
 
 // superviseArg is the hidden first argument that makes runbox act as the
@@ -29,6 +28,7 @@ type DaemonCmd struct {
 	MaxParallel  int           `help:"Runs at once; more wait in a FIFO queue (default: number of CPUs)." env:"RUNBOX_MAX_PARALLEL" placeholder:"N"`
 	DefaultImage string        `help:"Image for docker runs that name none." env:"RUNBOX_IMAGE" default:"python:3.12-slim" placeholder:"IMAGE"`
 	NoDocker     bool          `help:"Do not use Docker even when it is available." env:"RUNBOX_NO_DOCKER"`
+	PluginIdle   time.Duration `help:"Unload plugins after this long with no runs (they reload from the compilation cache)." default:"30s" placeholder:"DUR"`
 	Verbose      bool          `help:"Log debug detail." short:"v"`
 }
 
@@ -49,49 +49,23 @@ func (c *DaemonCmd) Run(ctx context.Context, a *app) error {
 	if !c.NoDocker {
 		sbs[sandbox.Docker] = docker.New(docker.Options{DefaultImage: c.DefaultImage})
 	}
-	ph, err := newPlugins(ctx, log)
-	if err != nil {
-		log.Warn("daemon: plugins unavailable; runs go on without plans, progress or classification", "err", err)
-	}
-	var judge host.Judge
-	if ph != nil {
-		defer ph.Close(context.Background())
-		ph.Warm(sdk.KindProgress)
-		judge = pluginJudge{ph}
-	}
-	err = daemon.Run(ctx, daemon.Options{
+	judge := newJudge(log, c.PluginIdle)
+	defer judge.Close()
+	return daemon.Run(ctx, daemon.Options{
 		Home: a.g.Home, Socket: host.SocketPath(a.g.Home), IdleTimeout: c.IdleTimeout,
 		MaxParallel: c.MaxParallel, Version: version, Logger: log,
 		Sandboxes: sbs, Judge: judge, DefaultImage: c.DefaultImage,
 	})
-	return err
 }
 
-// newPlugins loads the built-in plugins and the user's plugin directory.
-func newPlugins(ctx context.Context, log *slog.Logger) (*plugins.Host, error) {
-	return plugins.NewHost(ctx, plugins.Config{
-		CacheDir: filepath.Join(host.CacheDir(), "wazero"),
-		Dirs:     []string{host.PluginDir()},
-		Logger:   log,
-	})
+// newJudge wires the built-in plugins and the user's plugin directory,
+// with the compilation cache in the user's cache dir.
+func newJudge(log *slog.Logger, idle time.Duration) *host.PluginJudge {
+	return host.NewPluginJudge(func(ctx context.Context) (*plugins.Host, error) {
+		return plugins.NewHost(ctx, plugins.Config{
+			CacheDir: filepath.Join(host.CacheDir(), "wazero"),
+			Dirs:     []string{host.PluginDir()},
+			Logger:   log,
+		})
+	}, idle, log)
 }
-
-// pluginJudge adapts *plugins.Host to host.Judge.
-type pluginJudge struct{ h *plugins.Host }
-
-func (j pluginJudge) Plan(ctx context.Context, in sdk.PlanInput) sdk.PlanOutput {
-	out, _ := j.h.Plan(ctx, in)
-	return out
-}
-
-func (j pluginJudge) Classify(ctx context.Context, in sdk.ClassifyInput) *sdk.Failure {
-	return j.h.Classify(ctx, in)
-}
-
-func (j pluginJudge) NewParser() host.Parser { return parserAdapter{j.h.NewParser()} }
-
-type parserAdapter struct{ p *plugins.Parser }
-
-func (p parserAdapter) Feed(_ context.Context, stream, line string) { p.p.Feed(stream, line) }
-func (p parserAdapter) Flush(ctx context.Context)                   { p.p.Flush(ctx) }
-func (p parserAdapter) State() *sdk.Progress                        { return p.p.State() }

@@ -53,12 +53,13 @@ func (c *PluginsLsCmd) Run(ctx context.Context, a *app) error {
 
 func loadInfos(ctx context.Context) ([]plugins.Info, error) {
 	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
-	ph, err := newPlugins(ctx, log)
-	if err != nil {
-		return nil, fmt.Errorf("plugins: %w", err)
+	judge := newJudge(log, 0)
+	defer judge.Close()
+	infos := judge.Plugins(ctx)
+	if infos == nil {
+		return nil, fmt.Errorf("plugins could not be loaded (see the warning above)")
 	}
-	defer ph.Close(context.Background())
-	return ph.Plugins(ctx), nil
+	return infos, nil
 }
 
 // PluginsInfoCmd is `runbox plugins info`.

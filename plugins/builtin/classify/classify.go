@@ -180,7 +180,7 @@ func (sc *scanner) pick() *cand {
 		sc.nonzeroEvidence(best)
 		return best
 	}
-	return sc.sameCode(best, group)
+	return sc.sameCode(best)
 }
 
 // score ranks a candidate; see pick.
@@ -229,7 +229,7 @@ func (sc *scanner) later(c, best *cand) bool {
 // the same code, keep the most confident (the root on a tie) and fill its
 // details from the others (a DNS error at the root, the repo id in the
 // wrapper).
-func (sc *scanner) sameCode(best *cand, group int) *cand {
+func (sc *scanner) sameCode(best *cand) *cand {
 	if best.at < 0 || sc.tbOf[best.at] < 0 {
 		return best
 	}
@@ -252,7 +252,6 @@ func (sc *scanner) sameCode(best *cand, group int) *cand {
 			}
 		}
 	}
-	_ = group
 	return pick
 }
 

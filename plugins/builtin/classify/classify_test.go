@@ -2,6 +2,7 @@ package classify
 
 import (
 	"reflect"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -132,16 +133,19 @@ func FuzzClassify(f *testing.F) {
 func benchTail() string {
 	var b strings.Builder
 	for i := 0; b.Len() < 60<<10; i++ {
-		switch i % 4 {
+		n := strconv.Itoa(i)
+		switch i % 5 {
 		case 0:
-			b.WriteString("Epoch 3:  45%|████▌     | 450/1000 [01:10<01:26,  6.38it/s, loss=0.4123, lr=3e-4]\r")
-			b.WriteString("Epoch 3:  46%|████▌     | 460/1000 [01:12<01:24,  6.38it/s, loss=0.4120, lr=3e-4]\n")
+			b.WriteString("Epoch 3:  45%|████▌     | " + n + "/1000 [01:10<01:26,  6.38it/s, loss=0.4123, lr=3e-4]\r")
+			b.WriteString("Epoch 3:  46%|████▌     | " + n + "/1000 [01:12<01:24,  6.38it/s, loss=0.4120, lr=3e-4]\n")
 		case 1:
-			b.WriteString("2024-05-01 10:00:00,123 - INFO - trainer - step 460 loss 0.4120 grad_norm 1.02 throughput 812 tok/s\n")
+			b.WriteString("2024-05-01 10:00:00,123 - INFO - trainer - step " + n + " loss 0.4120 grad_norm 1.02 throughput 812 tok/s\n")
 		case 2:
-			b.WriteString("[rank0]:[W socket.cpp:464] [c10d] The server socket has failed to bind to [::]:29500 (errno: 98 - Address already in use).\n")
+			b.WriteString("[rank0]:[W socket.cpp:464] [c10d] The server socket has failed to bind to [::]:" + n + " (errno: 98 - Address already in use).\n")
 		case 3:
-			b.WriteString("{'loss': 0.4123, 'learning_rate': 0.0003, 'epoch': 3.0}\n")
+			b.WriteString("{'loss': 0.4123, 'learning_rate': 0.0003, 'epoch': 3.0, 'step': " + n + "}\n")
+		case 4:
+			b.WriteString("/opt/conda/lib/python3.11/site-packages/transformers/trainer.py:" + n + ": FutureWarning: `tokenizer` is deprecated and will be removed in version 5.0.0\n")
 		}
 	}
 	b.WriteString(`Traceback (most recent call last):

@@ -16,7 +16,9 @@ func matchDistributed(sc *scanner, i int, l *line) bool {
 	if !has(lc, gateDistributed...) {
 		return false
 	}
-	if n, ok := launcherSignal(lc); ok {
+	if !has(lc, "exitcode", "exit status", "return code", "exited on signal", "died with", "received by pid") {
+		// not a launcher report
+	} else if n, ok := launcherSignal(lc); ok {
 		if c, ok := sc.sigCand(n, "reported by the launcher for a child process"); ok {
 			c.conf = 0.75
 			sc.add(i, c)

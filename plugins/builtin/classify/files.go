@@ -43,7 +43,7 @@ func matchFile(sc *scanner, i int, l *line) bool {
 		}
 	}
 	if path == "" {
-		for _, m := range []string{"no file named ", "does not appear to have a file named "} {
+		for _, m := range []string{"no file named ", "does not appear to have a file named ", "dataset script at ", "unable to find "} {
 			if k := strings.Index(lc, m); k >= 0 {
 				path = unquote(strings.Fields(l.text[k+len(m):] + " x")[0])
 				break

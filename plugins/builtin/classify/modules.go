@@ -97,7 +97,7 @@ func matchModule(sc *scanner, i int, l *line) bool {
 			"With no network (e.g. runbox's Docker sandbox default), pip reports this too: enable network access or use a local wheelhouse.",
 			"For CUDA builds of torch, add the right index: `--index-url https://download.pytorch.org/whl/cu121`.",
 		}
-	case strings.Contains(lc, "dll load failed"):
+	case has(lc, "dll load failed", "[winerror 126]"):
 		c.msg = "A compiled extension could not load its DLL: " + clip(l.text, 200)
 		c.sugg = []string{"Install the Microsoft Visual C++ Redistributable and reinstall the package; make sure its build matches your Python version and architecture."}
 	case sc.roles[i] == roleExc && strings.HasSuffix(sc.excType(i), "ImportError"), strings.HasPrefix(lc, "importerror:"):
@@ -213,4 +213,4 @@ func libSuggestions(lib, lc string) []string {
 }
 
 var gateModule = []string{"no module named", "cannot import name", "importerror", "modulenotfounderror", "shared object file", "shared libraries",
-	"dll load failed", "relative import", "not found in your environment", "no matching distribution", "satisfies the requirement", "glibcxx_"}
+	"dll load failed", "winerror 126", "relative import", "not found in your environment", "no matching distribution", "satisfies the requirement", "glibcxx_"}

@@ -56,7 +56,7 @@ func matchSyntax(sc *scanner, i int, l *line) bool {
 // it named a specific cause, and the launcher wrapper when nothing else is
 // left.
 func (sc *scanner) addGeneric() {
-	group, minCause := sc.primary()
+	group, _ := sc.primary()
 	if group >= 0 {
 		root, outer := -1, -1
 		for k := range sc.tbs {
@@ -71,7 +71,6 @@ func (sc *scanner) addGeneric() {
 				outer = k
 			}
 		}
-		_ = minCause
 		c := sc.genericCand(root, outer)
 		c.tier = tierGeneric
 		sc.cands = append(sc.cands, c)

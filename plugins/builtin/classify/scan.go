@@ -56,6 +56,7 @@ type scanner struct {
 	groups int
 	file   frame // last `File "x", line N` seen outside a traceback (SyntaxError)
 	fileAt int
+	seen   map[string]int // free-text line → its candidate (-1: none)
 }
 
 func scan(in *sdk.ClassifyInput) *scanner {
@@ -87,7 +88,7 @@ func (sc *scanner) structure(i int) {
 	l := &sc.lines[i]
 	st := sc.state(l.key)
 	lc := l.lc
-	if k := strings.Index(lc, "traceback (most recent call last)"); k >= 0 {
+	if hasTracebackHeader(lc) {
 		sc.startTB(i, st, strings.HasPrefix(lc, "original traceback"))
 		return
 	}
@@ -318,6 +319,22 @@ func exceptionLike(last string, dotted bool, msg string) bool {
 		if strings.HasSuffix(last, suf) {
 			return true
 		}
+	}
+	return false
+}
+
+// hasTracebackHeader finds "traceback (most recent call last)" by its
+// rarer '(' so that lines full of t's do not cost a search each.
+func hasTracebackHeader(lc string) bool {
+	for i := strings.IndexByte(lc, '('); i >= 0; {
+		if strings.HasPrefix(lc[i:], "(most recent call last)") && strings.HasSuffix(lc[:i], "traceback ") {
+			return true
+		}
+		k := strings.IndexByte(lc[i+1:], '(')
+		if k < 0 {
+			return false
+		}
+		i += 1 + k
 	}
 	return false
 }

@@ -108,4 +108,4 @@ func lossIsNaN(lc string) bool {
 
 var gateShape = []string{"shape", "size", "dimension", "incompatible", "mismatch", "must match", "same device", "dtype", "scalar type", "channels", "broadcast", "not aligned", "reshape", "should be the same"}
 
-var gateNaN = []string{"nan", "inf", "non-finite", "loss scale", "invalid loss"}
+var gateNaN = []string{"nan", "non-finite", "loss scale", "invalid loss", "loss is inf", "returned inf", "loss: inf", "loss=inf", "loss = inf", "'loss': inf", "inf loss", "oss inf"}

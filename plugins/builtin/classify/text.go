@@ -18,12 +18,12 @@ func has(s string, subs ...string) bool {
 // lowerInto appends the ASCII-lowercased s to buf. Byte offsets are kept, so
 // an index found in the lowercased text is valid in the original.
 func lowerInto(buf []byte, s string) []byte {
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if 'A' <= c && c <= 'Z' {
-			c += 'a' - 'A'
+	n := len(buf)
+	buf = append(buf, s...)
+	for i := n; i < len(buf); i++ {
+		if c := buf[i]; 'A' <= c && c <= 'Z' {
+			buf[i] = c + 'a' - 'A'
 		}
-		buf = append(buf, c)
 	}
 	return buf
 }

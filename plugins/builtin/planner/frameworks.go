@@ -39,9 +39,9 @@ var cudaFrameworks = map[string]bool{
 var (
 	importRe     = regexp.MustCompile(`^import\s+(.+)$`)
 	fromImportRe = regexp.MustCompile(`^from\s+([A-Za-z_][\w.]*)\s+import\b`)
-	cudaRe       = regexp.MustCompile(`\.cuda\(|["']cuda(?::\d+)?["']|jax\.devices\(["']gpu|tree_method\s*=\s*["']gpu_hist`)
-	metalRe      = regexp.MustCompile(`["']mps["']|torch\.backends\.mps|mx\.gpu|mx\.metal|mlx\.core\.metal`)
-	trainRe      = regexp.MustCompile(`\.backward\(|optimizer\.step\(|\.fit\(|trainer\.train\(|\bTrainer\(|\bfor\s+epoch\s+in\b|\.train\(\)|value_and_grad\(|optax\.|train_step\(|SFTTrainer\(|LightningCLI\(`)
+	cudaRe       = gate(regexp.MustCompile(`\.cuda\(|["']cuda(?::\d+)?["']|jax\.devices\(["']gpu|tree_method\s*=\s*["']gpu_hist`), "cuda", "gpu")
+	metalRe      = gate(regexp.MustCompile(`["']mps["']|torch\.backends\.mps|mx\.gpu|mx\.metal|mlx\.core\.metal`), "mps", "mx.", "metal")
+	trainRe      = gate(regexp.MustCompile(`\.backward\(|optimizer\.step\(|\.fit\(|trainer\.train\(|\bTrainer\(|\bfor\s+epoch\s+in\b|\.train\(\)|value_and_grad\(|optax\.|train_step\(|SFTTrainer\(|LightningCLI\(`), "backward", "step(", ".fit(", "train", "Trainer", "epoch", "value_and_grad", "optax", "LightningCLI")
 )
 
 // importFrameworks records the frameworks a Python statement imports.

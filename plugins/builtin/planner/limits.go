@@ -123,9 +123,9 @@ func (a *analysis) chooseMemory(r *sdk.Recommendation) {
 func (a *analysis) chooseNetwork(r *sdk.Recommendation) {
 	netFail := a.failures(sdk.CodeNetworkError) > 0
 	switch {
-	case a.maxRisk() == severityRank[sdk.SeverityCritical]:
+	case a.maxRisk() <= severityRank[sdk.SeverityHigh]:
 		r.Network = "none"
-		r.NetworkReason = "critical findings (" + a.riskCodes(0) + "): the network stays off until someone has reviewed the command"
+		r.NetworkReason = "high-risk findings (" + a.riskCodes(1) + "): the network stays off until someone has reviewed the command"
 		if len(a.network) > 0 {
 			r.NetworkReason += ", even though it uses it (" + a.network[0] + ")"
 		}
@@ -140,6 +140,9 @@ func (a *analysis) chooseNetwork(r *sdk.Recommendation) {
 		r.Network, r.NetworkReason = "bridge", "no network use seen in the script, but the last run failed with NETWORK_ERROR"
 	default:
 		r.Network, r.NetworkReason = "none", "no network use detected (no HTTP clients, downloads, hub loads or package installs)"
+		if a.in.ScriptText == "" && a.in.ScriptPath != "" {
+			r.NetworkReason = "no network use detected in the command (the script text was not provided)"
+		}
 	}
 }
 
@@ -160,7 +163,7 @@ func (a *analysis) chooseGPUs(r *sdk.Recommendation, hi hostInfo) {
 		r.GPUsReason = f + " is used and the host has " + plural(hi.nvidia, "NVIDIA GPU") + name
 	case wants && hi.apple && len(a.metal) > 0:
 		a.note("the script uses Apple MPS; it gets the GPU only as a host process")
-	case a.cudaFramework() != "" && a.in.Host.OS != "":
+	case a.cudaFramework() != "" && a.in.Host.OS != "" && len(a.cuda) == 0:
 		a.note(f + " is imported but the host has no NVIDIA GPU: it will run on the CPU")
 	}
 }

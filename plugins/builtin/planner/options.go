@@ -20,19 +20,22 @@ type option struct {
 }
 
 var (
-	addArgRe      = regexp.MustCompile(`(\w+)\.add_(?:argument|option)\s*\(`)
-	clickOptRe    = regexp.MustCompile(`(?:^@|\bclick\.)option\s*\(|^@\w+\.option\s*\(`)
-	typerOptRe    = regexp.MustCompile(`\btyper\.Option\s*\(`)
-	abslRe        = regexp.MustCompile(`\bDEFINE_(bool|boolean|integer|float|string|enum|multi_string)\s*\(`)
-	subparserRe   = regexp.MustCompile(`^(\w+)\s*=\s*\w+\.add_parser\s*\(\s*["']([\w.-]+)["']`)
-	groupRe       = regexp.MustCompile(`^(\w+)\s*=\s*(\w+)\.add_(?:argument|mutually_exclusive)_group\s*\(`)
+	addArgRe      = gate(regexp.MustCompile(`(\w+)\.add_(?:argument|option)\s*\(`), ".add_")
+	clickOptRe    = gate(regexp.MustCompile(`(?:^@|\bclick\.)option\s*\(|^@\w+\.option\s*\(`), "option")
+	typerOptRe    = gate(regexp.MustCompile(`\btyper\.Option\s*\(`), "typer.Option")
+	abslRe        = gate(regexp.MustCompile(`\bDEFINE_(bool|boolean|integer|float|string|enum|multi_string)\s*\(`), "DEFINE_")
+	subparserRe   = gate(regexp.MustCompile(`^(\w+)\s*=\s*\w+\.add_parser\s*\(\s*["']([\w.-]+)["']`), "add_parser")
+	groupRe       = gate(regexp.MustCompile(`^(\w+)\s*=\s*(\w+)\.add_(?:argument|mutually_exclusive)_group\s*\(`), "_group")
 	typerParamRe  = regexp.MustCompile(`(\w+)\s*:\s*(?:Annotated\[\s*)?(\w+)\s*(?:,\s*)?(?:=\s*)?$`)
-	wiredRe       = regexp.MustCompile(`\b(fast_dev_run|max_steps|limit_train_batches|max_train_samples)\s*=\s*(?:\w+\.)+(\w+)`)
-	lightningCLI  = regexp.MustCompile(`\bLightningCLI\s*\(`)
-	plArgparseRe  = regexp.MustCompile(`\badd_argparse_args\s*\(`)
-	hfParserRe    = regexp.MustCompile(`\bHfArgumentParser\s*\(`)
-	hfTrainArgsRe = regexp.MustCompile(`\b\w*(?:TrainingArguments|SFTConfig|GRPOConfig|DPOConfig)\b`)
+	wiredRe       = gate(regexp.MustCompile(`\b(fast_dev_run|max_steps|limit_train_batches|max_train_samples)\s*=\s*(?:\w+\.)+(\w+)`), "fast_dev_run", "max_steps", "limit_train_batches", "max_train_samples")
+	lightningCLI  = gate(regexp.MustCompile(`\bLightningCLI\s*\(`), "LightningCLI")
+	plArgparseRe  = gate(regexp.MustCompile(`\badd_argparse_args\s*\(`), "add_argparse_args")
+	hfParserRe    = gate(regexp.MustCompile(`\bHfArgumentParser\s*\(`), "HfArgumentParser")
+	hfTrainArgsRe = gate(regexp.MustCompile(`\b\w*(?:TrainingArguments|SFTConfig|GRPOConfig|DPOConfig)\b`), "Arguments", "Config")
 )
+
+// maxPerStmt bounds the options read from one statement.
+const maxPerStmt = 64
 
 // pyOptions collects the options a Python script defines with argparse,
 // optparse, click, typer or absl, plus the ones a framework adds for it.
@@ -47,11 +50,11 @@ func (a *analysis) pyOptions(stmts []stmt) {
 		if m := groupRe.FindStringSubmatch(s.Bare); m != nil {
 			subOf[m[1]] = subOf[m[2]]
 		}
-		for _, m := range wiredRe.FindAllStringSubmatch(s.Bare, -1) {
+		for _, m := range wiredRe.FindAllStringSubmatch(s.Bare, maxPerStmt) {
 			wired[m[2]] = m[1]
 		}
 		hfTrainArgs = hfTrainArgs || hfTrainArgsRe.MatchString(s.Bare)
-		for _, m := range addArgRe.FindAllStringSubmatchIndex(s.Bare, -1) {
+		for _, m := range addArgRe.FindAllStringSubmatchIndex(s.Bare, maxPerStmt) {
 			if o, ok := argparseOption(s, m[1]-1); ok {
 				o.subcommand = subOf[s.Bare[m[2]:m[3]]]
 				if strings.Contains(s.Bare[m[0]:m[1]], "add_option") {
@@ -63,12 +66,12 @@ func (a *analysis) pyOptions(stmts []stmt) {
 		if loc := clickOptRe.FindStringIndex(s.Bare); loc != nil {
 			a.options = append(a.options, clickOption(s, loc[1]-1))
 		}
-		for _, loc := range typerOptRe.FindAllStringIndex(s.Bare, -1) {
+		for _, loc := range typerOptRe.FindAllStringIndex(s.Bare, maxPerStmt) {
 			if o, ok := typerOption(s, loc); ok {
 				a.options = append(a.options, o)
 			}
 		}
-		for _, m := range abslRe.FindAllStringSubmatchIndex(s.Bare, -1) {
+		for _, m := range abslRe.FindAllStringSubmatchIndex(s.Bare, maxPerStmt) {
 			if o, ok := abslOption(s, m[1]-1, s.Bare[m[2]:m[3]]); ok {
 				a.options = append(a.options, o)
 			}
@@ -180,7 +183,7 @@ func typerOption(s stmt, loc []int) (option, bool) {
 			o.help, _ = pyLiteral(val)
 		}
 	}
-	if m := typerParamRe.FindStringSubmatch(s.Bare[:loc[0]]); m != nil {
+	if m := typerParamRe.FindStringSubmatch(s.Bare[max(0, loc[0]-200):loc[0]]); m != nil {
 		o.dest = m[1]
 		if t := pyType(m[2]); t != "" {
 			o.valueType = t
@@ -261,9 +264,9 @@ func (o option) display() string {
 }
 
 var (
-	casePatternRe = regexp.MustCompile(`^\(?\s*((?:-{1,2}[\w.-]+(?:=\*)?\s*\|\s*)*-{1,2}[\w.-]+(?:=\*)?)\s*\)`)
-	testFlagRe    = regexp.MustCompile(`\[\[?.*(?:==|=)\s*["']?(--[\w-]+)["']?`)
-	getoptsCaseRe = regexp.MustCompile(`^([A-Za-z])\)\s*([A-Za-z_]\w*)=`)
+	casePatternRe = gate(regexp.MustCompile(`^\(?\s*((?:-{1,2}[\w.-]+(?:=\*)?\s*\|\s*)*-{1,2}[\w.-]+(?:=\*)?)\s*\)`), ")")
+	testFlagRe    = gate(regexp.MustCompile(`\[\[?.*(?:==|=)\s*["']?(--[\w-]+)["']?`), "--")
+	getoptsCaseRe = gate(regexp.MustCompile(`^([A-Za-z])\)\s*([A-Za-z_]\w*)=`), ")")
 )
 
 // shellOptions collects --flags a shell script parses with case or test.

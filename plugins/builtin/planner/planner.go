@@ -27,7 +27,7 @@ var Manifest = sdk.Manifest{
 }
 
 // maxScriptBytes bounds the work on a huge script; the rest is not read.
-const maxScriptBytes = 4 << 20
+const maxScriptBytes = 1 << 20
 
 // language of the script text.
 const (
@@ -78,7 +78,7 @@ func (a *analysis) load() {
 	text := a.in.ScriptText
 	if len(text) > maxScriptBytes {
 		text = text[:maxScriptBytes]
-		a.note("script is larger than 4 MiB; only the first 4 MiB was read")
+		a.note("the script is larger than 1 MiB; only the first 1 MiB was read")
 	}
 	a.scriptName = "script"
 	if a.in.ScriptPath != "" {

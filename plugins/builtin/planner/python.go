@@ -17,19 +17,19 @@ var networkModules = map[string]bool{
 }
 
 var (
-	execCallRe   = regexp.MustCompile(`\b(?:os\.system|os\.popen|subprocess\.(?:run|call|check_call|check_output|Popen|getoutput|getstatusoutput)|os\.exec\w*|os\.spawn\w*|create_subprocess_(?:shell|exec)|get_ipython\(\)\.system)\s*\(`)
-	hubCallRe    = regexp.MustCompile(`\.from_pretrained\s*\(|\bload_dataset\s*\(|\bhf_hub_download\s*\(|\bsnapshot_download\s*\(|torch\.hub\.load\s*\(|\btfds\.load\s*\(|nltk\.download\s*\(|\burlretrieve\s*\(|\burlopen\s*\(|\bdownload_url\s*\(|\bwget\.download\s*\(|\bSentenceTransformer\s*\(|\bdatasets\.\w+\.load_data\s*\(|\bwandb\.init\s*\(|\brequests\.(?:get|post|put|Session)\s*\(|\bhttpx\.(?:get|post|Client|AsyncClient)\s*\(|\bdownload\s*=\s*True|\bpretrained\s*=\s*True`)
-	mlxLoadRe    = regexp.MustCompile(`(?:^|[^.\w])load\s*\(|mlx_lm\.load\s*\(`)
-	rmtreeRe     = regexp.MustCompile(`\b(?:shutil\.rmtree|os\.removedirs|os\.remove|os\.unlink)\s*\(`)
-	openWriteRe  = regexp.MustCompile(`\bopen\s*\(`)
-	envReadRe    = regexp.MustCompile(`\bos\.environ\s*\[|\bos\.environ\.get\s*\(|\bos\.getenv\s*\(`)
+	execCallRe   = gate(regexp.MustCompile(`\b(?:os\.system|os\.popen|subprocess\.(?:run|call|check_call|check_output|Popen|getoutput|getstatusoutput)|os\.exec\w*|os\.spawn\w*|create_subprocess_(?:shell|exec)|get_ipython\(\)\.system)\s*\(`), "os.", "subprocess.", "create_subprocess", "get_ipython")
+	hubCallRe    = gate(regexp.MustCompile(`\.from_pretrained\s*\(|\bload_dataset\s*\(|\bhf_hub_download\s*\(|\bsnapshot_download\s*\(|torch\.hub\.load\s*\(|\btfds\.load\s*\(|nltk\.download\s*\(|\burlretrieve\s*\(|\burlopen\s*\(|\bdownload_url\s*\(|\bwget\.download\s*\(|\bSentenceTransformer\s*\(|\bdatasets\.\w+\.load_data\s*\(|\bwandb\.init\s*\(|\brequests\.(?:get|post|put|Session)\s*\(|\bhttpx\.(?:get|post|Client|AsyncClient)\s*\(|\bdownload\s*=\s*True|\bpretrained\s*=\s*True`), "from_pretrained", "load_dataset", "hf_hub_download", "snapshot_download", "hub.load", "tfds.load", "nltk.download", "urlretrieve", "urlopen", "download", "SentenceTransformer", "load_data", "wandb.init", "requests.", "httpx.", "pretrained")
+	mlxLoadRe    = gate(regexp.MustCompile(`(?:^|[^.\w])load\s*\(|mlx_lm\.load\s*\(`), "load")
+	rmtreeRe     = gate(regexp.MustCompile(`\b(?:shutil\.rmtree|os\.removedirs|os\.remove|os\.unlink)\s*\(`), "rmtree", "removedirs", "os.remove", "os.unlink")
+	openWriteRe  = gate(regexp.MustCompile(`\bopen\s*\(`), "open")
+	envReadRe    = gate(regexp.MustCompile(`\bos\.environ\s*\[|\bos\.environ\.get\s*\(|\bos\.getenv\s*\(`), "environ", "getenv")
 	secretNameRe = regexp.MustCompile(`(?i)SECRET|TOKEN|PASSWORD|PASSWD|API_?KEY|ACCESS_?KEY|PRIVATE_?KEY|CREDENTIAL`)
-	credFileRe   = regexp.MustCompile(`\.ssh/id_|\.aws/credentials|\.netrc|\.docker/config\.json|\.kube/config|/etc/shadow|\.git-credentials|\.pypirc`)
-	execEvalRe   = regexp.MustCompile(`\b(?:exec|eval)\s*\(`)
-	remoteRe     = regexp.MustCompile(`requests\.|urlopen|urllib|httpx\.|aiohttp|\.get\(\s*["']https?:`)
-	assignRemote = regexp.MustCompile(`^(\w+)\s*=.*(?:requests\.|urlopen|urllib\.request|httpx\.)`)
-	remoteCodeRe = regexp.MustCompile(`\btrust_remote_code\s*=\s*True`)
-	shellTrueRe  = regexp.MustCompile(`\bshell\s*=\s*True`)
+	credFileRe   = gate(regexp.MustCompile(`\.ssh/id_|\.aws/credentials|\.netrc|\.docker/config\.json|\.kube/config|/etc/shadow|\.git-credentials|\.pypirc`), ".ssh", ".aws", ".netrc", ".docker", ".kube", "shadow", "credentials", ".pypirc")
+	execEvalRe   = gate(regexp.MustCompile(`\b(?:exec|eval)\s*\(`), "exec", "eval")
+	remoteRe     = gate(regexp.MustCompile(`requests\.|urlopen|urllib|httpx\.|aiohttp|\.get\(\s*["']https?:`), "requests.", "urlopen", "urllib", "httpx.", "aiohttp", ".get(")
+	assignRemote = gate(regexp.MustCompile(`^(\w+)\s*=.*(?:requests\.|urlopen|urllib\.request|httpx\.)`), "requests.", "urlopen", "urllib.request", "httpx.")
+	remoteCodeRe = gate(regexp.MustCompile(`\btrust_remote_code\s*=\s*True`), "trust_remote_code")
+	shellTrueRe  = gate(regexp.MustCompile(`\bshell\s*=\s*True`), "shell")
 )
 
 // localDatasets are load_dataset builders that read local files.

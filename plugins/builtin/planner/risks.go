@@ -38,8 +38,8 @@ const (
 )
 
 var (
-	forkBombRe   = regexp.MustCompile(`([A-Za-z_:][A-Za-z0-9_:]*)\(\)\{([A-Za-z_:][A-Za-z0-9_:]*)\|([A-Za-z_:][A-Za-z0-9_:]*)&\};([A-Za-z_:][A-Za-z0-9_:]*)`)
-	fetchExecRe  = regexp.MustCompile(`\b(?:(?:ba|z|da|k)?sh|eval|source|python3?)\b[^|;&]*(?:<\(|\$\(|` + "`" + `)\s*(?:curl|wget)\b`)
+	forkBombRe   = gate(regexp.MustCompile(`([A-Za-z_:][A-Za-z0-9_:]*)\(\)\{([A-Za-z_:][A-Za-z0-9_:]*)\|([A-Za-z_:][A-Za-z0-9_:]*)&\};([A-Za-z_:][A-Za-z0-9_:]*)`), "(){")
+	fetchExecRe  = gate(regexp.MustCompile(`\b(?:(?:ba|z|da|k)?sh|eval|source|python3?)\b[^|;&]*(?:<\(|\$\(|`+"`"+`)\s*(?:curl|wget)\b`), "curl", "wget")
 	shellExecRe  = regexp.MustCompile(`^(?:(?:ba|z|da|k)?sh|python[0-9.]*|perl|ruby|node)$`)
 	rawDeviceRe  = regexp.MustCompile(`^/dev/(?:sd|hd|vd|xvd|nvme|mmcblk|disk|rdisk|md|dm-|mapper/|loop)`)
 	benignDevice = map[string]bool{"/dev/null": true, "/dev/zero": true, "/dev/stdout": true, "/dev/stderr": true, "/dev/tty": true, "/dev/random": true, "/dev/urandom": true}

@@ -167,3 +167,47 @@ func TestNetworkDetection(t *testing.T) {
 		})
 	}
 }
+
+func TestRecommendationDetails(t *testing.T) {
+	t.Run("interpreter version picks the image", func(t *testing.T) {
+		out := Plan(sdk.PlanInput{Command: []string{"python3.11", "job.py"}, Host: linuxDocker})
+		if got := out.Recommendation.Image; got != "python:3.11-slim" {
+			t.Errorf("image = %s", got)
+		}
+	})
+	t.Run("high risk turns the network off", func(t *testing.T) {
+		src := "import requests\nrequests.get('https://x')\n"
+		out := Plan(sdk.PlanInput{Command: []string{"sudo", "python", "a.py"}, ScriptPath: "a.py", ScriptText: src, Host: linuxDocker})
+		if r := out.Recommendation; r.Network != "none" || r.Sandbox != "docker" || !strings.Contains(r.NetworkReason, "sudo") {
+			t.Errorf("network = %s (%s), sandbox = %s", r.Network, r.NetworkReason, r.Sandbox)
+		}
+	})
+	t.Run("past network failure asks for the network", func(t *testing.T) {
+		out := Plan(sdk.PlanInput{Command: []string{"python", "a.py"}, Host: linuxDocker,
+			Experience: &sdk.Experience{Runs: 1, Failed: 1, LastFailure: &sdk.Failure{Code: sdk.CodeNetworkError}}})
+		if out.Recommendation.Network != "bridge" {
+			t.Errorf("network = %s", out.Recommendation.Network)
+		}
+	})
+	t.Run("one OOM kill doubles the peak", func(t *testing.T) {
+		out := Plan(sdk.PlanInput{Command: []string{"python", "a.py"}, Host: linuxDocker,
+			Experience: &sdk.Experience{Runs: 2, Succeeded: 1, Failed: 1, MaxPeakRSSBytes: 4 * gib, MedianDurationSeconds: 30,
+				LastFailure: &sdk.Failure{Code: sdk.CodeOOMKilled}}})
+		r := out.Recommendation
+		if r.MemoryBytes != 8*gib || r.TimeoutSeconds != minTimeout {
+			t.Errorf("memory = %d (%s), timeout = %d (%s)", r.MemoryBytes, r.MemoryReason, r.TimeoutSeconds, r.TimeoutReason)
+		}
+	})
+	t.Run("macOS without Metal stays a host process", func(t *testing.T) {
+		out := Plan(sdk.PlanInput{Command: []string{"python", "a.py"}, Host: macM2})
+		if out.Recommendation.Sandbox != "process" || out.Recommendation.Image != "" {
+			t.Errorf("%+v", out.Recommendation)
+		}
+	})
+	t.Run("darwin risky goes to docker", func(t *testing.T) {
+		out := Plan(sdk.PlanInput{Command: []string{"rm", "-rf", "/"}, Host: macM2})
+		if out.Recommendation.Sandbox != "docker" {
+			t.Errorf("%+v", out.Recommendation)
+		}
+	})
+}

@@ -56,9 +56,11 @@ type candidate struct {
 	value string // "" for a switch
 }
 
+var dashRemover = strings.NewReplacer("-", "", "_", "")
+
 func normalize(n string) string {
 	n = strings.ToLower(strings.TrimLeft(n, "-"))
-	return strings.NewReplacer("-", "", "_", "").Replace(n)
+	return dashRemover.Replace(n)
 }
 
 // rank scores an option as a smoke switch; ok is false when it is not one.
@@ -149,6 +151,7 @@ func containsAny(s string, words []string) bool {
 func (a *analysis) findSmoke() *sdk.Smoke {
 	cmd := a.in.Command
 	var best *candidate
+	elsewhere := false // a smoke flag exists, but for another subcommand
 	for _, o := range a.options {
 		c, ok := rank(o)
 		if !ok {
@@ -162,7 +165,8 @@ func (a *analysis) findSmoke() *sdk.Smoke {
 			continue
 		}
 		if o.subcommand != "" && indexOf(cmd, o.subcommand) < 0 {
-			a.note(o.display() + " belongs to the subcommand " + strconv.Quote(o.subcommand) + ", which this command does not run")
+			a.note("no smoke run: " + o.display() + " belongs to the subcommand " + strconv.Quote(o.subcommand) + ", which this command does not run")
+			elsewhere = true
 			continue
 		}
 		if best == nil || c.score > best.score {
@@ -176,7 +180,9 @@ func (a *analysis) findSmoke() *sdk.Smoke {
 		}
 	}
 	if best == nil || len(cmd) == 0 {
-		a.noSmokeNote()
+		if !elsewhere {
+			a.noSmokeNote()
+		}
 		return nil
 	}
 	flag := best.opt.display()

@@ -16,8 +16,12 @@ type stmt struct {
 	Bare string
 }
 
-// maxStatements bounds the work on pathological input.
-const maxStatements = 50000
+// Bounds on the work done for pathological input. A statement longer than
+// maxStmtBytes is data (a giant literal), not code worth reading whole.
+const (
+	maxStatements = 50000
+	maxStmtBytes  = 16 << 10
+)
 
 // pyStatements splits Python source into logical statements, dropping
 // comments and statements that are only a string literal (docstrings).
@@ -49,6 +53,7 @@ func pyStatements(src string) []stmt {
 			for hi > lo && isBlank(bare[hi-1]) {
 				hi--
 			}
+			hi = min(hi, lo+maxStmtBytes)
 			c, b := string(code[lo:hi]), string(bare[lo:hi])
 			if c != "" && !isStringOnly(b) && len(out) < maxStatements {
 				out = append(out, stmt{Line: start, Code: c, Bare: b})
@@ -181,9 +186,16 @@ func shellStatements(src string) []stmt {
 		}
 		start := i + 1
 		l := lines[i]
-		for strings.HasSuffix(l, `\`) && i+1 < len(lines) {
-			i++
-			l = l[:len(l)-1] + " " + lines[i]
+		if strings.HasSuffix(l, `\`) {
+			parts := []string{l[:len(l)-1]}
+			for strings.HasSuffix(lines[i], `\`) && i+1 < len(lines) {
+				i++
+				parts = append(parts, strings.TrimSuffix(lines[i], `\`))
+			}
+			l = strings.Join(parts, " ")
+		}
+		if len(l) > maxStmtBytes {
+			l = l[:maxStmtBytes]
 		}
 		c := strings.TrimSpace(stripShellComment(l))
 		if c == "" {
@@ -293,7 +305,7 @@ func pyLiteral(raw string) (string, bool) {
 		}
 		body := raw[p+q : end-q]
 		if p == 0 {
-			body = strings.NewReplacer(`\"`, `"`, `\'`, `'`, `\n`, " ", `\t`, " ", `\\`, `\`).Replace(body)
+			body = unescaper.Replace(body)
 		}
 		sb.WriteString(body)
 		found = true
@@ -301,6 +313,8 @@ func pyLiteral(raw string) (string, bool) {
 	}
 	return sb.String(), found
 }
+
+var unescaper = strings.NewReplacer(`\"`, `"`, `\'`, `'`, `\n`, " ", `\t`, " ", `\\`, `\`)
 
 // literals returns every string literal's value in a statement, in order.
 func literals(s stmt) []string {
@@ -325,7 +339,9 @@ func literals(s stmt) []string {
 
 // clip shortens evidence to something a person reads at a glance.
 func clip(s string, n int) string {
-	s = strings.Join(strings.Fields(s), " ")
+	if strings.Contains(s, "  ") || strings.ContainsAny(s, "\t\n\r") {
+		s = strings.Join(strings.Fields(s), " ")
+	}
 	if len(s) <= n {
 		return s
 	}

@@ -1,0 +1,617 @@
+package sdk
+
+import (
+	"encoding/json"
+	"errors"
+	"math"
+	"math/bits"
+	"slices"
+	"strconv"
+	"unicode/utf16"
+	"unicode/utf8"
+	"unsafe"
+)
+
+// A hand-written JSON codec for the progress kind's payloads, the only ones
+// that cross the ABI per batch of lines. The wire format is unchanged: the
+// encoders write exactly what encoding/json writes for these types (byte for
+// byte, HTML-safe escaping included), and DecodeJSON yields exactly what
+// json.Unmarshal yields, falling back to it for anything outside the shape
+// encoding/json itself produces (unknown or duplicate keys, nulls inside
+// "last", invalid JSON). Why: in a guest run under wazero with
+// WithCloseOnContextDone, every loop iteration and every non-inlined call
+// leaves the compiled code to check for a timeout, so encoding/json's
+// reflection and byte-at-a-time scanner dominated a parse call. This codec
+// scans strings eight bytes at a time and makes few calls.
+
+// AppendJSON appends in as encoding/json would marshal it. It fails, like
+// encoding/json, on a NaN or infinite number.
+func (in ParseInput) AppendJSON(dst []byte) ([]byte, error) {
+	dst = append(dst, `{"lines":`...)
+	if in.Lines == nil {
+		dst = append(dst, "null"...)
+	} else {
+		dst = append(dst, '[')
+		for i, l := range in.Lines {
+			if i > 0 {
+				dst = append(dst, ',')
+			}
+			dst = appendJSONString(dst, l)
+		}
+		dst = append(dst, ']')
+	}
+	if in.Last != nil {
+		var err error
+		dst = append(dst, `,"last":`...)
+		if dst, err = in.Last.AppendJSON(dst); err != nil {
+			return dst, err
+		}
+	}
+	return append(dst, '}'), nil
+}
+
+// errUnsupported is returned for a NaN or infinite number, which
+// encoding/json refuses too (callers fall back to it for its error).
+var errUnsupported = errors.New("sdk: unsupported value")
+
+// AppendJSON appends out as encoding/json would marshal it. It fails, like
+// encoding/json, on a NaN or infinite number.
+func (out ParseOutput) AppendJSON(dst []byte) ([]byte, error) {
+	if len(out.Updates) == 0 {
+		return append(dst, "{}"...), nil
+	}
+	dst = append(dst, `{"updates":[`...)
+	for i := range out.Updates {
+		if i > 0 {
+			dst = append(dst, ',')
+		}
+		var err error
+		if dst, err = out.Updates[i].AppendJSON(dst); err != nil {
+			return dst, err
+		}
+	}
+	return append(dst, "]}"...), nil
+}
+
+// AppendJSON appends p as encoding/json would marshal it. It fails, like
+// encoding/json, on a NaN or infinite number.
+func (p *Progress) AppendJSON(dst []byte) ([]byte, error) {
+	start := len(dst)
+	dst = append(dst, '{')
+	sep := func() {
+		if len(dst) > start+1 {
+			dst = append(dst, ',')
+		}
+	}
+	ok := true
+	intField := func(name string, v int64) {
+		if v != 0 {
+			sep()
+			dst = append(dst, name...)
+			dst = strconv.AppendInt(dst, v, 10)
+		}
+	}
+	floatField := func(name string, v float64) {
+		if v != 0 {
+			sep()
+			dst = append(dst, name...)
+			dst, ok = appendJSONFloat(dst, v, ok)
+		}
+	}
+	strField := func(name, v string) {
+		if v != "" {
+			sep()
+			dst = append(dst, name...)
+			dst = appendJSONString(dst, v)
+		}
+	}
+	intField(`"step":`, p.Step)
+	intField(`"total":`, p.Total)
+	floatField(`"percentage":`, p.Percentage)
+	strField(`"phase":`, p.Phase)
+	intField(`"epoch":`, p.Epoch)
+	intField(`"epoch_total":`, p.EpochTotal)
+	floatField(`"eta_seconds":`, p.ETASeconds)
+	floatField(`"rate":`, p.Rate)
+	strField(`"rate_unit":`, p.RateUnit)
+	if len(p.Metrics) > 0 {
+		sep()
+		dst = append(dst, `"metrics":{`...)
+		keys := make([]string, 0, len(p.Metrics))
+		for k := range p.Metrics {
+			keys = append(keys, k)
+		}
+		slices.Sort(keys)
+		for i, k := range keys {
+			if i > 0 {
+				dst = append(dst, ',')
+			}
+			dst = appendJSONString(dst, k)
+			dst = append(dst, ':')
+			dst, ok = appendJSONFloat(dst, p.Metrics[k], ok)
+		}
+		dst = append(dst, '}')
+	}
+	strField(`"message":`, p.Message)
+	strField(`"source":`, p.Source)
+	dst = append(dst, '}')
+	if !ok {
+		return dst, errUnsupported
+	}
+	return dst, nil
+}
+
+// appendJSONFloat formats f like encoding/json (ES6 number formatting);
+// ok turns false for NaN and infinities.
+func appendJSONFloat(dst []byte, f float64, ok bool) ([]byte, bool) {
+	if math.IsInf(f, 0) || math.IsNaN(f) {
+		return append(dst, '0'), false
+	}
+	abs := math.Abs(f)
+	format := byte('f')
+	if abs != 0 && (abs < 1e-6 || abs >= 1e21) {
+		format = 'e'
+	}
+	dst = strconv.AppendFloat(dst, f, format, -1, 64)
+	if format == 'e' {
+		// clean up e-09 to e-9
+		n := len(dst)
+		if n >= 4 && dst[n-4] == 'e' && dst[n-3] == '-' && dst[n-2] == '0' {
+			dst[n-2] = dst[n-1]
+			dst = dst[:n-1]
+		}
+	}
+	return dst, ok
+}
+
+const hexDigits = "0123456789abcdef"
+
+// appendJSONString quotes s like encoding/json with HTML escaping: <, >
+// and & as \u003c..., control characters escaped, invalid UTF-8 as
+// \ufffd, U+2028 and U+2029 escaped.
+func appendJSONString(dst []byte, s string) []byte {
+	dst = append(dst, '"')
+	start := 0
+	for i := 0; i < len(s); {
+		if j := i + plainRun(s[i:], true); j > i {
+			i = j
+			continue
+		}
+		b := s[i]
+		if b < utf8.RuneSelf {
+			dst = append(dst, s[start:i]...)
+			switch b {
+			case '\\', '"':
+				dst = append(dst, '\\', b)
+			case '\b':
+				dst = append(dst, '\\', 'b')
+			case '\f':
+				dst = append(dst, '\\', 'f')
+			case '\n':
+				dst = append(dst, '\\', 'n')
+			case '\r':
+				dst = append(dst, '\\', 'r')
+			case '\t':
+				dst = append(dst, '\\', 't')
+			default:
+				dst = append(dst, '\\', 'u', '0', '0', hexDigits[b>>4], hexDigits[b&0xF])
+			}
+			i++
+			start = i
+			continue
+		}
+		c, size := utf8.DecodeRuneInString(s[i:])
+		switch {
+		case c == utf8.RuneError && size == 1:
+			dst = append(dst, s[start:i]...)
+			dst = append(dst, `\ufffd`...)
+			start = i + size
+		case c == '\u2028' || c == '\u2029':
+			dst = append(dst, s[start:i]...)
+			dst = append(dst, '\\', 'u', '2', '0', '2', hexDigits[c&0xF])
+			start = i + size
+		}
+		i += size
+	}
+	dst = append(dst, s[start:]...)
+	return append(dst, '"')
+}
+
+const (
+	lsb = 0x0101010101010101
+	msb = 0x8080808080808080
+)
+
+// plainRun returns how many leading bytes of s need no attention inside a
+// JSON string: printable ASCII other than " and \ (and, with html, other
+// than <, > and &). It looks at eight bytes per step.
+func plainRun(s string, html bool) int {
+	i := 0
+	p := unsafe.Pointer(unsafe.StringData(s))
+	for ; i+8 <= len(s); i += 8 {
+		x := *(*uint64)(unsafe.Add(p, i))
+		// (x - 0x20*lsb) &^ x flags bytes < 0x20, x itself bytes >= 0x80.
+		t := (hasByte(x, '"') | hasByte(x, '\\') | ((x - 0x20*lsb) &^ x) | x) & msb
+		if html {
+			t |= (hasByte(x, '<') | hasByte(x, '>') | hasByte(x, '&')) & msb
+		}
+		if t != 0 {
+			return i + bits.TrailingZeros64(t)/8
+		}
+	}
+	for ; i < len(s); i++ {
+		if c := s[i]; c < 0x20 || c >= 0x80 || c == '"' || c == '\\' || html && (c == '<' || c == '>' || c == '&') {
+			return i
+		}
+	}
+	return i
+}
+
+// hasByte sets the top bit of the lowest byte of x equal to c (higher ones
+// may be set spuriously, only the lowest counts).
+func hasByte(x uint64, c byte) uint64 {
+	y := x ^ (lsb * uint64(c))
+	return (y - lsb) &^ y
+}
+
+// DecodeJSON sets *in to what json.Unmarshal(data, in) would decode into a
+// zero ParseInput, and returns the same error. Strings in the result may
+// share memory with data.
+func (in *ParseInput) DecodeJSON(data string) error {
+	*in = ParseInput{}
+	d := decoder{s: data}
+	if d.parseInput(in) {
+		return nil
+	}
+	*in = ParseInput{}
+	return json.Unmarshal([]byte(data), in)
+}
+
+// decoder reads the shape encoding/json writes for ParseInput; any other
+// shape makes it give up (ok false) and the caller falls back.
+type decoder struct {
+	s string
+	i int
+}
+
+func (d *decoder) ws() {
+	for d.i < len(d.s) {
+		switch d.s[d.i] {
+		case ' ', '\t', '\n', '\r':
+			d.i++
+		default:
+			return
+		}
+	}
+}
+
+// lit consumes c after optional white space.
+func (d *decoder) lit(c byte) bool {
+	d.ws()
+	if d.i < len(d.s) && d.s[d.i] == c {
+		d.i++
+		return true
+	}
+	return false
+}
+
+func (d *decoder) null() bool {
+	d.ws()
+	if len(d.s)-d.i >= 4 && d.s[d.i:d.i+4] == "null" {
+		d.i += 4
+		return true
+	}
+	return false
+}
+
+// object calls field for each key of an object; field reads the value.
+func (d *decoder) object(field func(key string) bool) bool {
+	if !d.lit('{') {
+		return false
+	}
+	if d.lit('}') {
+		return true
+	}
+	for {
+		d.ws()
+		key, ok := d.str()
+		if !ok || !d.lit(':') || !field(key) {
+			return false
+		}
+		if d.lit(',') {
+			continue
+		}
+		return d.lit('}')
+	}
+}
+
+func (d *decoder) parseInput(in *ParseInput) bool {
+	var seenLines, seenLast bool
+	ok := d.object(func(key string) bool {
+		switch key {
+		case "lines":
+			if seenLines {
+				return false
+			}
+			seenLines = true
+			return d.lines(in)
+		case "last":
+			if seenLast {
+				return false
+			}
+			seenLast = true
+			if d.null() {
+				return true
+			}
+			in.Last = &Progress{}
+			return d.progress(in.Last)
+		}
+		return false
+	})
+	d.ws()
+	return ok && d.i == len(d.s)
+}
+
+func (d *decoder) lines(in *ParseInput) bool {
+	if d.null() {
+		return true
+	}
+	if !d.lit('[') {
+		return false
+	}
+	in.Lines = []string{}
+	if d.lit(']') {
+		return true
+	}
+	for {
+		d.ws()
+		s, ok := d.str()
+		if !ok {
+			return false
+		}
+		in.Lines = append(in.Lines, s)
+		if d.lit(',') {
+			continue
+		}
+		return d.lit(']')
+	}
+}
+
+func (d *decoder) progress(p *Progress) bool {
+	var seen uint16
+	return d.object(func(key string) bool {
+		var bit uint16
+		var ok bool
+		switch key {
+		case "step":
+			bit, ok = 1<<0, d.int(&p.Step)
+		case "total":
+			bit, ok = 1<<1, d.int(&p.Total)
+		case "percentage":
+			bit, ok = 1<<2, d.float(&p.Percentage)
+		case "phase":
+			bit, ok = 1<<3, d.strField(&p.Phase)
+		case "epoch":
+			bit, ok = 1<<4, d.int(&p.Epoch)
+		case "epoch_total":
+			bit, ok = 1<<5, d.int(&p.EpochTotal)
+		case "eta_seconds":
+			bit, ok = 1<<6, d.float(&p.ETASeconds)
+		case "rate":
+			bit, ok = 1<<7, d.float(&p.Rate)
+		case "rate_unit":
+			bit, ok = 1<<8, d.strField(&p.RateUnit)
+		case "metrics":
+			bit, ok = 1<<9, d.metrics(p)
+		case "message":
+			bit, ok = 1<<10, d.strField(&p.Message)
+		case "source":
+			bit, ok = 1<<11, d.strField(&p.Source)
+		default:
+			return false
+		}
+		if seen&bit != 0 {
+			return false
+		}
+		seen |= bit
+		return ok
+	})
+}
+
+func (d *decoder) metrics(p *Progress) bool {
+	p.Metrics = map[string]float64{}
+	return d.object(func(key string) bool {
+		if _, dup := p.Metrics[key]; dup {
+			return false
+		}
+		var v float64
+		if !d.float(&v) {
+			return false
+		}
+		p.Metrics[key] = v
+		return true
+	})
+}
+
+func (d *decoder) strField(dst *string) bool {
+	d.ws()
+	s, ok := d.str()
+	*dst = s
+	return ok
+}
+
+// number returns the next JSON number literal (strict grammar).
+func (d *decoder) number() (string, bool) {
+	d.ws()
+	s, i := d.s, d.i
+	start := i
+	if i < len(s) && s[i] == '-' {
+		i++
+	}
+	digits := func() int {
+		k := i
+		for i < len(s) && s[i] >= '0' && s[i] <= '9' {
+			i++
+		}
+		return i - k
+	}
+	switch {
+	case i < len(s) && s[i] == '0':
+		i++
+	case digits() == 0:
+		return "", false
+	}
+	if i < len(s) && s[i] == '.' {
+		i++
+		if digits() == 0 {
+			return "", false
+		}
+	}
+	if i < len(s) && (s[i] == 'e' || s[i] == 'E') {
+		i++
+		if i < len(s) && (s[i] == '+' || s[i] == '-') {
+			i++
+		}
+		if digits() == 0 {
+			return "", false
+		}
+	}
+	d.i = i
+	return s[start:i], true
+}
+
+func (d *decoder) int(dst *int64) bool {
+	lit, ok := d.number()
+	if !ok {
+		return false
+	}
+	v, err := strconv.ParseInt(lit, 10, 64)
+	*dst = v
+	return err == nil
+}
+
+func (d *decoder) float(dst *float64) bool {
+	lit, ok := d.number()
+	if !ok {
+		return false
+	}
+	v, err := strconv.ParseFloat(lit, 64)
+	*dst = v
+	return err == nil
+}
+
+// str reads a JSON string at d.i (no leading white space) and unquotes it
+// like encoding/json: invalid UTF-8 and lone surrogates become U+FFFD.
+func (d *decoder) str() (string, bool) {
+	s := d.s
+	if d.i >= len(s) || s[d.i] != '"' {
+		return "", false
+	}
+	start := d.i + 1
+	i := start
+	clean := true // no escapes, no bytes >= 0x80
+	for {
+		if i < len(s) {
+			i += plainRun(s[i:], false)
+		}
+		if i >= len(s) {
+			return "", false
+		}
+		c := s[i]
+		switch {
+		case c == '"':
+			d.i = i + 1
+			if clean {
+				return s[start:i], true
+			}
+			return unquote(s[start:i])
+		case c == '\\':
+			clean = false
+			i += 2 // validated by unquote
+		case c < 0x20:
+			return "", false
+		default: // >= 0x80
+			clean = false
+			i++
+		}
+	}
+}
+
+// unquote decodes the body of a JSON string that has escapes or non-ASCII
+// bytes, as encoding/json does.
+func unquote(s string) (string, bool) {
+	b := make([]byte, 0, len(s)+utf8.UTFMax)
+	for r := 0; r < len(s); {
+		c := s[r]
+		switch {
+		case c == '\\':
+			if r+1 >= len(s) {
+				return "", false
+			}
+			switch e := s[r+1]; e {
+			case '"', '\\', '/':
+				b = append(b, e)
+				r += 2
+			case 'b':
+				b, r = append(b, '\b'), r+2
+			case 'f':
+				b, r = append(b, '\f'), r+2
+			case 'n':
+				b, r = append(b, '\n'), r+2
+			case 'r':
+				b, r = append(b, '\r'), r+2
+			case 't':
+				b, r = append(b, '\t'), r+2
+			case 'u':
+				rr := getu4(s[r:])
+				if rr < 0 {
+					return "", false
+				}
+				r += 6
+				if utf16.IsSurrogate(rr) {
+					rr1 := getu4(s[r:])
+					if dec := utf16.DecodeRune(rr, rr1); dec != utf8.RuneError {
+						r += 6
+						b = utf8.AppendRune(b, dec)
+						break
+					}
+					rr = utf8.RuneError
+				}
+				b = utf8.AppendRune(b, rr)
+			default:
+				return "", false
+			}
+		case c < 0x20 || c == '"':
+			return "", false
+		case c < utf8.RuneSelf:
+			b, r = append(b, c), r+1
+		default:
+			rr, size := utf8.DecodeRuneInString(s[r:])
+			r += size
+			b = utf8.AppendRune(b, rr)
+		}
+	}
+	return string(b), true
+}
+
+func getu4(s string) rune {
+	if len(s) < 6 || s[0] != '\\' || s[1] != 'u' {
+		return -1
+	}
+	var r rune
+	for i := 2; i < 6; i++ {
+		c := s[i]
+		switch {
+		case '0' <= c && c <= '9':
+			c -= '0'
+		case 'a' <= c && c <= 'f':
+			c = c - 'a' + 10
+		case 'A' <= c && c <= 'F':
+			c = c - 'A' + 10
+		default:
+			return -1
+		}
+		r = r*16 + rune(c)
+	}
+	return r
+}
