@@ -13,6 +13,9 @@ OUT=${BENCH_OUT:-/tmp/runbox-bench}
 mkdir -p "$OUT"
 export RUNBOX_HOME=${RUNBOX_HOME:-$(mktemp -d /tmp/rbbench.XXXX)}
 what=${1:-all}
+# The interpreter itself, not a version-manager shim (pyenv's shims are
+# shell scripts that would triple Python's start-up time).
+PY=$(python3 -c 'import sys; print(sys.executable)')
 
 command -v hyperfine >/dev/null || { echo "bench: needs hyperfine (apt-get install hyperfine)"; exit 1; }
 
@@ -29,7 +32,7 @@ startup() {
   "$RB" run --sandbox process -- true # start and warm the daemon
   hyperfine -N --warmup 5 --runs ${RUNS:-50} --export-json "$OUT/startup.json" \
     -n 'bare exec: true' 'true' \
-    -n 'python harness: true' "python3 bench/harness.py $OUT/harness -- true" \
+    -n 'python harness: true' "$PY bench/harness.py $OUT/harness -- true" \
     -n 'runbox run -- true' "$RB run --sandbox process -- true"
 }
 

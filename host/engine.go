@@ -63,6 +63,8 @@ type Engine struct {
 	done    map[string]chan struct{}
 	closed  bool
 
+	probes probes // cached Docker probes for --sandbox auto
+
 	wg sync.WaitGroup
 	// ctx lives as long as the engine; runners use it, not request contexts.
 	ctx    context.Context

@@ -157,16 +157,14 @@ func (e *Engine) chooseSandbox(ctx context.Context, want, image string) (string,
 	if !ok || runtime.GOOS != "linux" {
 		return sandbox.Process, "Docker is not configured on this host; using the process sandbox", nil
 	}
-	h := d.Health(ctx)
+	h := e.probes.healthOf(ctx, d)
 	if !h.Available {
 		return sandbox.Process, "Docker is not available (" + h.Detail + "); using the process sandbox", nil
 	}
 	if image == "" {
 		image = e.cfg.DefaultImage
 	}
-	if ic, ok := d.(interface {
-		HasImage(ctx context.Context, ref string) bool
-	}); ok && !ic.HasImage(ctx, image) {
+	if ic, ok := d.(imageChecker); ok && !e.probes.hasImage(ctx, ic, image) {
 		return sandbox.Process, fmt.Sprintf("Docker is up but image %s is not present locally (pull or build it, or pass --image); using the process sandbox", image), nil
 	}
 	return sandbox.Docker, "Docker is available on Linux; containers isolate the run (image " + image + ")", nil

@@ -14,30 +14,9 @@ import (
 	"github.com/tetratelabs/wazero"
 )
 
-// benchLines is a realistic mix: ~1% progress lines among ordinary logs.
-func benchLines(n int) []string {
-	progressLines := []string{
-		`##PROGRESS## {"step": 3, "total": 5, "phase": "train", "percentage": 60}`,
-		` 45%|████▌     | 450/1000 [00:12<00:15, 36.50it/s]`,
-		`Epoch 2/10`,
-		`120/500 [======>.......................] - ETA: 12s - loss: 0.4321 - accuracy: 0.8812`,
-	}
-	ordinary := []string{
-		"INFO 2024-05-01 12:00:01 loading shard 17 of 64 from /data/train-00017.parquet",
-		"WARNING: tokenizer has no pad token, using eos",
-		"DEBUG cache hit for key=embeddings/layer.3 size=4096",
-		"[rank0] allreduce bucket 12 ready",
-	}
-	out := make([]string, n)
-	for i := range out {
-		if i%100 == 0 {
-			out[i] = progressLines[(i/100)%len(progressLines)]
-		} else {
-			out[i] = ordinary[i%len(ordinary)]
-		}
-	}
-	return out
-}
+// benchMix is the benchmark input of both sides: a deterministic realistic
+// log mix, ~1% progress lines (about 6% pass the progress prefilter).
+func benchMix() []string { return progress.SyntheticMix(10000) }
 
 func builtinHost(b *testing.B, cfg Config) *Host {
 	cfg.Logger = nil
@@ -52,14 +31,20 @@ func builtinHost(b *testing.B, cfg Config) *Host {
 	return h
 }
 
-// BenchmarkProgressWasm: lines/s through the built-in progress plugin, with
-// prefilter and batching, call timeouts on (close on context done).
+// BenchmarkProgressWasm: lines/s of a run's output through the built-in
+// progress plugin as the engine drives it: a Parser per run, host-side
+// prefilter, batches, call timeouts on (close on context done, the
+// headline) and off. Compare with BenchmarkProgressNative (same input, same
+// work done natively).
+//
+//	go test ./plugins -run '^$' -bench 'Progress(Wasm|Native)' -count 5
 func BenchmarkProgressWasm(b *testing.B) {
 	for _, interrupt := range []bool{true, false} {
 		b.Run(fmt.Sprintf("interrupt=%v", interrupt), func(b *testing.B) {
 			h := builtinHost(b, Config{noInterrupt: !interrupt})
-			lines := benchLines(10000)
-			b.ResetTimer()
+			m := h.byKind(context.Background(), sdk.KindProgress)[0]
+			lines := benchMix()
+			_, calls0, _, _ := m.breaker.snapshot()
 			for b.Loop() {
 				p := h.NewParser()
 				for _, l := range lines {
@@ -70,26 +55,60 @@ func BenchmarkProgressWasm(b *testing.B) {
 					b.Fatal("no progress")
 				}
 			}
+			_, calls, _, _ := m.breaker.snapshot()
 			b.ReportMetric(float64(b.N*len(lines))/b.Elapsed().Seconds(), "lines/s")
+			b.ReportMetric(float64(calls-calls0)/float64(b.N)*10000/float64(len(lines)), "calls/10k-lines")
 		})
 	}
 }
 
-// BenchmarkProgressNative: the same lines parsed by the Go package directly,
-// in the same batches as the host would send (no prefilter).
+// BenchmarkProgressNative: the same input parsed by the Go package
+// directly. "prefiltered" does the host's work natively: the same
+// prefilter, the same batches (BatchLines/BatchBytes of matching lines,
+// the rest on flush), the state threaded through Last. "all-lines" sends
+// every line in batches of 256 (Parse applies its own prefilter).
 func BenchmarkProgressNative(b *testing.B) {
-	lines := benchLines(10000)
-	for b.Loop() {
-		var st sdk.Progress
-		for i := 0; i < len(lines); i += 256 {
-			last := st
-			out := progress.Parse(sdk.ParseInput{Lines: lines[i:min(i+256, len(lines))], Last: &last})
-			for _, u := range out.Updates {
-				st.Merge(u)
+	lines := benchMix()
+	cfg := Config{}.withDefaults()
+	run := func(b *testing.B, filter *prefilter) {
+		for b.Loop() {
+			var st sdk.Progress
+			updated := false
+			var batch []string
+			bytes := 0
+			send := func() {
+				in := sdk.ParseInput{Lines: batch}
+				if updated {
+					last := st
+					in.Last = &last
+				}
+				for _, u := range progress.Parse(in).Updates {
+					st.Merge(u)
+					updated = true
+				}
+				batch, bytes = batch[:0], 0
+			}
+			for _, l := range lines {
+				if filter != nil && !filter.match(l) {
+					continue
+				}
+				batch = append(batch, l)
+				bytes += len(l)
+				if len(batch) >= cfg.BatchLines || bytes >= cfg.BatchBytes {
+					send()
+				}
+			}
+			if len(batch) > 0 {
+				send()
+			}
+			if !updated {
+				b.Fatal("no progress")
 			}
 		}
+		b.ReportMetric(float64(b.N*len(lines))/b.Elapsed().Seconds(), "lines/s")
 	}
-	b.ReportMetric(float64(b.N*len(lines))/b.Elapsed().Seconds(), "lines/s")
+	b.Run("prefiltered", func(b *testing.B) { run(b, newPrefilter(progress.Manifest.Prefilter)) })
+	b.Run("all-lines", func(b *testing.B) { run(b, nil) })
 }
 
 // BenchmarkCompile: cold compile vs a load from the compilation cache.

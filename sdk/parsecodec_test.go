@@ -31,7 +31,7 @@ func codecProgress() []Progress {
 		{Step: 45, Total: 100, Percentage: 45, Phase: "train", Epoch: 3, EpochTotal: 10,
 			ETASeconds: 12.5, Rate: 36.5, RateUnit: "it/s", Message: "Epoch 3 <x> & y", Source: "tqdm",
 			Metrics: map[string]float64{"loss": 0.4321, "acc": 0.88, "lr": 4.5e-05, "tiny": 1e-7, "big": 1e21, "neg": -2, "z": 0}},
-		{Step: -1, Total: math.MaxInt64, Percentage: 1e-6, Rate: 123456789012345678901234.0, ETASeconds: -0.0,
+		{Step: -1, Total: math.MaxInt64, Percentage: 1e-6, Rate: 123456789012345678901234.0, ETASeconds: math.Copysign(0, -1),
 			Metrics: map[string]float64{"é\u2028": 1, "": 2}},
 		{Metrics: map[string]float64{}},
 	}
