@@ -171,9 +171,10 @@ func (r *runner) follow(ctx context.Context, h sandbox.Handle, spec sandbox.Spec
 	r.mu.Lock()
 	r.lastOut = r.e.cfg.Now()
 	r.mu.Unlock()
+	lag := lagMeter{path: spec.LogPath}
 	go func() {
-		followed <- runlog.Follow(ctx, spec.LogPath, 0, ended, func(rec runlog.Record) error {
-			r.consume(ctx, rec, splitters)
+		followed <- runlog.FollowShared(ctx, spec.LogPath, 0, ended, func(rec runlog.Record) error {
+			r.consume(ctx, rec, splitters, lag.behind(rec) > maxParseLag)
 			return nil
 		})
 	}()
@@ -203,7 +204,30 @@ func (r *runner) follow(ctx context.Context, h sandbox.Handle, spec sandbox.Spec
 
 // consume handles one log record: tails for classification, lines for
 // progress parsing.
-func (r *runner) consume(ctx context.Context, rec runlog.Record, splitters map[runlog.Stream]*runlog.LineSplitter) {
+// When the log grows faster than lines can be parsed, the parser skips
+// ahead: progress is "latest wins", so the newest output is what matters,
+// and a run printing hundreds of MB/s must not have the daemon burn the
+// machine's cores on lines nobody will read. Tails are always kept.
+const maxParseLag = 8 << 20
+
+// lagMeter tells how far a record is behind the end of the log file.
+type lagMeter struct {
+	path string
+	size int64
+	n    int
+}
+
+func (l *lagMeter) behind(rec runlog.Record) int64 {
+	l.n++
+	if rec.End > l.size || l.n%16 == 0 {
+		if st, err := os.Stat(l.path); err == nil {
+			l.size = st.Size()
+		}
+	}
+	return l.size - rec.End
+}
+
+func (r *runner) consume(ctx context.Context, rec runlog.Record, splitters map[runlog.Stream]*runlog.LineSplitter, skipParse bool) {
 	r.mu.Lock()
 	if t := r.tails[rec.Stream]; t != nil {
 		t.write(rec.Data)
@@ -211,6 +235,10 @@ func (r *runner) consume(ctx context.Context, rec runlog.Record, splitters map[r
 	r.lastOut = r.e.cfg.Now()
 	r.mu.Unlock()
 	if r.parser == nil || (rec.Stream != runlog.Stdout && rec.Stream != runlog.Stderr) {
+		return
+	}
+	if skipParse {
+		delete(splitters, rec.Stream) // the partial line it held is stale now
 		return
 	}
 	sp := splitters[rec.Stream]

@@ -3,6 +3,7 @@
 package client
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -291,7 +292,8 @@ func (c *Client) Events(ctx context.Context, id string, after uint64) ([]store.E
 	return l.Events, c.do(ctx, http.MethodGet, "/v1/runs/"+url.PathEscape(id)+"/events", q, nil, &l)
 }
 
-// Frame is one record of a log or attach stream.
+// Frame is one record of a log or attach stream. Data is valid only
+// during the callback that receives it.
 type Frame struct {
 	Stream uint8
 	Time   time.Time
@@ -344,10 +346,16 @@ func (c *Client) attach(ctx context.Context, path string, req api.RunRequest, fn
 	return final, nil
 }
 
+// readFrames calls fn for each frame; a frame's Data is valid only until
+// fn returns (one buffer serves the whole stream).
 func readFrames(r io.Reader, fn func(Frame) error) error {
-	br := bufioReader(r)
+	br := bufio.NewReaderSize(r, 256<<10)
+	var buf []byte
 	for {
-		s, t, data, err := runlog.ReadFrame(br)
+		s, t, data, err := runlog.ReadFrame(br, buf)
+		if cap(data) > cap(buf) {
+			buf = data[:0]
+		}
 		if err != nil {
 			if errors.Is(err, io.EOF) {
 				return nil

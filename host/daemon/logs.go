@@ -113,7 +113,7 @@ func (s *server) logs(w http.ResponseWriter, r *http.Request) {
 		close(closed)
 		done = closed
 	}
-	err = runlog.Follow(r.Context(), path, from, done, func(rec runlog.Record) error {
+	err = runlog.FollowShared(r.Context(), path, from, done, func(rec runlog.Record) error {
 		if want != nil && !want[rec.Stream] {
 			return nil
 		}
@@ -204,7 +204,7 @@ func (s *server) attach(w http.ResponseWriter, r *http.Request, run *store.Run) 
 		return fw.frame(api.StreamProgress, time.Now(), b)
 	}
 	ctx := r.Context()
-	err := runlog.Follow(ctx, run.Spec.LogPath, 0, done, func(rec runlog.Record) error {
+	err := runlog.FollowShared(ctx, run.Spec.LogPath, 0, done, func(rec runlog.Record) error {
 		if err := fw.frame(uint8(rec.Stream), rec.Time, rec.Data); err != nil {
 			return err
 		}

@@ -15,6 +15,16 @@ import (
 // been delivered, ctx's error if ctx ends first, or fn's error. A log file
 // that does not exist yet is waited for.
 func Follow(ctx context.Context, path string, from int64, done <-chan struct{}, fn func(Record) error) error {
+	return follow(ctx, path, from, done, false, fn)
+}
+
+// FollowShared is Follow without an allocation per record: a record's Data
+// is valid only until fn returns, so fn must copy what it keeps.
+func FollowShared(ctx context.Context, path string, from int64, done <-chan struct{}, fn func(Record) error) error {
+	return follow(ctx, path, from, done, true, fn)
+}
+
+func follow(ctx context.Context, path string, from int64, done <-chan struct{}, reuse bool, fn func(Record) error) error {
 	const poll = 25 * time.Millisecond
 	var f *os.File
 	var r *Reader
@@ -41,6 +51,7 @@ func Follow(ctx context.Context, path string, from int64, done <-chan struct{}, 
 				// One Reader for the whole follow: it keeps a record read
 				// in part and resumes it when the writer appends the rest.
 				r = NewReader(f, off)
+				r.reuse = reuse
 			}
 		}
 		if r != nil {

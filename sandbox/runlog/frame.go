@@ -23,7 +23,10 @@ func AppendFrame(buf []byte, stream uint8, t time.Time, data []byte) []byte {
 const MaxFrame = 16 << 20
 
 // ReadFrame reads one frame of any stream from r (no stream validation).
-func ReadFrame(r io.Reader) (stream uint8, t time.Time, data []byte, err error) {
+// The payload goes into buf when it fits (data then aliases buf), so a
+// caller that reuses one buffer reads a stream without an allocation per
+// frame.
+func ReadFrame(r io.Reader, buf []byte) (stream uint8, t time.Time, data []byte, err error) {
 	var hdr [headerSize]byte
 	if _, err = io.ReadFull(r, hdr[:]); err != nil {
 		return 0, time.Time{}, nil, err
@@ -32,7 +35,11 @@ func ReadFrame(r io.Reader) (stream uint8, t time.Time, data []byte, err error) 
 	if n > MaxFrame {
 		return 0, time.Time{}, nil, fmt.Errorf("%w: frame of %d bytes", ErrCorrupt, n)
 	}
-	data = make([]byte, n)
+	if cap(buf) >= int(n) {
+		data = buf[:n]
+	} else {
+		data = make([]byte, n)
+	}
 	if _, err = io.ReadFull(r, data); err != nil {
 		if errors.Is(err, io.EOF) {
 			err = io.ErrUnexpectedEOF

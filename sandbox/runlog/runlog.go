@@ -188,6 +188,10 @@ type Reader struct {
 	hn   int    // header bytes read so far
 	data []byte // payload, allocated once the header is whole
 	dn   int    // payload bytes read so far
+	// With reuse, every record's Data shares one buffer and is valid only
+	// until the next call to Next (no allocation per record).
+	reuse bool
+	buf   []byte
 }
 
 // NewReader reads records from r, whose first byte is at file offset off.
@@ -222,7 +226,14 @@ func (r *Reader) Next() (Record, error) {
 		if n > MaxPayload || s < Stdout || s > Meta {
 			return Record{}, fmt.Errorf("%w at offset %d", ErrCorrupt, r.off)
 		}
-		r.data = make([]byte, n)
+		if r.reuse && cap(r.buf) >= int(n) {
+			r.data = r.buf[:n]
+		} else {
+			r.data = make([]byte, n)
+			if r.reuse {
+				r.buf = r.data
+			}
+		}
 		r.dn = 0
 	}
 	for r.dn < len(r.data) {

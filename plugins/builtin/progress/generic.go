@@ -15,16 +15,26 @@ import (
 //
 // Keywords are matched in the spellings the prefilter lists (Step, step,
 // STEP, ...), so that a line the host never sends could not match anyway.
+//
+// Each spelling comes with its classify bit: a spelling s does not
+// contain is not searched for.
+type keyword struct {
+	w   string
+	bit uint64
+}
+
 var (
-	kwEpoch = []string{"Epoch", "epoch", "EPOCH"}
-	kwStep  = []string{"Step", "step", "STEP", "Iter", "iter", "ITER", "Batch", "batch"}
-	kwProg  = []string{"Progress", "progress"}
-	kwLoss  = []string{"loss", "Loss", "LOSS"}
+	kwEpoch = []keyword{{"Epoch", fEpochCap}, {"epoch", fEpochLow}, {"EPOCH", fEpochUp}}
+	kwStep  = []keyword{{"Step", fStepCap}, {"step", fStepLow}, {"STEP", fStepUp}, {"Iter", fIterCap},
+		{"iter", fIterLow}, {"ITER", fIterUp}, {"Batch", fBatchCap}, {"batch", fBatchLow}}
+	kwProg = []keyword{{"Progress", fProgCap}, {"progress", fProgLow}}
+	kwLoss = []string{"loss", "Loss", "LOSS"}
 )
 
-func parseGeneric(s string) (u sdk.Progress, ok bool) {
+// parseGeneric reads s, whose classify bits are f.
+func parseGeneric(s string, f uint64) (u sdk.Progress, ok bool) {
 	found := false
-	if n, m, end, ok := kwNum(s, kwEpoch); ok {
+	if n, m, end, ok := kwNum(s, kwEpoch, f); ok {
 		u.Epoch, u.EpochTotal, found = n, m, true
 		if m == 0 {
 			// "Train Epoch: 1 [1280/60000 (2%)]"
@@ -41,14 +51,17 @@ func parseGeneric(s string) (u sdk.Progress, ok bool) {
 		}
 	}
 	if u.Total == 0 {
-		if n, m, end, ok := kwNum(s, kwStep); ok && !heading(s, end, m) {
+		if n, m, end, ok := kwNum(s, kwStep, f); ok && !heading(s, end, m) {
 			u.Step, u.Total, found = n, m, true
 		}
 	}
 	if u.Total > 0 {
 		u.Percentage = pct(u.Step, u.Total)
-	} else if p, ok := kwPercent(s); ok {
+	} else if p, ok := kwPercent(s, f); ok {
 		u.Percentage, found = p, true
+	}
+	if !found && f&fLossAny == 0 {
+		return sdk.Progress{}, false // no key can hold "loss"
 	}
 	scanKV(s, func(k string, v float64) {
 		if structuralKey(k) {
@@ -76,8 +89,12 @@ func containsAny(s string, subs []string) bool {
 
 // kwNum finds "<kw> N", "<kw> N/M", "<kw>: N", "<kw> [N/M]", "<kw> N of M"
 // or "N/M <kw>s" for any keyword spelling in kws.
-func kwNum(s string, kws []string) (n, m int64, end int, ok bool) {
-	for _, kw := range kws {
+func kwNum(s string, kws []keyword, f uint64) (n, m int64, end int, ok bool) {
+	for _, k := range kws {
+		if f&k.bit == 0 {
+			continue
+		}
+		kw := k.w
 		for off := 0; off < len(s); {
 			k := strings.Index(s[off:], kw)
 			if k < 0 {
@@ -93,13 +110,13 @@ func kwNum(s string, kws []string) (n, m int64, end int, ok bool) {
 			for i < len(s) && isLetter(s[i]) {
 				i++
 			}
-			w := strings.ToLower(s[k+len(kw) : i])
-			if w != "" && w != "s" && w != "es" && w != "ation" && w != "ations" {
+			w := s[k+len(kw) : i] // ASCII letters
+			if w != "" && !strings.EqualFold(w, "s") && !strings.EqualFold(w, "es") && !strings.EqualFold(w, "ation") && !strings.EqualFold(w, "ations") {
 				continue
 			}
 			// "Step 45", "Iteration 45"; a plural before a number is a
 			// setting ("epochs: 10", "every 500 steps 3"), not progress.
-			plural := w == "s" || w == "es" || w == "ations"
+			plural := w != "" && !strings.EqualFold(w, "ation")
 			if n, m, end, ok := numAfter(s, skipSep(s, i)); ok && (!plural || m > 0) {
 				return n, m, end, true
 			}
@@ -149,13 +166,16 @@ func numAfter(s string, i int) (n, m int64, end int, ok bool) {
 }
 
 // kwPercent reads "Progress: 45%" / "progress 45.5 %".
-func kwPercent(s string) (float64, bool) {
-	for _, kw := range kwProg {
-		k := strings.Index(s, kw)
+func kwPercent(s string, f uint64) (float64, bool) {
+	for _, kp := range kwProg {
+		if f&kp.bit == 0 {
+			continue
+		}
+		k := strings.Index(s, kp.w)
 		if k < 0 {
 			continue
 		}
-		i := skipSep(s, k+len(kw))
+		i := skipSep(s, k+len(kp.w))
 		v, j, ok := parseNum(s, i)
 		j = skipSpaces(s, j)
 		if ok && j < len(s) && s[j] == '%' && v >= 0 && v <= 100 {

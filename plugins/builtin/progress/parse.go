@@ -85,35 +85,6 @@ func Parse(in sdk.ParseInput) sdk.ParseOutput {
 	return out
 }
 
-// parseLine tries each format, most specific first.
-func parseLine(s string, st *state) (u sdk.Progress, ok bool) {
-	if strings.Contains(s, "##PROGRESS##") {
-		return parseRunbox(s)
-	}
-	if u, ok = parseTqdm(s, st); ok {
-		return u, true
-	}
-	if u, ok = parseKeras(s); ok {
-		return u, true
-	}
-	if u, ok = parseHFDict(s); ok {
-		return u, true
-	}
-	if u, ok = parseMLX(s, st); ok {
-		return u, true
-	}
-	if u, ok = parseMM(s); ok {
-		return u, true
-	}
-	if u, ok = parseBoost(s); ok {
-		return u, true
-	}
-	if u, ok = parseFastai(s, st); ok {
-		return u, true
-	}
-	return parseGeneric(s)
-}
-
 // clean strips what the terminal or a paste adds around the text: ANSI
 // escapes, carriage returns, markdown quote markers and surrounding space.
 func clean(s string) string {

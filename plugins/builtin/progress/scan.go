@@ -47,8 +47,9 @@ func numEnd(s string, i int) int {
 		j++
 	}
 	if j+3 <= len(s) {
-		w := strings.ToLower(s[j : j+3])
-		if w == "nan" || w == "inf" {
+		// ASCII case folding: only ASCII bytes fold to these letters.
+		a, b, c := s[j]|0x20, s[j+1]|0x20, s[j+2]|0x20
+		if a == 'n' && b == 'a' && c == 'n' || a == 'i' && b == 'n' && c == 'f' {
 			return j + 3
 		}
 	}
@@ -84,17 +85,60 @@ func numEnd(s string, i int) int {
 	return j
 }
 
+// pow10 holds the exactly representable powers of ten.
+var pow10 = [...]float64{1, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11, 1e12, 1e13, 1e14, 1e15}
+
 // parseNum reads a float at s[i:].
 func parseNum(s string, i int) (v float64, j int, ok bool) {
 	j = numEnd(s, i)
 	if j == i {
 		return 0, i, false
 	}
+	if f, ok := fastFloat(s[i:j]); ok {
+		return f, j, true
+	}
 	f, err := strconv.ParseFloat(s[i:j], 64)
 	if err != nil {
 		return 0, i, false
 	}
 	return f, j, true
+}
+
+// fastFloat converts "[+-]digits[.digits]" with at most 15 digits in all,
+// exactly as strconv.ParseFloat does (an exact integer divided by an
+// exact power of ten rounds once), without its general machinery.
+func fastFloat(t string) (float64, bool) {
+	neg := false
+	i := 0
+	if i < len(t) && (t[i] == '-' || t[i] == '+') {
+		neg = t[i] == '-'
+		i++
+	}
+	var m int64
+	digits, frac, dot := 0, 0, false
+	for ; i < len(t); i++ {
+		c := t[i]
+		switch {
+		case c >= '0' && c <= '9':
+			m = m*10 + int64(c-'0')
+			digits++
+			if dot {
+				frac++
+			}
+		case c == '.' && !dot:
+			dot = true
+		default:
+			return 0, false
+		}
+	}
+	if digits == 0 || digits > 15 {
+		return 0, false
+	}
+	f := float64(m) / pow10[frac]
+	if neg {
+		f = -f
+	}
+	return f, true
 }
 
 // finite reports whether v can go into JSON.

@@ -1,0 +1,176 @@
+package oldref
+
+import (
+	"strings"
+
+	"github.com/runbox/runbox/sdk"
+)
+
+// Generic lines from hand-written training loops:
+//
+//	Step 45/100 loss=0.5     step 45 of 100     Epoch [3/10]    epoch 3 of 10
+//	Train Epoch: 1 [1280/60000 (2%)]	Loss: 0.306       (PyTorch examples)
+//	Iteration 45     45/100 batches     Batch 45/100     Progress: 45%
+//	loss: 0.5                                             (metrics only)
+//
+// Keywords are matched in the spellings the prefilter lists (Step, step,
+// STEP, ...), so that a line the host never sends could not match anyway.
+var (
+	kwEpoch = []string{"Epoch", "epoch", "EPOCH"}
+	kwStep  = []string{"Step", "step", "STEP", "Iter", "iter", "ITER", "Batch", "batch"}
+	kwProg  = []string{"Progress", "progress"}
+	kwLoss  = []string{"loss", "Loss", "LOSS"}
+)
+
+func parseGeneric(s string) (u sdk.Progress, ok bool) {
+	found := false
+	if n, m, end, ok := kwNum(s, kwEpoch); ok {
+		u.Epoch, u.EpochTotal, found = n, m, true
+		if m == 0 {
+			// "Train Epoch: 1 [1280/60000 (2%)]"
+			j := skipSpaces(s, end)
+			if j < len(s) && s[j] == '[' {
+				k := j + 1
+				for k < len(s) && isDigit(s[k]) {
+					k++
+				}
+				if n, m, ok := fraction(s, k); ok {
+					u.Step, u.Total = n, m
+				}
+			}
+		}
+	}
+	if u.Total == 0 {
+		if n, m, end, ok := kwNum(s, kwStep); ok && !heading(s, end, m) {
+			u.Step, u.Total, found = n, m, true
+		}
+	}
+	if u.Total > 0 {
+		u.Percentage = pct(u.Step, u.Total)
+	} else if p, ok := kwPercent(s); ok {
+		u.Percentage, found = p, true
+	}
+	scanKV(s, func(k string, v float64) {
+		if structuralKey(k) {
+			return
+		}
+		if found || containsAny(k, kwLoss) {
+			addMetric(&u.Metrics, k, v)
+		}
+	})
+	if !found && len(u.Metrics) == 0 {
+		return sdk.Progress{}, false
+	}
+	u.Source = "generic"
+	return u, true
+}
+
+func containsAny(s string, subs []string) bool {
+	for _, w := range subs {
+		if strings.Contains(s, w) {
+			return true
+		}
+	}
+	return false
+}
+
+// kwNum finds "<kw> N", "<kw> N/M", "<kw>: N", "<kw> [N/M]", "<kw> N of M"
+// or "N/M <kw>s" for any keyword spelling in kws.
+func kwNum(s string, kws []string) (n, m int64, end int, ok bool) {
+	for _, kw := range kws {
+		for off := 0; off < len(s); {
+			k := strings.Index(s[off:], kw)
+			if k < 0 {
+				break
+			}
+			k += off
+			off = k + len(kw)
+			if k > 0 && (isLetter(s[k-1]) || isDigit(s[k-1]) || s[k-1] == '_') {
+				continue
+			}
+			i := k + len(kw)
+			// plural and long forms: Epochs, Steps, Iteration(s), Batches
+			for i < len(s) && isLetter(s[i]) {
+				i++
+			}
+			w := strings.ToLower(s[k+len(kw) : i])
+			if w != "" && w != "s" && w != "es" && w != "ation" && w != "ations" {
+				continue
+			}
+			// "Step 45", "Iteration 45"; a plural before a number is a
+			// setting ("epochs: 10", "every 500 steps 3"), not progress.
+			plural := w == "s" || w == "es" || w == "ations"
+			if n, m, end, ok := numAfter(s, skipSep(s, i)); ok && (!plural || m > 0) {
+				return n, m, end, true
+			}
+			// "45/100 batches"
+			if k >= 2 && s[k-1] == ' ' && isDigit(s[k-2]) {
+				b := k - 1
+				for b > 0 && isDigit(s[b-1]) {
+					b--
+				}
+				if n, m, ok := fraction(s, b-1); ok && b >= 2 {
+					return n, m, i, true
+				}
+			}
+		}
+	}
+	return 0, 0, 0, false
+}
+
+// numAfter reads "N", "N/M", "N of M" at s[i:].
+func numAfter(s string, i int) (n, m int64, end int, ok bool) {
+	n, j, ok := parseUint(s, i)
+	if !ok {
+		return 0, 0, 0, false
+	}
+	if j < len(s) {
+		c := s[j]
+		if isLetter(c) || c == '.' && j+1 < len(s) && isDigit(s[j+1]) || c == ':' && j+1 < len(s) && isDigit(s[j+1]) || c == '-' || c == '_' || c == '%' {
+			return 0, 0, 0, false
+		}
+		if c == '/' {
+			m, e, ok := parseUint(s, j+1)
+			if !ok || m < n || m == 0 {
+				return 0, 0, 0, false
+			}
+			if e < len(s) && (s[e] == '/' || s[e] == '.' || s[e] == ':' || isLetter(s[e])) {
+				return 0, 0, 0, false
+			}
+			return n, m, e, true
+		}
+		if t := s[j:]; strings.HasPrefix(t, " of ") {
+			if m, e, ok := parseUint(s, j+4); ok && m >= n && m > 0 {
+				return n, m, e, true
+			}
+		}
+	}
+	return n, 0, j, true
+}
+
+// kwPercent reads "Progress: 45%" / "progress 45.5 %".
+func kwPercent(s string) (float64, bool) {
+	for _, kw := range kwProg {
+		k := strings.Index(s, kw)
+		if k < 0 {
+			continue
+		}
+		i := skipSep(s, k+len(kw))
+		v, j, ok := parseNum(s, i)
+		j = skipSpaces(s, j)
+		if ok && j < len(s) && s[j] == '%' && v >= 0 && v <= 100 {
+			return v, true
+		}
+	}
+	return 0, false
+}
+
+// heading reports "Step 1: Install dependencies": a numbered instruction,
+// not a training step.
+func heading(s string, end int, total int64) bool {
+	if total != 0 || end >= len(s) || s[end] != ':' {
+		return false
+	}
+	i := skipSpaces(s, end+1)
+	return i < len(s) && isLetter(s[i]) && !strings.ContainsAny(s[i:], "=:")
+}

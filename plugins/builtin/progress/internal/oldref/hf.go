@@ -1,0 +1,83 @@
+package oldref
+
+import (
+	"math"
+	"strings"
+
+	"github.com/runbox/runbox/sdk"
+)
+
+// Hugging Face Trainer log dicts (Python repr, sometimes JSON):
+//
+//	{'loss': 0.4321, 'grad_norm': 1.2, 'learning_rate': 4.5e-05, 'epoch': 0.5}
+//	{'eval_loss': 0.3, 'eval_runtime': 1.2, 'epoch': 1.0}
+//	{'train_runtime': 120.5, 'train_samples_per_second': 33.2, 'train_loss': 0.41, 'epoch': 3.0}
+//
+// Every numeric value becomes a metric; 'epoch' also sets Epoch to the
+// epoch in progress (ceil: 0.5 is the first epoch, 1.0 the end of it).
+func parseHFDict(s string) (u sdk.Progress, ok bool) {
+	b := strings.IndexByte(s, '{')
+	if b < 0 || b+2 >= len(s) || (s[b+1] != '\'' && s[b+1] != '"') {
+		return u, false
+	}
+	if !strings.Contains(s, "epoch") && !strings.Contains(s, "loss") {
+		return u, false
+	}
+	eval := false
+	for i := b + 1; i < len(s); {
+		q := s[i]
+		if q != '\'' && q != '"' {
+			break
+		}
+		e := strings.IndexByte(s[i+1:], q)
+		if e < 0 {
+			break
+		}
+		key := s[i+1 : i+1+e]
+		j := skipSpaces(s, i+2+e)
+		if j >= len(s) || s[j] != ':' {
+			break
+		}
+		j = skipSpaces(s, j+1)
+		v, k, ok := parseNum(s, j)
+		if ok {
+			switch key {
+			case "epoch":
+				if v > 0 && v < 1e9 {
+					u.Epoch = int64(math.Ceil(v))
+				}
+				addMetric(&u.Metrics, key, v)
+			case "step", "global_step":
+				u.Step = toInt(v)
+			default:
+				addMetric(&u.Metrics, key, v)
+			}
+			if strings.HasPrefix(key, "eval_") {
+				eval = true
+			}
+		} else {
+			// skip a non-numeric value up to the next ", '"
+			k = j
+			for k < len(s) && s[k] != ',' && s[k] != '}' {
+				k++
+			}
+		}
+		k = skipSpaces(s, k)
+		if k >= len(s) || s[k] != ',' {
+			break
+		}
+		i = skipSpaces(s, k+1)
+	}
+	if len(u.Metrics) == 0 && u.Epoch == 0 && u.Step == 0 {
+		return u, false
+	}
+	u.Source = "huggingface"
+	if _, ok := u.Metrics["train_runtime"]; ok {
+		u.Phase = "done"
+	} else if eval {
+		u.Phase = "evaluation"
+	} else if _, ok := u.Metrics["loss"]; ok {
+		u.Phase = "train"
+	}
+	return u, true
+}

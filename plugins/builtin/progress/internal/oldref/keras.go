@@ -1,0 +1,116 @@
+package oldref
+
+import (
+	"strings"
+
+	"github.com/runbox/runbox/sdk"
+)
+
+// Keras 2 and 3 (and tf.keras):
+//
+//	Epoch 3/10
+//	 45/100 [=====>........] - ETA: 12s - loss: 0.1234 - accuracy: 0.9500
+//	100/100 [==============] - 5s 50ms/step - loss: 0.1 - val_loss: 0.2
+//	 45/100 ━━━━━━━━━━━━━━━━━━━━ 1s 12ms/step - accuracy: 0.9 - loss: 0.1
+//	100/100 - 5s - 50ms/step - loss: 0.1          (verbose=2)
+func parseKeras(s string) (u sdk.Progress, ok bool) {
+	if strings.HasPrefix(s, "Epoch ") {
+		n, m, ok := fraction(s, strings.IndexByte(s, '/'))
+		if ok && strings.IndexByte(s, '/') > 6 && len(strings.Fields(s)) == 2 {
+			return sdk.Progress{Source: "keras", Epoch: n, EpochTotal: m}, true
+		}
+	}
+	if !strings.Contains(s, "ETA") && !strings.Contains(s, "/step") && !strings.Contains(s, "/sample") &&
+		!strings.Contains(s, "━") && !strings.Contains(s, "loss") {
+		return u, false
+	}
+	for off := 0; off < len(s); {
+		k := strings.IndexByte(s[off:], '/')
+		if k < 0 {
+			return u, false
+		}
+		k += off
+		off = k + 1
+		n, m, ok := fraction(s, k)
+		if !ok {
+			continue
+		}
+		j := k + 1
+		for j < len(s) && isDigit(s[j]) {
+			j++
+		}
+		rest, keras3, ok := kerasBar(s[j:])
+		if !ok {
+			continue
+		}
+		u = sdk.Progress{Source: "keras", Step: n, Total: m, Percentage: pct(n, m)}
+		kerasSegments(rest, n < m && keras3, &u)
+		return u, true
+	}
+	return u, false
+}
+
+// kerasBar checks what follows "N/M" and returns the text after the bar.
+func kerasBar(t string) (rest string, keras3, ok bool) {
+	switch {
+	case strings.HasPrefix(t, " ["):
+		if len(t) < 3 || (t[2] != '=' && t[2] != '.' && t[2] != '>') {
+			return "", false, false
+		}
+		k := strings.IndexByte(t, ']')
+		if k < 0 {
+			return "", false, true // wrapped mid-bar
+		}
+		return t[k+1:], false, true
+	case strings.HasPrefix(t, " ━"):
+		i := 1
+		for i < len(t) && (t[i] >= 0x80 || t[i] == ' ') {
+			i++
+		}
+		return t[i:], true, true
+	case strings.HasPrefix(t, " - "):
+		return t, false, true
+	}
+	return "", false, false
+}
+
+// kerasSegments reads " - ETA: 12s - loss: 0.1 - 50ms/step" pieces.
+// etaFirst: a bare duration before the rate is the ETA (Keras 3 mid-epoch).
+func kerasSegments(rest string, etaFirst bool, u *sdk.Progress) {
+	for _, seg := range strings.Split(rest, " - ") {
+		seg = strings.TrimSpace(seg)
+		if seg == "" {
+			continue
+		}
+		if after, ok := strings.CutPrefix(seg, "ETA:"); ok {
+			if eta, ok := parseClock(after); ok {
+				u.ETASeconds = eta
+			}
+			continue
+		}
+		if strings.Contains(seg, "/step") || strings.Contains(seg, "/sample") {
+			f := strings.Fields(seg)
+			last := f[len(f)-1]
+			if v, j, ok := parseNum(last, 0); ok && v > 0 {
+				u.Rate, u.RateUnit = v, last[j:]
+			}
+			if len(f) == 2 && etaFirst {
+				if eta, ok := parseClock(f[0]); ok {
+					u.ETASeconds = eta
+				}
+			}
+			continue
+		}
+		if strings.IndexByte(seg, ' ') < 0 && etaFirst {
+			if eta, ok := parseClock(seg); ok {
+				u.ETASeconds = eta
+				continue
+			}
+		}
+		scanKV(seg, func(k string, v float64) {
+			if !structuralKey(k) {
+				addMetric(&u.Metrics, k, v)
+			}
+		})
+	}
+}

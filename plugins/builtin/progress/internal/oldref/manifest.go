@@ -1,0 +1,78 @@
+package oldref
+
+import "github.com/runbox/runbox/sdk"
+
+// Version of the plugin; bump it when what Parse reports changes.
+const Version = "0.1.0"
+
+// Prefilter lists the literals the host looks for before sending a line.
+// Every line any parser here accepts contains at least one of them
+// (TestPrefilterCovers checks the fixtures, FuzzParse checks arbitrary
+// input); ordinary log lines mostly contain none.
+var Prefilter = []string{
+	"##PROGRESS##", // contract
+	"%|",           // tqdm / Lightning bar with a total
+	"it/s",         // tqdm rates, rich bars
+	"s/it",         // slow tqdm rates
+	"/s]", "/s,",   // any tqdm rate unit (B/s, tok/s, ...)
+	"poch", "POCH", // Epoch/epoch: Keras, Lightning, HF dicts, MMCV, generic, fastai header
+	"tep", "TEP", // step/Step/STEP, Keras "ms/step"
+	"ETA",                  // Keras 2 bars
+	"/sample",              // TF 1.x Keras end-of-epoch
+	"━",                    // Keras 3 / rich bars
+	"Iter", "iter", "ITER", // MLX-LM, detectron2, mmengine, generic
+	"loss", "Loss", "LOSS", // metric-only lines
+	"atch",    // Batch/batch
+	"]\t",     // XGBoost / LightGBM "[10]\t..."
+	"rogress", // "Progress: 45%"
+	"% [",     // fastprogress console bars
+	// fastai table rows: the epoch column is padded to the width of the
+	// header ("epoch" + 3) plus two spaces.
+	"0       ", "1       ", "2       ", "3       ", "4       ",
+	"5       ", "6       ", "7       ", "8       ", "9       ",
+}
+
+// Manifest describes the plugin to the host.
+var Manifest = sdk.Manifest{
+	Name:        "runbox-progress",
+	Version:     Version,
+	ABI:         sdk.ABIVersion,
+	Kinds:       []sdk.Kind{sdk.KindProgress},
+	Description: "Default progress parser: ##PROGRESS##, tqdm, Lightning, Keras, Hugging Face, MLX-LM, XGBoost, LightGBM, fastai, detectron2, MMCV and generic step/epoch lines.",
+	Frameworks: []string{
+		"runbox", "tqdm", "pytorch-lightning", "keras", "tensorflow", "transformers",
+		"mlx-lm", "xgboost", "lightgbm", "fastai", "detectron2", "mmcv", "mmengine", "pytorch",
+	},
+	Prefilter: Prefilter,
+}
+
+// byFirst indexes Prefilter by first byte, and pairs marks the first two
+// bytes of every literal, so that hasPrefilter looks at most positions
+// with one table lookup.
+var byFirst, pairs = func() (t [256][]string, bits [1 << 16 / 64]uint64) {
+	for _, p := range Prefilter {
+		t[p[0]] = append(t[p[0]], p)
+		k := uint16(p[0])<<8 | uint16(p[1])
+		bits[k>>6] |= 1 << (k & 63)
+	}
+	return t, bits
+}()
+
+// hasPrefilter reports whether s contains one of the Prefilter literals,
+// in one pass over s. Parse applies it to every raw line first: a line the
+// host would not send can never produce an update, and the common
+// ordinary line is rejected without running any parser.
+func hasPrefilter(s string) bool {
+	for i := 0; i+1 < len(s); i++ {
+		k := uint16(s[i])<<8 | uint16(s[i+1])
+		if pairs[k>>6]&(1<<(k&63)) == 0 {
+			continue
+		}
+		for _, p := range byFirst[s[i]] {
+			if len(s)-i >= len(p) && s[i+1] == p[1] && s[i:i+len(p)] == p {
+				return true
+			}
+		}
+	}
+	return false
+}

@@ -1,0 +1,66 @@
+package oldref
+
+import (
+	"strings"
+
+	"github.com/runbox/runbox/sdk"
+)
+
+// MLX-LM (mlx_lm.lora / mlx_lm.fuse) training:
+//
+//	Starting training..., iters: 600
+//	Iter 10: Train loss 2.345, Learning Rate 1.000e-05, It/sec 1.234, Tokens/sec 567.8, Trained Tokens 1234, Peak mem 5.678 GB
+//	Iter 20: Val loss 2.100, Val took 3.400s
+func parseMLX(s string, st *state) (u sdk.Progress, ok bool) {
+	if k := strings.Index(s, "Starting training"); k >= 0 {
+		if i := strings.Index(s[k:], "iters:"); i >= 0 {
+			if n, _, ok := parseUint(s, skipSpaces(s, k+i+6)); ok && n > 0 {
+				return sdk.Progress{Source: "mlx", Total: n, Phase: "train"}, true
+			}
+		}
+		return u, false
+	}
+	k := strings.Index(s, "Iter ")
+	if k < 0 || (k > 0 && isLetter(s[k-1])) {
+		return u, false
+	}
+	n, j, ok := parseUint(s, k+5)
+	if !ok || j >= len(s) || s[j] != ':' {
+		return u, false
+	}
+	rest := s[j+1:]
+	u = sdk.Progress{Source: "mlx", Step: n}
+	if st.source == "mlx" && st.total > 0 {
+		u.Percentage = pct(n, st.total)
+	}
+	for _, seg := range strings.Split(rest, ",") {
+		f := strings.Fields(seg)
+		for i := 1; i < len(f); i++ {
+			v, e, ok := parseNum(f[i], 0)
+			if !ok {
+				continue
+			}
+			unit := f[i][e:]
+			if unit == "" && i+1 < len(f) {
+				unit = f[i+1]
+			}
+			name := strings.ToLower(strings.Join(f[:i], "_"))
+			switch name {
+			case "it/sec", "it/s":
+				u.Rate, u.RateUnit = v, "it/s"
+				continue
+			case "train_loss":
+				u.Phase = "train"
+			case "val_loss":
+				u.Phase = "validation"
+			}
+			name = strings.ReplaceAll(name, "/sec", "_per_sec")
+			if unit != "" && len(unit) <= 3 && isLetter(unit[0]) {
+				name += "_" + strings.ToLower(unit)
+			}
+			addMetric(&u.Metrics, name, v)
+			break
+		}
+	}
+	return u, true
+}

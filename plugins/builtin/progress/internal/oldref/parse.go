@@ -1,0 +1,174 @@
+// Package progress is runbox's default progress plugin: it reads what a
+// person would read off a training job's screen (tqdm and Lightning bars,
+// Keras, Hugging Face Trainer, MLX-LM, XGBoost/LightGBM, fastai,
+// detectron2/MMCV, generic "Step 45/100" lines and the runbox
+// ##PROGRESS## contract) and turns it into sdk.Progress updates.
+//
+// Parse is stateless: everything it needs to remember between batches
+// comes back in ParseInput.Last. It is built as a wasip1 reactor by
+// ./wasm and embedded by plugins/builtin.
+//
+// Nested bars: a tqdm bar whose description is just an epoch word
+// ("Epoch", "Epochs", "epoch") is the outer epoch bar; it sets Epoch and
+// EpochTotal only (plus Percentage while no inner bar has given a total).
+// Any other bar is the step bar: Step, Total, Percentage, rate and ETA.
+// A description "Epoch 3" or "Epoch 3/10" sets the epoch and is still the
+// step bar. The last redraw wins, as on the screen.
+package oldref
+
+import (
+	"strings"
+
+	"github.com/runbox/runbox/sdk"
+)
+
+// state is what Parse knows while it walks one batch.
+type state struct {
+	total      int64    // step total known so far (inner bar)
+	source     string   // format of the latest update
+	fastaiCols []string // fastai table header, if known
+}
+
+func newState(last *sdk.Progress) *state {
+	st := &state{}
+	if last == nil {
+		return st
+	}
+	st.total = last.Total
+	st.source = last.Source
+	if last.Source == "fastai" {
+		st.fastaiCols = fastaiColsFromMessage(last.Message)
+	}
+	return st
+}
+
+func (st *state) apply(u *sdk.Progress) {
+	if u.Total != 0 {
+		st.total = u.Total
+	}
+	if u.Source != "" {
+		st.source = u.Source
+	}
+}
+
+// Parse turns a batch of lines into progress updates, in order.
+func Parse(in sdk.ParseInput) sdk.ParseOutput {
+	var out sdk.ParseOutput
+	var st *state
+	for _, raw := range in.Lines {
+		if !hasPrefilter(raw) {
+			continue
+		}
+		s := clean(raw)
+		if len(s) < 3 {
+			continue
+		}
+		if st == nil {
+			st = newState(in.Last)
+		}
+		u, ok := parseLine(s, st)
+		if !ok {
+			continue
+		}
+		if u.Percentage < 0 || u.Percentage > 100 || !finite(u.Percentage) {
+			u.Percentage = 0
+		}
+		if !finite(u.Rate) || u.Rate < 0 {
+			u.Rate, u.RateUnit = 0, ""
+		}
+		if !finite(u.ETASeconds) || u.ETASeconds < 0 {
+			u.ETASeconds = 0
+		}
+		st.apply(&u)
+		out.Updates = append(out.Updates, u)
+	}
+	return out
+}
+
+// parseLine tries each format, most specific first.
+func parseLine(s string, st *state) (u sdk.Progress, ok bool) {
+	if strings.Contains(s, "##PROGRESS##") {
+		return parseRunbox(s)
+	}
+	if u, ok = parseTqdm(s, st); ok {
+		return u, true
+	}
+	if u, ok = parseKeras(s); ok {
+		return u, true
+	}
+	if u, ok = parseHFDict(s); ok {
+		return u, true
+	}
+	if u, ok = parseMLX(s, st); ok {
+		return u, true
+	}
+	if u, ok = parseMM(s); ok {
+		return u, true
+	}
+	if u, ok = parseBoost(s); ok {
+		return u, true
+	}
+	if u, ok = parseFastai(s, st); ok {
+		return u, true
+	}
+	return parseGeneric(s)
+}
+
+// clean strips what the terminal or a paste adds around the text: ANSI
+// escapes, carriage returns, markdown quote markers and surrounding space.
+func clean(s string) string {
+	if strings.IndexByte(s, 0x1b) >= 0 {
+		s = stripANSI(s)
+	}
+	if k := strings.LastIndexByte(s, '\r'); k >= 0 {
+		// The host splits on \r; a stray one left here means the text after
+		// the last one is what the screen shows.
+		if rest := strings.TrimSpace(s[k+1:]); rest != "" {
+			s = rest
+		} else {
+			s = s[:k]
+		}
+	}
+	s = strings.TrimSpace(s)
+	for len(s) > 0 && s[0] == '>' {
+		s = strings.TrimLeft(s[1:], " ")
+	}
+	return s
+}
+
+// stripANSI removes CSI (ESC [ ... final), OSC (ESC ] ... BEL/ST) and
+// two-byte escape sequences.
+func stripANSI(s string) string {
+	var b strings.Builder
+	b.Grow(len(s))
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c != 0x1b {
+			b.WriteByte(c)
+			continue
+		}
+		if i+1 >= len(s) {
+			break
+		}
+		switch s[i+1] {
+		case '[':
+			j := i + 2
+			for j < len(s) && (s[j] < 0x40 || s[j] > 0x7e) {
+				j++
+			}
+			i = j
+		case ']':
+			j := i + 2
+			for j < len(s) && s[j] != 0x07 && !(s[j] == 0x1b && j+1 < len(s) && s[j+1] == '\\') {
+				j++
+			}
+			if j < len(s) && s[j] == 0x1b {
+				j++
+			}
+			i = j
+		default:
+			i++
+		}
+	}
+	return b.String()
+}

@@ -1,0 +1,100 @@
+package oldref
+
+import (
+	"encoding/json"
+	"math"
+	"strings"
+
+	"github.com/runbox/runbox/sdk"
+)
+
+// parseRunbox reads the contract line `##PROGRESS## {json}`. Text before
+// the marker (timestamps, logger prefixes) is ignored, and so is text after
+// the JSON object.
+func parseRunbox(s string) (u sdk.Progress, ok bool) {
+	k := strings.LastIndex(s, "##PROGRESS##")
+	rest := strings.TrimSpace(s[k+len("##PROGRESS##"):])
+	if rest == "" || rest[0] != '{' {
+		return u, false
+	}
+	var m map[string]any
+	dec := json.NewDecoder(strings.NewReader(rest))
+	if err := dec.Decode(&m); err != nil {
+		return u, false
+	}
+	u.Source = "runbox"
+	for key, v := range m {
+		switch key {
+		case "phase", "stage":
+			if str, ok := v.(string); ok {
+				u.Phase = str
+			}
+		case "message", "msg":
+			if str, ok := v.(string); ok {
+				u.Message = str
+			}
+		case "rate_unit", "unit":
+			if str, ok := v.(string); ok {
+				u.RateUnit = str
+			}
+		case "metrics":
+			if mm, ok := v.(map[string]any); ok {
+				for mk, mv := range mm {
+					if f, ok := num(mv); ok {
+						addMetric(&u.Metrics, mk, f)
+					}
+				}
+			}
+		default:
+			f, ok := num(v)
+			if !ok {
+				continue
+			}
+			switch key {
+			case "step", "current", "n":
+				u.Step = toInt(f)
+			case "total":
+				u.Total = toInt(f)
+			case "percentage", "percent", "pct", "progress":
+				u.Percentage = f
+			case "epoch":
+				u.Epoch = toInt(f)
+			case "epoch_total", "epochs", "total_epochs":
+				u.EpochTotal = toInt(f)
+			case "eta_seconds", "eta":
+				u.ETASeconds = f
+			case "rate":
+				u.Rate = f
+			default:
+				addMetric(&u.Metrics, key, f)
+			}
+		}
+	}
+	if u.Percentage == 0 && u.Total > 0 && u.Step > 0 {
+		u.Percentage = pct(u.Step, u.Total)
+	}
+	if u.Percentage > 100 || u.Percentage < 0 {
+		u.Percentage = 0
+	}
+	return u, true
+}
+
+// num accepts JSON numbers and numeric strings.
+func num(v any) (float64, bool) {
+	switch x := v.(type) {
+	case float64:
+		return x, finite(x)
+	case string:
+		f, j, ok := parseNum(x, 0)
+		return f, ok && j == len(x) && finite(f)
+	}
+	return 0, false
+}
+
+// toInt rounds a float to an int64, refusing what does not fit.
+func toInt(f float64) int64 {
+	if !finite(f) || f < 0 || f > 1e15 {
+		return 0
+	}
+	return int64(math.Round(f))
+}

@@ -1,0 +1,357 @@
+package oldref
+
+import (
+	"strings"
+
+	"github.com/runbox/runbox/sdk"
+)
+
+// tqdm bars, Lightning's TQDM and rich bars, Hugging Face's bars:
+//
+//	desc: 45%|████▌     | 45/100 [00:10<00:12, 4.50it/s, loss=0.123]
+//	45it [00:10, 4.50it/s]
+//	1.23M/4.56M [00:01<00:02, 1.20MB/s]
+//	Epoch 3/9 ━━━━━━━━━━━━ 45/100 0:00:10 • 0:00:12 4.50it/s v_num: 0 loss: 0.1
+func parseTqdm(s string, st *state) (u sdk.Progress, ok bool) {
+	if p := strings.LastIndex(s, "%|"); p >= 0 {
+		return tqdmBar(s, p, st)
+	}
+	if strings.Contains(s, "━") && strings.Contains(s, "•") {
+		return richBar(s, st)
+	}
+	if strings.Contains(s, "/s]") || strings.Contains(s, "/s,") || strings.Contains(s, "it/s") || strings.Contains(s, "s/it") {
+		return tqdmNoBar(s, st)
+	}
+	return u, false
+}
+
+func tqdmBar(s string, p int, st *state) (u sdk.Progress, ok bool) {
+	j := p
+	for j > 0 && isDigit(s[j-1]) {
+		j--
+	}
+	if j == p || p-j > 3 {
+		return u, false
+	}
+	disp, _, _ := parseUint(s, j)
+	if disp > 100 {
+		return u, false
+	}
+	tail := s[p+2:]
+	if q := strings.IndexByte(tail, '|'); q >= 0 {
+		tail = tail[q+1:]
+	} else {
+		tail = "" // wrapped mid-bar
+	}
+	u.Source = "tqdm"
+	n, total, i, hasCount := tqdmCount(tail, 0)
+	if hasCount {
+		tqdmBracket(tail, i, &u)
+		if strings.Contains(tail, "v_num") {
+			u.Source = "lightning"
+		}
+	}
+	// A count cut by wrapping ("45/1") disagrees with the percentage.
+	if !hasCount || total == 0 || pct(n, total)-float64(disp) > 1.5 || float64(disp)-pct(n, total) > 1.5 {
+		n, total = 0, 0
+	}
+	desc := s[:j]
+	if k := strings.LastIndexAny(desc, "]|"); k >= 0 {
+		desc = desc[k+1:] // an earlier redraw or a logger prefix
+	}
+	applyDesc(desc, n, total, float64(disp), &u, st)
+	return u, true
+}
+
+// applyDesc decides, from the bar's description, whether n/total are
+// epochs (outer bar) or steps, and what phase the bar names.
+func applyDesc(desc string, n, total int64, disp float64, u *sdk.Progress, st *state) {
+	desc = strings.TrimRight(strings.TrimSpace(desc), ":")
+	d := describe(desc)
+	if d.lightning {
+		u.Source = "lightning"
+	}
+	if d.outer {
+		u.Epoch, u.EpochTotal = n, total
+		if st.total == 0 {
+			u.Percentage = pctOr(n, total, disp)
+		} else {
+			// rate and ETA belong to the inner bar once there is one.
+			u.Rate, u.RateUnit, u.ETASeconds = 0, "", 0
+		}
+		return
+	}
+	u.Epoch, u.EpochTotal = d.epoch, d.epochTotal
+	u.Phase = d.phase
+	u.Step, u.Total = n, total
+	u.Percentage = pctOr(n, total, disp)
+}
+
+func pctOr(n, total int64, disp float64) float64 {
+	if total > 0 {
+		return pct(n, total)
+	}
+	return disp
+}
+
+type descInfo struct {
+	epoch, epochTotal int64
+	phase             string
+	outer, lightning  bool
+}
+
+// describe reads a bar description: "Epoch 3", "Epoch 3/10", "Epochs",
+// "Validation DataLoader 0", "Training", "Sanity Checking", ...
+func describe(desc string) (d descInfo) {
+	if desc == "" {
+		return d
+	}
+	low := desc
+	if e := indexWord(desc, "epoch"); e >= 0 {
+		i := e + 5
+		if i < len(desc) && desc[i]|0x20 == 's' {
+			i++
+		}
+		i = skipSep(desc, i)
+		if n, j, ok := parseUint(desc, i); ok && (j == len(desc) || !isLetter(desc[j]) && desc[j] != '.') {
+			d.epoch = n
+			if j+1 < len(desc) && desc[j] == '/' {
+				d.epochTotal, _, _ = parseUint(desc, j+1)
+			} else if k := indexFold(desc[j:], " of "); k >= 0 && k < 3 {
+				d.epochTotal, _, _ = parseUint(desc, j+k+4)
+			}
+			if d.epochTotal < d.epoch {
+				d.epochTotal = 0
+			}
+			d.phase = "train"
+		} else if strings.TrimSpace(desc[skipSep(desc, i):]) == "" {
+			d.outer = true
+			return d
+		}
+	}
+	switch {
+	case indexFold(low, "sanity check") >= 0:
+		d.phase, d.lightning = "sanity_check", true
+	case indexFold(low, "validat") >= 0 || indexWord(low, "val") >= 0 || indexWord(low, "valid") >= 0:
+		d.phase = "validation"
+	case indexFold(low, "eval") >= 0:
+		d.phase = "evaluation"
+	case indexWord(low, "test") >= 0 || indexWord(low, "testing") >= 0:
+		d.phase = "test"
+	case indexFold(low, "predict") >= 0:
+		d.phase = "predict"
+	case indexFold(low, "train") >= 0:
+		d.phase = "train"
+	case d.phase == "":
+		d.phase = lastSegment(desc)
+	}
+	if strings.Contains(desc, "DataLoader") {
+		d.lightning = true
+	}
+	return d
+}
+
+// indexWord finds w (lowercase) in s as a whole word, ignoring case.
+func indexWord(s, w string) int {
+	off := 0
+	for {
+		k := indexFold(s[off:], w)
+		if k < 0 {
+			return -1
+		}
+		k += off
+		e := k + len(w)
+		if (k == 0 || !isLetter(s[k-1]) && s[k-1] != '_') && (e == len(s) || !isLetter(s[e]) || (s[e]|0x20 == 's' && (e+1 == len(s) || !isLetter(s[e+1])))) {
+			return k
+		}
+		off = k + 1
+	}
+}
+
+// skipSep skips spaces and the separators people put between a word and
+// its number: "Epoch: 3", "Epoch [3/10]", "epoch=3", "Epoch #3".
+func skipSep(s string, i int) int {
+	for i < len(s) && (s[i] == ' ' || s[i] == '\t' || s[i] == ':' || s[i] == '=' || s[i] == '[' || s[i] == '(' || s[i] == '#') {
+		i++
+	}
+	return i
+}
+
+// lastSegment returns the part of a description after logger prefixes,
+// or "" when it is too long or empty to be a phase.
+func lastSegment(desc string) string {
+	for _, sep := range []string{"] ", " - ", ": ", " | "} {
+		if k := strings.LastIndex(desc, sep); k >= 0 {
+			desc = desc[k+len(sep):]
+		}
+	}
+	desc = strings.TrimSpace(desc)
+	if len(desc) > 48 || desc == "" {
+		return ""
+	}
+	return strings.ToValidUTF8(desc, "")
+}
+
+var siMult = map[byte]float64{'k': 1e3, 'K': 1e3, 'M': 1e6, 'G': 1e9, 'T': 1e12, 'P': 1e15}
+
+// tqdmCount reads "45/100", "1.23M/4.56M", "45it", "1.23MB" at s[i:]
+// (after spaces). It returns the end index.
+func tqdmCount(s string, i int) (n, total int64, end int, ok bool) {
+	i = skipSpaces(s, i)
+	a, j, ok := scaledNum(s, i)
+	if !ok {
+		return 0, 0, i, false
+	}
+	n = toInt(a)
+	if j < len(s) && s[j] == '/' {
+		b, k, ok := scaledNum(s, j+1)
+		if !ok || b <= 0 {
+			return 0, 0, i, false
+		}
+		return n, toInt(b), k, true
+	}
+	for j < len(s) && (isLetter(s[j]) || s[j] == '/') {
+		j++
+	}
+	return n, 0, j, true
+}
+
+func scaledNum(s string, i int) (float64, int, bool) {
+	v, j, ok := parseNum(s, i)
+	if !ok || v < 0 {
+		return 0, i, false
+	}
+	if j < len(s) {
+		if m, ok := siMult[s[j]]; ok && (j+1 == len(s) || s[j+1] != 's') {
+			v *= m
+			j++
+		}
+	}
+	return v, j, true
+}
+
+// tqdmBracket reads "[00:10<00:12, 4.50it/s, loss=0.123]" at s[i:].
+func tqdmBracket(s string, i int, u *sdk.Progress) {
+	i = skipSpaces(s, i)
+	if i >= len(s) || s[i] != '[' {
+		return
+	}
+	in := s[i+1:]
+	if k := strings.LastIndexByte(in, ']'); k >= 0 {
+		in = in[:k]
+	}
+	times, rest, _ := strings.Cut(in, ",")
+	if _, rem, ok := strings.Cut(times, "<"); ok {
+		if eta, ok := parseClock(rem); ok {
+			u.ETASeconds = eta
+		}
+	}
+	rate, post, _ := strings.Cut(rest, ",")
+	u.Rate, u.RateUnit = parseRate(rate)
+	if post != "" {
+		scanKV(post, func(k string, v float64) {
+			if !structuralKey(k) {
+				addMetric(&u.Metrics, k, v)
+			}
+		})
+	}
+}
+
+// parseRate reads "4.50it/s", "4.50s/it", "1.20MB/s", "2.3tok/s".
+func parseRate(r string) (float64, string) {
+	r = strings.TrimSpace(r)
+	v, j, ok := parseNum(r, 0)
+	if !ok || v <= 0 {
+		return 0, ""
+	}
+	unit := strings.TrimSpace(r[j:])
+	if unit == "" || len(unit) > 16 || strings.IndexByte(unit, '/') < 0 || strings.IndexByte(unit, ' ') >= 0 {
+		return 0, ""
+	}
+	return v, unit
+}
+
+// tqdmNoBar reads bars without a "%|": unknown totals ("45it [00:10,
+// 4.50it/s]") and bars squeezed to no bar ("45/100 [00:10<00:12, ...]").
+func tqdmNoBar(s string, st *state) (u sdk.Progress, ok bool) {
+	for off := 0; off < len(s); {
+		k := strings.IndexByte(s[off:], '[')
+		if k < 0 {
+			return u, false
+		}
+		k += off
+		off = k + 1
+		if k+3 >= len(s) || !isDigit(s[k+1]) {
+			continue
+		}
+		c := k + 1
+		for c < len(s) && (isDigit(s[c]) || s[c] == ':') {
+			c++
+		}
+		if c >= len(s) || (s[c] != ',' && s[c] != '<') || strings.IndexByte(s[k+1:c], ':') < 0 {
+			continue
+		}
+		// the count is the last field before the bracket.
+		e := k
+		for e > 0 && s[e-1] == ' ' {
+			e--
+		}
+		b := e
+		for b > 0 && s[b-1] != ' ' && s[b-1] != '|' && s[b-1] != ':' {
+			b--
+		}
+		if b == e || !isDigit(s[b]) {
+			continue
+		}
+		n, total, end, ok := tqdmCount(s[:e], b)
+		if !ok || end != e {
+			continue
+		}
+		u.Source = "tqdm"
+		tqdmBracket(s, k, &u)
+		if u.Rate == 0 && u.ETASeconds == 0 && !strings.Contains(s[k:], "?") {
+			return sdk.Progress{}, false
+		}
+		applyDesc(s[:b], n, total, 0, &u, st)
+		return u, true
+	}
+	return u, false
+}
+
+// richBar reads Lightning's RichProgressBar:
+//
+//	Epoch 3/9  ━━━━━━━━━━━━ 45/100 0:00:10 • 0:00:12 4.50it/s v_num: 0 loss: 0.1
+func richBar(s string, st *state) (u sdk.Progress, ok bool) {
+	b := strings.Index(s, "━")
+	i := b
+	for i < len(s) && (s[i] >= 0x80 || s[i] == ' ') {
+		i++
+	}
+	n, total, end, ok := tqdmCount(s, i)
+	if !ok || total == 0 {
+		return u, false
+	}
+	u.Source = "lightning"
+	rest := s[end:]
+	if _, after, ok := strings.Cut(rest, "•"); ok {
+		f := strings.Fields(after)
+		if len(f) > 0 {
+			if eta, ok := parseClock(f[0]); ok {
+				u.ETASeconds = eta
+			}
+		}
+		if len(f) > 1 {
+			u.Rate, u.RateUnit = parseRate(f[1])
+		}
+		scanKV(after, func(k string, v float64) {
+			if !structuralKey(k) {
+				addMetric(&u.Metrics, k, v)
+			}
+		})
+	}
+	applyDesc(s[:b], n, total, 0, &u, st)
+	if u.Source == "tqdm" {
+		u.Source = "lightning"
+	}
+	return u, true
+}
