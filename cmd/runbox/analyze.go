@@ -39,6 +39,8 @@ func (c *AnalyzeCmd) Run(ctx context.Context, a *app) error {
 	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	judge := newJudge(log, 0)
 	defer judge.Close()
+	// Both kinds are needed: load them side by side, not one after the other.
+	judge.Warm(sdk.KindProgress, sdk.KindClassifier)
 	res, err := analyze(ctx, judge, in, c.classifyInput())
 	if err != nil {
 		return err

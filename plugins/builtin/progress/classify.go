@@ -48,11 +48,24 @@ const (
 		fIterCap | fIterLow | fIterUp | fBatchCap | fBatchLow | fProgCap | fProgLow | fLossAny
 )
 
-// classMark marks the bytes classify looks at.
-var classMark = func() (t [256]bool) {
-	for _, c := range []byte("#%\xe2/[]{ESsIiBbPpLle") {
-		t[c] = true
+// lineMark marks the bytes scanLine looks at: mPre where a Prefilter
+// literal starts, mClass for the classify markers, mRaw for ESC and CR
+// (the line needs clean's slow path).
+const (
+	mPre = 1 << iota
+	mClass
+	mRaw
+)
+
+var lineMark = func() (t [256]uint8) {
+	for _, p := range Prefilter {
+		t[p[0]] |= mPre
 	}
+	for _, c := range []byte("#%\xe2/[]{ESsIiBbPpLle") {
+		t[c] |= mClass
+	}
+	t[0x1b] |= mRaw
+	t['\r'] |= mRaw
 	return t
 }()
 
@@ -60,11 +73,31 @@ func hasAt(s string, i int, w string) bool {
 	return len(s)-i >= len(w) && s[i:i+len(w)] == w
 }
 
-// classify finds, in one pass over s, which markers it contains.
-func classify(s string) (f uint64) {
+// scanLine is hasPrefilter and classify in one pass over s; raw reports
+// an ESC or CR byte.
+func scanLine(s string) (pre bool, f uint64, raw bool) {
 	for i := 0; i < len(s); i++ {
 		c := s[i]
-		if !classMark[c] {
+		m := lineMark[c]
+		if m == 0 {
+			continue
+		}
+		if m&mPre != 0 && !pre && i+1 < len(s) {
+			k := uint16(c)<<8 | uint16(s[i+1])
+			if pairs[k>>6]&(1<<(k&63)) != 0 {
+				for _, p := range byFirst[c] {
+					if len(s)-i >= len(p) && s[i+1] == p[1] && s[i:i+len(p)] == p {
+						pre = true
+						break
+					}
+				}
+			}
+		}
+		if m&mRaw != 0 {
+			raw = true
+			continue
+		}
+		if m&mClass == 0 {
 			continue
 		}
 		switch c {
@@ -171,13 +204,18 @@ func classify(s string) (f uint64) {
 			}
 		}
 	}
+	return pre, f, raw
+}
+
+// classify finds, in one pass over s, which markers it contains.
+func classify(s string) uint64 {
+	_, f, _ := scanLine(s)
 	return f
 }
 
 // parseLine runs the parsers that can match s, most specific first; the
 // gates below only skip a parser that could not accept s.
-func parseLine(s string, st *state) (u sdk.Progress, ok bool) {
-	f := classify(s)
+func parseLine(s string, f uint64, st *state) (u sdk.Progress, ok bool) {
 	if f&fRunbox != 0 {
 		return parseRunbox(s)
 	}

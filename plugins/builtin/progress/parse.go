@@ -56,17 +56,26 @@ func Parse(in sdk.ParseInput) sdk.ParseOutput {
 	var out sdk.ParseOutput
 	var st *state
 	for _, raw := range in.Lines {
-		if !hasPrefilter(raw) {
+		pre, f, special := scanLine(raw)
+		if !pre {
 			continue
 		}
-		s := clean(raw)
+		var s string
+		if special {
+			s = clean(raw)
+			f = classify(s)
+		} else {
+			// s is a substring of raw: raw's markers cover s's, and a
+			// marker s lacks only runs a parser that declines.
+			s = trimPlain(raw)
+		}
 		if len(s) < 3 {
 			continue
 		}
 		if st == nil {
 			st = newState(in.Last)
 		}
-		u, ok := parseLine(s, st)
+		u, ok := parseLine(s, f, st)
 		if !ok {
 			continue
 		}
@@ -100,6 +109,11 @@ func clean(s string) string {
 			s = s[:k]
 		}
 	}
+	return trimPlain(s)
+}
+
+// trimPlain is clean for a line without ESC and CR bytes.
+func trimPlain(s string) string {
 	s = strings.TrimSpace(s)
 	for len(s) > 0 && s[0] == '>' {
 		s = strings.TrimLeft(s[1:], " ")
