@@ -55,18 +55,9 @@ func (e *Engine) Plan(ctx context.Context, req api.RunRequest) (*store.Plan, err
 	if rec == nil {
 		rec = &sdk.Recommendation{}
 	}
-	if req.Sandbox == "" || req.Sandbox == sandbox.Auto {
-		req.Sandbox = rec.Sandbox
-	}
-	if req.Image == "" && req.Sandbox == sandbox.Docker {
-		req.Image = rec.Image
-	}
-	backend, reason, err := e.chooseSandbox(ctx, req.Sandbox, req.Image)
+	backend, reason, err := e.planSandbox(ctx, &req, rec)
 	if err != nil {
 		return nil, err
-	}
-	if rec.Sandbox == backend && rec.SandboxReason != "" {
-		reason = rec.SandboxReason
 	}
 	if req.Timeout == 0 && rec.TimeoutSeconds > 0 {
 		req.Timeout = api.Duration(time.Duration(rec.TimeoutSeconds) * time.Second)
@@ -103,6 +94,41 @@ func (e *Engine) Plan(ctx context.Context, req api.RunRequest) (*store.Plan, err
 		return nil, err
 	}
 	return plan, nil
+}
+
+// planSandbox settles where a planned run goes. An explicit --sandbox
+// wins. Otherwise the planner's recommendation is taken only if it can run
+// here: a recommended container needs Docker up and the image present
+// locally, exactly as for --sandbox auto; if not, the plan says why it fell
+// back to the process sandbox.
+func (e *Engine) planSandbox(ctx context.Context, req *api.RunRequest, rec *sdk.Recommendation) (string, string, error) {
+	if req.Sandbox != "" && req.Sandbox != sandbox.Auto {
+		return e.chooseSandbox(ctx, req.Sandbox, req.Image)
+	}
+	switch rec.Sandbox {
+	case sandbox.Process:
+		if rec.SandboxReason != "" {
+			return sandbox.Process, rec.SandboxReason, nil
+		}
+		return sandbox.Process, "recommended by the planner", nil
+	case sandbox.Docker:
+		image := req.Image
+		if image == "" {
+			image = rec.Image
+		}
+		backend, reason, err := e.chooseSandbox(ctx, sandbox.Auto, image)
+		if err != nil || backend != sandbox.Docker {
+			return backend, "the planner recommends Docker (" + rec.SandboxReason + ") but: " + reason, err
+		}
+		if req.Image == "" {
+			req.Image = image
+		}
+		if rec.SandboxReason != "" {
+			reason = rec.SandboxReason
+		}
+		return backend, reason, nil
+	}
+	return e.chooseSandbox(ctx, sandbox.Auto, req.Image)
 }
 
 // FindScript returns the script a command runs, if it names one: the first

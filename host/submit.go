@@ -44,12 +44,16 @@ func (e *Engine) Submit(ctx context.Context, req api.RunRequest) (*store.Run, er
 	if len(req.Command) == 0 {
 		return nil, badRequest("no command given")
 	}
-	if req.Sandbox == "" && plan != nil {
+	fromPlan := (req.Sandbox == "" || req.Sandbox == sandbox.Auto) && plan != nil
+	if fromPlan {
 		req.Sandbox = plan.Sandbox
 	}
 	backend, reason, err := e.chooseSandbox(ctx, req.Sandbox, req.Image)
 	if err != nil {
 		return nil, err
+	}
+	if fromPlan {
+		reason = "planned: " + plan.SandboxReason
 	}
 	id := store.NewID()
 	spec, err := e.buildSpec(id, backend, req)

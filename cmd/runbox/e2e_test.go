@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -369,4 +370,54 @@ func waitFor(t *testing.T, cond func() bool) {
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
+}
+
+// Ctrl-C on an attached run stops the run (and says so) rather than
+// leaving it behind, and the CLI exits 130.
+func TestCtrlCStopsAttachedRun(t *testing.T) {
+	e := newEnv(t)
+	cmd := exec.Command(runboxBin, "run", "--grace", "1s", "--", "sh", "-c", "echo ready; sleep 300")
+	cmd.Env, cmd.Dir = e.vars, e.work
+	var out, errb syncBuffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, func() bool { return strings.Contains(out.String(), "ready") })
+	if err := cmd.Process.Signal(os.Interrupt); err != nil {
+		t.Fatal(err)
+	}
+	err := cmd.Wait()
+	ee, ok := err.(*exec.ExitError)
+	if !ok || ee.ExitCode() != 130 {
+		t.Fatalf("exit %v, want 130; stderr %q", err, errb.String())
+	}
+	if !strings.Contains(errb.String(), "stopping run") {
+		t.Errorf("stderr does not say the run is being stopped: %q", errb.String())
+	}
+	var list api.RunList
+	if err := json.Unmarshal([]byte(e.must("ls", "--json", "-n", "1")), &list); err != nil {
+		t.Fatal(err)
+	}
+	if st := list.Runs[0].State; st != store.Cancelled {
+		t.Errorf("run state %s, want cancelled", st)
+	}
+}
+
+// syncBuffer is a bytes.Buffer safe to read while a process writes to it.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
 }
