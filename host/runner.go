@@ -259,24 +259,33 @@ func (r *runner) tickProgress(ctx context.Context) chan struct{} {
 	if r.parser == nil {
 		return stop
 	}
-	go func() {
-		t := time.NewTicker(progressTick)
-		defer t.Stop()
-		for {
-			select {
-			case <-stop:
+	go every(ctx, stop, progressTick, func() bool {
+		fctx, cancel := context.WithTimeout(ctx, time.Second)
+		r.parser.Flush(fctx)
+		cancel()
+		r.flushProgress(ctx, false)
+		return true
+	})
+	return stop
+}
+
+// every calls fn each interval until stop is closed, ctx ends or fn
+// returns false.
+func every(ctx context.Context, stop <-chan struct{}, interval time.Duration, fn func() bool) {
+	t := time.NewTicker(interval)
+	defer t.Stop()
+	for {
+		select {
+		case <-stop:
+			return
+		case <-ctx.Done():
+			return
+		case <-t.C:
+			if !fn() {
 				return
-			case <-ctx.Done():
-				return
-			case <-t.C:
-				fctx, cancel := context.WithTimeout(ctx, time.Second)
-				r.parser.Flush(fctx)
-				cancel()
-				r.flushProgress(ctx, false)
 			}
 		}
-	}()
-	return stop
+	}
 }
 
 func (r *runner) feed(ctx context.Context, s runlog.Stream, line string) {
@@ -337,30 +346,20 @@ func (r *runner) watchStall(ctx context.Context, h sandbox.Handle, spec sandbox.
 	if window <= 0 {
 		return stop
 	}
-	go func() {
-		t := time.NewTicker(min(window/4, time.Second))
-		defer t.Stop()
-		for {
-			select {
-			case <-stop:
-				return
-			case <-ctx.Done():
-				return
-			case <-t.C:
-				r.mu.Lock()
-				idle := r.e.cfg.Now().Sub(r.lastOut)
-				r.mu.Unlock()
-				if idle >= window {
-					r.mu.Lock()
-					r.stalled = true
-					r.mu.Unlock()
-					r.note(ctx, fmt.Sprintf("stalled: no output for %s, stopping", window.Round(time.Second)))
-					_ = h.Stop(ctx, spec.Grace)
-					return
-				}
-			}
+	go every(ctx, stop, min(window/4, time.Second), func() bool {
+		r.mu.Lock()
+		idle := r.e.cfg.Now().Sub(r.lastOut)
+		r.mu.Unlock()
+		if idle < window {
+			return true
 		}
-	}()
+		r.mu.Lock()
+		r.stalled = true
+		r.mu.Unlock()
+		r.note(ctx, fmt.Sprintf("stalled: no output for %s, stopping", window.Round(time.Second)))
+		_ = h.Stop(ctx, spec.Grace)
+		return false
+	})
 	return stop
 }
 
@@ -393,6 +392,10 @@ func (r *runner) finalize(ctx context.Context, exit sandbox.Exit, smoke bool) {
 	r.mu.Unlock()
 	if cancelled && exit.Error == "" {
 		exit.Cancelled = true
+	}
+	if stalled {
+		// runbox stopped it for silence, not the user: a failure (STALLED).
+		exit.Cancelled = false
 	}
 	state := stateOf(exit, smoke)
 	run, err := r.e.cfg.Store.GetRun(ctx, r.id)

@@ -421,3 +421,14 @@ func (s *syncBuffer) String() string {
 	defer s.mu.Unlock()
 	return s.b.String()
 }
+
+func TestStallTimeoutStopsASilentRun(t *testing.T) {
+	e := newEnv(t)
+	r := e.run("", "run", "--stall-timeout", "2s", "--grace", "500ms", "--", "sh", "-c", "echo started; sleep 120")
+	if r.code == 0 || !strings.Contains(r.stderr, "STALLED") {
+		t.Fatalf("exit %d, stderr %q; want a STALLED failure", r.code, r.stderr)
+	}
+	if !strings.Contains(r.stdout, "started") {
+		t.Errorf("stdout %q", r.stdout)
+	}
+}

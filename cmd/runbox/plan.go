@@ -25,12 +25,9 @@ type PlanCmd struct {
 
 // Run makes a plan.
 func (c *PlanCmd) Run(ctx context.Context, a *app) error {
-	cmd := c.Command
-	if len(cmd) > 0 && cmd[0] == "--" {
-		cmd = cmd[1:]
-	}
-	if len(cmd) == 0 {
-		return errorf("no command given: runbox plan [flags] -- CMD [ARGS...]")
+	cmd, err := commandArgs(c.Command, "plan")
+	if err != nil {
+		return err
 	}
 	req, err := c.request(cmd)
 	if err != nil {

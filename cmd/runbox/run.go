@@ -125,6 +125,18 @@ func (f *SpecFlags) request(cmd []string) (api.RunRequest, error) {
 	return req, nil
 }
 
+// commandArgs is the command after "--" (kong keeps the separator in a
+// passthrough argument), or an error saying how to give one.
+func commandArgs(args []string, verb string) ([]string, error) {
+	if len(args) > 0 && args[0] == "--" {
+		args = args[1:]
+	}
+	if len(args) == 0 {
+		return nil, errorf("no command given: runbox %s [flags] -- CMD [ARGS...]", verb)
+	}
+	return args, nil
+}
+
 // RunCmd is `runbox run`.
 type RunCmd struct {
 	SpecFlags
@@ -134,12 +146,9 @@ type RunCmd struct {
 
 // Run runs the command.
 func (c *RunCmd) Run(ctx context.Context, a *app) error {
-	cmd := c.Command
-	if len(cmd) > 0 && cmd[0] == "--" {
-		cmd = cmd[1:]
-	}
-	if len(cmd) == 0 {
-		return errorf("no command given: runbox run [flags] -- CMD [ARGS...]")
+	cmd, err := commandArgs(c.Command, "run")
+	if err != nil {
+		return err
 	}
 	req, err := c.request(cmd)
 	if err != nil {
