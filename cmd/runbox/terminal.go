@@ -25,7 +25,6 @@ type terminal struct {
 	stderr   io.Writer
 	tty      bool
 	line     string // progress line currently drawn
-	lastDraw time.Time
 	midLine  bool // the last output did not end in a newline
 }
 

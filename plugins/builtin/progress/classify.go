@@ -77,6 +77,13 @@ func hasAt(s string, i int, w string) bool {
 // an ESC or CR byte.
 func scanLine(s string) (pre bool, f uint64, raw bool) {
 	for i := 0; i < len(s); i++ {
+		if i&7 == 0 && (i+10 <= len(s) && hot(s, i)|hot(s, i+1)|hot(s, i+2)|hot(s, i+3)|
+			hot(s, i+4)|hot(s, i+5)|hot(s, i+6)|hot(s, i+7) == 0 ||
+			i+10 > len(s) && hotEnd(s, i)|hotEnd(s, i+1)|hotEnd(s, i+2)|hotEnd(s, i+3)|
+				hotEnd(s, i+4)|hotEnd(s, i+5)|hotEnd(s, i+6)|hotEnd(s, i+7) == 0) {
+			i += 7
+			continue
+		}
 		c := s[i]
 		m := lineMark[c]
 		if m == 0 {
@@ -250,7 +257,7 @@ func parseLine(s string, f uint64, st *state) (u sdk.Progress, ok bool) {
 		}
 	}
 	if f&fPctBracket != 0 || isDigit(s[0]) || strings.HasPrefix(s, "epoch") {
-		if u, ok = parseFastai(s, st); ok {
+		if u, ok = parseFastai(s, f, st); ok {
 			return u, true
 		}
 	}

@@ -29,9 +29,12 @@ func fastaiColsFromMessage(m string) []string {
 	return nil
 }
 
-func parseFastai(s string, st *state) (u sdk.Progress, ok bool) {
-	if k := strings.Index(s, "% ["); k >= 0 {
-		return fastprogressBar(s, k)
+// fl is s's classify bits.
+func parseFastai(s string, fl uint64, st *state) (u sdk.Progress, ok bool) {
+	if fl&fPctBracket != 0 {
+		if k := index(s, "% ["); k >= 0 {
+			return fastprogressBar(s, k)
+		}
 	}
 	if strings.HasPrefix(s, "epoch") {
 		f := strings.Fields(s)

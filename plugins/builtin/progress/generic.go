@@ -96,7 +96,7 @@ func kwNum(s string, kws []keyword, f uint64) (n, m int64, end int, ok bool) {
 		}
 		kw := k.w
 		for off := 0; off < len(s); {
-			k := strings.Index(s[off:], kw)
+			k := index(s[off:], kw)
 			if k < 0 {
 				break
 			}

@@ -33,34 +33,79 @@ func parseMLX(s string, st *state) (u sdk.Progress, ok bool) {
 	if st.source == "mlx" && st.total > 0 {
 		u.Percentage = pct(n, st.total)
 	}
-	for _, seg := range strings.Split(rest, ",") {
-		f := strings.Fields(seg)
-		for i := 1; i < len(f); i++ {
-			v, e, ok := parseNum(f[i], 0)
-			if !ok {
-				continue
+	if !isASCII(rest) {
+		for _, seg := range strings.Split(rest, ",") {
+			mlxSeg(&u, strings.Fields(seg))
+		}
+		return u, true
+	}
+	// strings.Split and strings.Fields by hand, for ASCII text.
+	var buf [12]string
+	f := buf[:0]
+	b, over := -1, false
+	for i := 0; i <= len(rest); i++ {
+		c := byte(',')
+		if i < len(rest) {
+			c = rest[i]
+		}
+		if c != ',' && !asciiSpace(c) {
+			if b < 0 {
+				b = i
 			}
-			unit := f[i][e:]
-			if unit == "" && i+1 < len(f) {
-				unit = f[i+1]
+			continue
+		}
+		if b >= 0 {
+			if len(f) < len(buf) {
+				f = append(f, rest[b:i])
+			} else {
+				over = true
 			}
-			name := strings.ToLower(strings.Join(f[:i], "_"))
-			switch name {
-			case "it/sec", "it/s":
-				u.Rate, u.RateUnit = v, "it/s"
-				continue
-			case "train_loss":
-				u.Phase = "train"
-			case "val_loss":
-				u.Phase = "validation"
+			b = -1
+		}
+		if c == ',' {
+			if over {
+				j := i - 1
+				for j >= 0 && rest[j] != ',' {
+					j--
+				}
+				f = strings.Fields(rest[j+1 : i])
 			}
-			name = strings.ReplaceAll(name, "/sec", "_per_sec")
-			if unit != "" && len(unit) <= 3 && isLetter(unit[0]) {
-				name += "_" + strings.ToLower(unit)
-			}
-			addMetric(&u.Metrics, name, v)
-			break
+			mlxSeg(&u, f)
+			f, over = buf[:0], false
 		}
 	}
 	return u, true
+}
+
+// mlxSeg reads the fields of one comma-separated segment: "Train loss
+// 2.345", "It/sec 1.234", "Peak mem 5.678 GB".
+func mlxSeg(u *sdk.Progress, f []string) {
+	for i := 1; i < len(f); i++ {
+		v, e, ok := parseNum(f[i], 0)
+		if !ok {
+			continue
+		}
+		unit := f[i][e:]
+		if unit == "" && i+1 < len(f) {
+			unit = f[i+1]
+		}
+		name := strings.ToLower(strings.Join(f[:i], "_"))
+		switch name {
+		case "it/sec", "it/s":
+			u.Rate, u.RateUnit = v, "it/s"
+			continue
+		case "train_loss":
+			u.Phase = "train"
+		case "val_loss":
+			u.Phase = "validation"
+		}
+		if index(name, "/sec") >= 0 {
+			name = strings.ReplaceAll(name, "/sec", "_per_sec")
+		}
+		if unit != "" && len(unit) <= 3 && isLetter(unit[0]) {
+			name += "_" + strings.ToLower(unit)
+		}
+		addMetric(&u.Metrics, name, v)
+		break
+	}
 }

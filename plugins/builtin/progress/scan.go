@@ -272,6 +272,10 @@ func indexFold(s, w string) int {
 	}
 	c0 := w[0]
 	for i := 0; i+len(w) <= len(s); i++ {
+		if i&7 == 0 && i+8 <= len(s) && noFold(s[i:i+8], c0) {
+			i += 7
+			continue
+		}
 		if s[i]|0x20 != c0 {
 			continue
 		}
@@ -303,6 +307,10 @@ func addMetric(m *map[string]float64, k string, v float64) {
 // ':' or '/' (clock times, fractions) or by letters (1234M) are skipped.
 func scanKV(s string, fn func(k string, v float64)) {
 	for i := 0; i < len(s); i++ {
+		if i&7 == 0 && i+8 <= len(s) && noKV(s[i:i+8]) {
+			i += 7
+			continue
+		}
 		c := s[i]
 		if c != '=' && c != ':' {
 			continue

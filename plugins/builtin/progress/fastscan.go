@@ -1,0 +1,117 @@
+package progress
+
+// Under wazero with close-on-context-done every loop iteration costs an
+// exit to the host, so the scans here look at eight positions per
+// iteration in straight-line code and fall back to one position per
+// iteration only where something may match.
+
+// index is strings.Index(s, w) for a non-empty w.
+func index(s, w string) int {
+	n := len(w)
+	c := w[0]
+	i := 0
+	for ; i+8+n <= len(s)+1; i += 8 {
+		t := s[i : i+8]
+		if t[0] != c && t[1] != c && t[2] != c && t[3] != c && t[4] != c && t[5] != c && t[6] != c && t[7] != c {
+			continue
+		}
+		for j := i; j < i+8; j++ {
+			if s[j] == c && s[j:j+n] == w {
+				return j
+			}
+		}
+	}
+	for ; i+n <= len(s); i++ {
+		if s[i] == c && s[i:i+n] == w {
+			return i
+		}
+	}
+	return -1
+}
+
+// rareMark marks the bytes at which scanLine may act on its own; triMark
+// holds (hashed) the first three bytes of every word scanLine looks for
+// that starts with a common byte. A position neither marks is one where
+// scanLine does nothing.
+var rareMark = func() (t [256]uint8) {
+	for _, c := range []byte("#%\xe2/[]{\x1b\r") {
+		t[c] = 1
+	}
+	return t
+}()
+
+var triMark = func() (t [1 << 15 / 64]uint64) {
+	words := []string{"ETA", "Epoch", "EPOCH", "epoch", "Step", "STEP", "Starting training",
+		"step", "Iter", "ITER", "iter", "Batch", "batch", "Progress", "progress", "Loss", "LOSS", "loss"}
+	for _, p := range Prefilter {
+		if rareMark[p[0]] == 0 {
+			if len(p) < 3 {
+				panic("progress: short Prefilter literal " + p)
+			}
+			words = append(words, p)
+		}
+	}
+	for _, w := range words {
+		h := tri(w, 0)
+		t[h>>6] |= 1 << (h & 63)
+	}
+	return t
+}()
+
+func tri(s string, i int) uint32 {
+	return (uint32(s[i]) | uint32(s[i+1])<<8 | uint32(s[i+2])<<16) * 0x9E3779B1 >> 17
+}
+
+// hot reports whether scanLine may act at i; i+2 < len(s).
+func hot(s string, i int) uint64 {
+	h := tri(s, i)
+	return uint64(rareMark[s[i]]) | triMark[h>>6]>>(h&63)&1
+}
+
+// hotEnd is hot for any i: past the end nothing acts, and within two
+// bytes of the end only a rare byte can (every word is three bytes or
+// longer).
+func hotEnd(s string, i int) uint64 {
+	if i+2 < len(s) {
+		return hot(s, i)
+	}
+	if i < len(s) {
+		return uint64(rareMark[s[i]])
+	}
+	return 0
+}
+
+// isASCII reports whether s has no byte >= 0x80.
+func isASCII(s string) bool {
+	i := 0
+	for ; i+8 <= len(s); i += 8 {
+		t := s[i : i+8]
+		if (t[0]|t[1]|t[2]|t[3]|t[4]|t[5]|t[6]|t[7])&0x80 != 0 {
+			return false
+		}
+	}
+	for ; i < len(s); i++ {
+		if s[i]&0x80 != 0 {
+			return false
+		}
+	}
+	return true
+}
+
+// asciiSpace is strings.Fields' ASCII space.
+func asciiSpace(c byte) bool {
+	return c == ' ' || c == '\t' || c == '\n' || c == '\v' || c == '\f' || c == '\r'
+}
+
+// noKV reports whether the eight bytes of t hold no '=' or ':'.
+func noKV(t string) bool {
+	return kvMark[t[0]]|kvMark[t[1]]|kvMark[t[2]]|kvMark[t[3]]|kvMark[t[4]]|kvMark[t[5]]|kvMark[t[6]]|kvMark[t[7]] == 0
+}
+
+var kvMark = [256]uint8{'=': 1, ':': 1}
+
+// noFold reports whether no byte of t is c when folded with 0x20.
+func noFold(t string, c byte) bool {
+	return t[0]|0x20 != c && t[1]|0x20 != c && t[2]|0x20 != c && t[3]|0x20 != c &&
+		t[4]|0x20 != c && t[5]|0x20 != c && t[6]|0x20 != c && t[7]|0x20 != c
+}
