@@ -20,12 +20,12 @@ import (
 // and setup output on stderr, and a one-line live progress display when
 // stderr is a terminal.
 type terminal struct {
-	mu       sync.Mutex
-	stdout   io.Writer
-	stderr   io.Writer
-	tty      bool
-	line     string // progress line currently drawn
-	midLine  bool // the last output did not end in a newline
+	mu      sync.Mutex
+	stdout  io.Writer
+	stderr  io.Writer
+	tty     bool
+	line    string // progress line currently drawn
+	midLine bool   // the last output did not end in a newline
 }
 
 func newTerminal(jsonMode bool) *terminal {
