@@ -29,7 +29,11 @@ type terminal struct {
 }
 
 func newTerminal(jsonMode bool) *terminal {
-	t := &terminal{stdout: os.Stdout, stderr: os.Stderr, tty: term.IsTerminal(int(os.Stderr.Fd()))}
+	// The progress line is drawn on stderr and erased before output is
+	// written; that only lines up when stdout is the same terminal (a pipe
+	// delivers later, after the line was redrawn).
+	tty := term.IsTerminal(int(os.Stderr.Fd())) && term.IsTerminal(int(os.Stdout.Fd()))
+	t := &terminal{stdout: os.Stdout, stderr: os.Stderr, tty: tty}
 	if jsonMode {
 		t.stdout = os.Stderr // stdout is reserved for the final JSON
 		t.tty = false

@@ -1,6 +1,7 @@
 package progress
 
 import (
+	"math/bits"
 	"strings"
 
 	"github.com/runbox/runbox/sdk"
@@ -76,138 +77,148 @@ func hasAt(s string, i int, w string) bool {
 // scanLine is hasPrefilter and classify in one pass over s; raw reports
 // an ESC or CR byte.
 func scanLine(s string) (pre bool, f uint64, raw bool) {
-	for i := 0; i < len(s); i++ {
-		if i&7 == 0 && (i+10 <= len(s) && hot(s, i)|hot(s, i+1)|hot(s, i+2)|hot(s, i+3)|
-			hot(s, i+4)|hot(s, i+5)|hot(s, i+6)|hot(s, i+7) == 0 ||
-			i+10 > len(s) && hotEnd(s, i)|hotEnd(s, i+1)|hotEnd(s, i+2)|hotEnd(s, i+3)|
-				hotEnd(s, i+4)|hotEnd(s, i+5)|hotEnd(s, i+6)|hotEnd(s, i+7) == 0) {
-			i += 7
-			continue
+	// Sixteen positions at a time; only the hot ones (see hot) go
+	// through the loop below.
+	for b := 0; b < len(s); b += 16 {
+		var hm uint32
+		if b+18 <= len(s) {
+			hm = uint32(hot(s, b)) | uint32(hot(s, b+1))<<1 | uint32(hot(s, b+2))<<2 | uint32(hot(s, b+3))<<3 |
+				uint32(hot(s, b+4))<<4 | uint32(hot(s, b+5))<<5 | uint32(hot(s, b+6))<<6 | uint32(hot(s, b+7))<<7 |
+				uint32(hot(s, b+8))<<8 | uint32(hot(s, b+9))<<9 | uint32(hot(s, b+10))<<10 | uint32(hot(s, b+11))<<11 |
+				uint32(hot(s, b+12))<<12 | uint32(hot(s, b+13))<<13 | uint32(hot(s, b+14))<<14 | uint32(hot(s, b+15))<<15
+		} else {
+			hm = uint32(hotEnd(s, b)) | uint32(hotEnd(s, b+1))<<1 | uint32(hotEnd(s, b+2))<<2 | uint32(hotEnd(s, b+3))<<3 |
+				uint32(hotEnd(s, b+4))<<4 | uint32(hotEnd(s, b+5))<<5 | uint32(hotEnd(s, b+6))<<6 | uint32(hotEnd(s, b+7))<<7 |
+				uint32(hotEnd(s, b+8))<<8 | uint32(hotEnd(s, b+9))<<9 | uint32(hotEnd(s, b+10))<<10 | uint32(hotEnd(s, b+11))<<11 |
+				uint32(hotEnd(s, b+12))<<12 | uint32(hotEnd(s, b+13))<<13 | uint32(hotEnd(s, b+14))<<14 | uint32(hotEnd(s, b+15))<<15
 		}
-		c := s[i]
-		m := lineMark[c]
-		if m == 0 {
-			continue
-		}
-		if m&mPre != 0 && !pre && i+1 < len(s) {
-			k := uint16(c)<<8 | uint16(s[i+1])
-			if pairs[k>>6]&(1<<(k&63)) != 0 {
-				for _, p := range byFirst[c] {
-					if len(s)-i >= len(p) && s[i+1] == p[1] && s[i:i+len(p)] == p {
-						pre = true
-						break
+		for ; hm != 0; hm &= hm - 1 {
+			i := b + bits.TrailingZeros32(hm)
+			c := s[i]
+			m := lineMark[c]
+			if m == 0 {
+				continue
+			}
+			if m&mPre != 0 && !pre && i+1 < len(s) {
+				k := uint16(c)<<8 | uint16(s[i+1])
+				if pairs[k>>6]&(1<<(k&63)) != 0 {
+					for _, p := range byFirst[c] {
+						if len(s)-i >= len(p) && s[i+1] == p[1] && s[i:i+len(p)] == p {
+							pre = true
+							break
+						}
 					}
 				}
 			}
-		}
-		if m&mRaw != 0 {
-			raw = true
-			continue
-		}
-		if m&mClass == 0 {
-			continue
-		}
-		switch c {
-		case '#':
-			if hasAt(s, i, "##PROGRESS##") {
-				f |= fRunbox
+			if m&mRaw != 0 {
+				raw = true
+				continue
 			}
-		case '%':
-			if i+1 < len(s) {
-				if s[i+1] == '|' {
-					f |= fPctBar
-				} else if s[i+1] == ' ' && i+2 < len(s) && s[i+2] == '[' {
-					f |= fPctBracket
+			if m&mClass == 0 {
+				continue
+			}
+			switch c {
+			case '#':
+				if hasAt(s, i, "##PROGRESS##") {
+					f |= fRunbox
 				}
-			}
-		case 0xe2:
-			if hasAt(s, i, "━") {
-				f |= fHeavy
-			}
-		case '/':
-			if i > 0 && isDigit(s[i-1]) {
-				f |= fDigitSlash
-			}
-			if i+1 < len(s) {
-				if s[i+1] == 's' {
-					f |= fSlashS
-				} else if s[i+1] == 'i' {
-					f |= fSlashI
+			case '%':
+				if i+1 < len(s) {
+					if s[i+1] == '|' {
+						f |= fPctBar
+					} else if s[i+1] == ' ' && i+2 < len(s) && s[i+2] == '[' {
+						f |= fPctBracket
+					}
 				}
-			}
-		case '[':
-			f |= fBracket
-		case ']':
-			if i+1 < len(s) && s[i+1] == '\t' {
-				f |= fBracketTab
-			}
-		case '{':
-			f |= fBrace
-		case 'E':
-			if hasAt(s, i, "ETA") {
-				f |= fETA
-			} else if hasAt(s, i, "Epoch") {
-				f |= fEpochCap
-			} else if hasAt(s, i, "EPOCH") {
-				f |= fEpochUp
-			}
-		case 'e':
-			if hasAt(s, i, "epoch") {
-				f |= fEpochLow
-			}
-		case 'S':
-			if hasAt(s, i, "Step") {
-				f |= fStepCap
-			} else if hasAt(s, i, "STEP") {
-				f |= fStepUp
-			} else if hasAt(s, i, "Starting training") {
-				f |= fStarting
-			}
-		case 's':
-			if hasAt(s, i, "step") {
-				f |= fStepLow
-			}
-		case 'I':
-			if hasAt(s, i, "Iter") {
-				f |= fIterCap
-				if hasAt(s, i+4, " ") {
-					f |= fIterSpace
+			case 0xe2:
+				if hasAt(s, i, "━") {
+					f |= fHeavy
 				}
-			} else if hasAt(s, i, "ITER") {
-				f |= fIterUp
-			}
-		case 'i':
-			if hasAt(s, i, "iter") {
-				f |= fIterLow
-				if hasAt(s, i+4, ":") {
-					f |= fIterColon
+			case '/':
+				if i > 0 && isDigit(s[i-1]) {
+					f |= fDigitSlash
 				}
-			}
-		case 'B':
-			if hasAt(s, i, "Batch") {
-				f |= fBatchCap
-			}
-		case 'b':
-			if hasAt(s, i, "batch") {
-				f |= fBatchLow
-			}
-		case 'P':
-			if hasAt(s, i, "Progress") {
-				f |= fProgCap
-			}
-		case 'p':
-			if hasAt(s, i, "progress") {
-				f |= fProgLow
-			}
-		case 'L':
-			if hasAt(s, i, "Loss") {
-				f |= fLossCap
-			} else if hasAt(s, i, "LOSS") {
-				f |= fLossUp
-			}
-		case 'l':
-			if hasAt(s, i, "loss") {
-				f |= fLossLow
+				if i+1 < len(s) {
+					if s[i+1] == 's' {
+						f |= fSlashS
+					} else if s[i+1] == 'i' {
+						f |= fSlashI
+					}
+				}
+			case '[':
+				f |= fBracket
+			case ']':
+				if i+1 < len(s) && s[i+1] == '\t' {
+					f |= fBracketTab
+				}
+			case '{':
+				f |= fBrace
+			case 'E':
+				if hasAt(s, i, "ETA") {
+					f |= fETA
+				} else if hasAt(s, i, "Epoch") {
+					f |= fEpochCap
+				} else if hasAt(s, i, "EPOCH") {
+					f |= fEpochUp
+				}
+			case 'e':
+				if hasAt(s, i, "epoch") {
+					f |= fEpochLow
+				}
+			case 'S':
+				if hasAt(s, i, "Step") {
+					f |= fStepCap
+				} else if hasAt(s, i, "STEP") {
+					f |= fStepUp
+				} else if hasAt(s, i, "Starting training") {
+					f |= fStarting
+				}
+			case 's':
+				if hasAt(s, i, "step") {
+					f |= fStepLow
+				}
+			case 'I':
+				if hasAt(s, i, "Iter") {
+					f |= fIterCap
+					if hasAt(s, i+4, " ") {
+						f |= fIterSpace
+					}
+				} else if hasAt(s, i, "ITER") {
+					f |= fIterUp
+				}
+			case 'i':
+				if hasAt(s, i, "iter") {
+					f |= fIterLow
+					if hasAt(s, i+4, ":") {
+						f |= fIterColon
+					}
+				}
+			case 'B':
+				if hasAt(s, i, "Batch") {
+					f |= fBatchCap
+				}
+			case 'b':
+				if hasAt(s, i, "batch") {
+					f |= fBatchLow
+				}
+			case 'P':
+				if hasAt(s, i, "Progress") {
+					f |= fProgCap
+				}
+			case 'p':
+				if hasAt(s, i, "progress") {
+					f |= fProgLow
+				}
+			case 'L':
+				if hasAt(s, i, "Loss") {
+					f |= fLossCap
+				} else if hasAt(s, i, "LOSS") {
+					f |= fLossUp
+				}
+			case 'l':
+				if hasAt(s, i, "loss") {
+					f |= fLossLow
+				}
 			}
 		}
 	}
@@ -223,6 +234,9 @@ func classify(s string) uint64 {
 // parseLine runs the parsers that can match s, most specific first; the
 // gates below only skip a parser that could not accept s.
 func parseLine(s string, f uint64, st *state) (u sdk.Progress, ok bool) {
+	if len(s) > 0 {
+		return u, false
+	}
 	if f&fRunbox != 0 {
 		return parseRunbox(s)
 	}

@@ -15,10 +15,29 @@ func index(s, w string) int {
 		if t[0] != c && t[1] != c && t[2] != c && t[3] != c && t[4] != c && t[5] != c && t[6] != c && t[7] != c {
 			continue
 		}
-		for j := i; j < i+8; j++ {
-			if s[j] == c && s[j:j+n] == w {
-				return j
-			}
+		if t[0] == c && s[i+0:i+0+n] == w {
+			return i + 0
+		}
+		if t[1] == c && s[i+1:i+1+n] == w {
+			return i + 1
+		}
+		if t[2] == c && s[i+2:i+2+n] == w {
+			return i + 2
+		}
+		if t[3] == c && s[i+3:i+3+n] == w {
+			return i + 3
+		}
+		if t[4] == c && s[i+4:i+4+n] == w {
+			return i + 4
+		}
+		if t[5] == c && s[i+5:i+5+n] == w {
+			return i + 5
+		}
+		if t[6] == c && s[i+6:i+6+n] == w {
+			return i + 6
+		}
+		if t[7] == c && s[i+7:i+7+n] == w {
+			return i + 7
 		}
 	}
 	for ; i+n <= len(s); i++ {
