@@ -432,3 +432,35 @@ func TestStallTimeoutStopsASilentRun(t *testing.T) {
 		t.Errorf("stdout %q", r.stdout)
 	}
 }
+
+func TestRetryKeepsLineage(t *testing.T) {
+	e := newEnv(t)
+	e.write("flaky.sh", "#!/bin/sh\n[ \"$ATTEMPT_OK\" = 1 ] && { echo fixed; exit 0; }\necho 'ModuleNotFoundError: No module named '\"'\"'yaml'\"'\"'' >&2\nexit 1\n")
+	r := e.run("", "run", "-d", "--", "sh", "flaky.sh")
+	first := strings.TrimSpace(r.stdout)
+	if res := e.run("", "wait", first); res.code != 1 {
+		t.Fatalf("first run exit %d", res.code)
+	}
+	if f := e.getRun(first).Failure; f == nil || f.Code != "MODULE_NOT_FOUND" {
+		t.Fatalf("first run failure %+v", f)
+	}
+	// The retry reruns the same command with an override, linked to the first.
+	r = e.run("", "retry", "-e", "ATTEMPT_OK=1", first)
+	if r.code != 0 || r.stdout != "fixed\n" {
+		t.Fatalf("retry: exit %d stdout %q stderr %q", r.code, r.stdout, r.stderr)
+	}
+	var list api.RunList
+	if err := json.Unmarshal([]byte(e.must("ls", "--json", "--parent", first)), &list); err != nil {
+		t.Fatal(err)
+	}
+	if len(list.Runs) != 1 {
+		t.Fatalf("%d retries of %s listed, want 1", len(list.Runs), first)
+	}
+	retry := list.Runs[0]
+	if retry.ParentID != first || retry.Attempt != 2 || retry.State != store.Succeeded {
+		t.Errorf("retry: parent %s attempt %d state %s", retry.ParentID, retry.Attempt, retry.State)
+	}
+	if strings.Join(retry.Spec.Command, " ") != "sh flaky.sh" {
+		t.Errorf("retry command %v", retry.Spec.Command)
+	}
+}

@@ -234,9 +234,6 @@ func classify(s string) uint64 {
 // parseLine runs the parsers that can match s, most specific first; the
 // gates below only skip a parser that could not accept s.
 func parseLine(s string, f uint64, st *state) (u sdk.Progress, ok bool) {
-	if len(s) > 0 {
-		return u, false
-	}
 	if f&fRunbox != 0 {
 		return parseRunbox(s)
 	}

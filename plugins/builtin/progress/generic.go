@@ -1,6 +1,7 @@
 package progress
 
 import (
+	"math/bits"
 	"strings"
 
 	"github.com/runbox/runbox/sdk"
@@ -29,12 +30,35 @@ var (
 		{"iter", fIterLow}, {"ITER", fIterUp}, {"Batch", fBatchCap}, {"batch", fBatchLow}}
 	kwProg = []keyword{{"Progress", fProgCap}, {"progress", fProgLow}}
 	kwLoss = []string{"loss", "Loss", "LOSS"}
+
+	maskEpoch, maskStep, maskProg = kwMask(kwEpoch), kwMask(kwStep), kwMask(kwProg)
+	// kwWord[i] is the spelling whose bit is 1<<i. Bits ascend in the
+	// order the lists above give, so walking a mask's bits from the
+	// lowest tries the spellings in that order.
+	kwWord = func() (t [64]string) {
+		for _, ks := range [][]keyword{kwEpoch, kwStep, kwProg} {
+			for i, k := range ks {
+				if i > 0 && k.bit < ks[i-1].bit {
+					panic("progress: keyword bits out of order")
+				}
+				t[bits.TrailingZeros64(k.bit)] = k.w
+			}
+		}
+		return t
+	}()
 )
+
+func kwMask(ks []keyword) (m uint64) {
+	for _, k := range ks {
+		m |= k.bit
+	}
+	return m
+}
 
 // parseGeneric reads s, whose classify bits are f.
 func parseGeneric(s string, f uint64) (u sdk.Progress, ok bool) {
 	found := false
-	if n, m, end, ok := kwNum(s, kwEpoch, f); ok {
+	if n, m, end, ok := kwNum(s, maskEpoch, f); ok {
 		u.Epoch, u.EpochTotal, found = n, m, true
 		if m == 0 {
 			// "Train Epoch: 1 [1280/60000 (2%)]"
@@ -51,7 +75,7 @@ func parseGeneric(s string, f uint64) (u sdk.Progress, ok bool) {
 		}
 	}
 	if u.Total == 0 {
-		if n, m, end, ok := kwNum(s, kwStep, f); ok && !heading(s, end, m) {
+		if n, m, end, ok := kwNum(s, maskStep, f); ok && !heading(s, end, m) {
 			u.Step, u.Total, found = n, m, true
 		}
 	}
@@ -88,13 +112,10 @@ func containsAny(s string, subs []string) bool {
 }
 
 // kwNum finds "<kw> N", "<kw> N/M", "<kw>: N", "<kw> [N/M]", "<kw> N of M"
-// or "N/M <kw>s" for any keyword spelling in kws.
-func kwNum(s string, kws []keyword, f uint64) (n, m int64, end int, ok bool) {
-	for _, k := range kws {
-		if f&k.bit == 0 {
-			continue
-		}
-		kw := k.w
+// or "N/M <kw>s" for any keyword spelling in mask.
+func kwNum(s string, mask, f uint64) (n, m int64, end int, ok bool) {
+	for rem := f & mask; rem != 0; rem &= rem - 1 {
+		kw := kwWord[bits.TrailingZeros64(rem)]
 		for off := 0; off < len(s); {
 			k := index(s[off:], kw)
 			if k < 0 {
@@ -167,15 +188,13 @@ func numAfter(s string, i int) (n, m int64, end int, ok bool) {
 
 // kwPercent reads "Progress: 45%" / "progress 45.5 %".
 func kwPercent(s string, f uint64) (float64, bool) {
-	for _, kp := range kwProg {
-		if f&kp.bit == 0 {
-			continue
-		}
-		k := strings.Index(s, kp.w)
+	for rem := f & maskProg; rem != 0; rem &= rem - 1 {
+		w := kwWord[bits.TrailingZeros64(rem)]
+		k := index(s, w)
 		if k < 0 {
 			continue
 		}
-		i := skipSep(s, k+len(kp.w))
+		i := skipSep(s, k+len(w))
 		v, j, ok := parseNum(s, i)
 		j = skipSpaces(s, j)
 		if ok && j < len(s) && s[j] == '%' && v >= 0 && v <= 100 {
