@@ -1,8 +1,8 @@
 package progress
 
 // Under wazero with close-on-context-done every loop iteration costs an
-// exit to the host, so the scans here look at eight positions per
-// iteration in straight-line code and fall back to one position per
+// exit to the host, so the scans here look at eight or sixteen positions
+// per iteration in straight-line code and fall back to one position per
 // iteration only where something may match.
 
 // index is strings.Index(s, w) for a non-empty w.
@@ -10,9 +10,12 @@ func index(s, w string) int {
 	n := len(w)
 	c := w[0]
 	i := 0
-	for ; i+8+n <= len(s)+1; i += 8 {
-		t := s[i : i+8]
-		if t[0] != c && t[1] != c && t[2] != c && t[3] != c && t[4] != c && t[5] != c && t[6] != c && t[7] != c {
+	for ; i+16+n <= len(s)+1; i += 16 {
+		t := s[i : i+16]
+		if t[0] != c && t[1] != c && t[2] != c && t[3] != c &&
+			t[4] != c && t[5] != c && t[6] != c && t[7] != c &&
+			t[8] != c && t[9] != c && t[10] != c && t[11] != c &&
+			t[12] != c && t[13] != c && t[14] != c && t[15] != c {
 			continue
 		}
 		if t[0] == c && s[i+0:i+0+n] == w {
@@ -38,6 +41,36 @@ func index(s, w string) int {
 		}
 		if t[7] == c && s[i+7:i+7+n] == w {
 			return i + 7
+		}
+		if t[8] == c && s[i+8:i+8+n] == w {
+			return i + 8
+		}
+		if t[9] == c && s[i+9:i+9+n] == w {
+			return i + 9
+		}
+		if t[10] == c && s[i+10:i+10+n] == w {
+			return i + 10
+		}
+		if t[11] == c && s[i+11:i+11+n] == w {
+			return i + 11
+		}
+		if t[12] == c && s[i+12:i+12+n] == w {
+			return i + 12
+		}
+		if t[13] == c && s[i+13:i+13+n] == w {
+			return i + 13
+		}
+		if t[14] == c && s[i+14:i+14+n] == w {
+			return i + 14
+		}
+		if t[15] == c && s[i+15:i+15+n] == w {
+			return i + 15
+		}
+	}
+	if i+8+n <= len(s)+1 {
+		if t := s[i : i+8]; t[0] != c && t[1] != c && t[2] != c && t[3] != c &&
+			t[4] != c && t[5] != c && t[6] != c && t[7] != c {
+			i += 8
 		}
 	}
 	for ; i+n <= len(s); i++ {
@@ -134,3 +167,26 @@ func noFold(t string, c byte) bool {
 	return t[0]|0x20 != c && t[1]|0x20 != c && t[2]|0x20 != c && t[3]|0x20 != c &&
 		t[4]|0x20 != c && t[5]|0x20 != c && t[6]|0x20 != c && t[7]|0x20 != c
 }
+
+// letterMask has bit c-'a' set for every byte of s that folds (|0x20) to
+// the ASCII letter c; indexFold can find a word only if the mask holds
+// all of the word's letters.
+func letterMask(s string) (m uint32) {
+	for i := 0; i < len(s); i++ {
+		if c := s[i] | 0x20; 'a' <= c && c <= 'z' {
+			m |= 1 << (c - 'a')
+		}
+	}
+	return m
+}
+
+var (
+	lmEpoch      = letterMask("epoch")
+	lmSanity     = letterMask("sanity check")
+	lmVal        = letterMask("val")
+	lmEval       = letterMask("eval")
+	lmTest       = letterMask("test")
+	lmPredict    = letterMask("predict")
+	lmTrain      = letterMask("train")
+	lmDataLoader = letterMask("DataLoader")
+)

@@ -70,7 +70,7 @@ func parseMLX(s string, st *state) (u sdk.Progress, ok bool) {
 				}
 				f = strings.Fields(rest[j+1 : i])
 			}
-			mlxSeg(&u, f)
+			mlxSegASCII(&u, f)
 			f, over = buf[:0], false
 		}
 	}
@@ -108,4 +108,60 @@ func mlxSeg(u *sdk.Progress, f []string) {
 		addMetric(&u.Metrics, name, v)
 		break
 	}
+}
+
+// mlxSegASCII is mlxSeg for ASCII fields, building the name in place.
+func mlxSegASCII(u *sdk.Progress, f []string) {
+	for i := 1; i < len(f); i++ {
+		v, e, ok := parseNum(f[i], 0)
+		if !ok {
+			continue
+		}
+		unit := f[i][e:]
+		if unit == "" && i+1 < len(f) {
+			unit = f[i+1]
+		}
+		var buf [64]byte
+		b := buf[:0]
+		for k, w := range f[:i] {
+			if k > 0 {
+				b = append(b, '_')
+			}
+			b = appendLower(b, w)
+		}
+		switch string(b) {
+		case "it/sec", "it/s":
+			u.Rate, u.RateUnit = v, "it/s"
+			continue
+		case "train_loss":
+			u.Phase = "train"
+		case "val_loss":
+			u.Phase = "validation"
+		}
+		suffix := unit != "" && len(unit) <= 3 && isLetter(unit[0])
+		if index(string(b), "/sec") >= 0 {
+			name := strings.ReplaceAll(string(b), "/sec", "_per_sec")
+			if suffix {
+				name += "_" + strings.ToLower(unit)
+			}
+			addMetric(&u.Metrics, name, v)
+			break
+		}
+		if suffix {
+			b = appendLower(append(b, '_'), unit)
+		}
+		addMetric(&u.Metrics, string(b), v)
+		break
+	}
+}
+
+func appendLower(b []byte, w string) []byte {
+	for i := 0; i < len(w); i++ {
+		c := w[i]
+		if 'A' <= c && c <= 'Z' {
+			c += 'a' - 'A'
+		}
+		b = append(b, c)
+	}
+	return b
 }

@@ -107,7 +107,14 @@ func describe(desc string) (d descInfo) {
 		return d
 	}
 	low := desc
-	if e := indexWord(desc, "epoch"); e >= 0 {
+	// The letters desc holds, folded: a word with a letter outside lm
+	// cannot be in desc, and is not searched for.
+	lm := letterMask(desc)
+	e := -1
+	if lm&lmEpoch == lmEpoch {
+		e = indexWord(desc, "epoch")
+	}
+	if e >= 0 {
 		i := e + 5
 		if i < len(desc) && desc[i]|0x20 == 's' {
 			i++
@@ -130,22 +137,22 @@ func describe(desc string) (d descInfo) {
 		}
 	}
 	switch {
-	case indexFold(low, "sanity check") >= 0:
+	case lm&lmSanity == lmSanity && indexFold(low, "sanity check") >= 0:
 		d.phase, d.lightning = "sanity_check", true
-	case indexFold(low, "validat") >= 0 || indexWord(low, "val") >= 0 || indexWord(low, "valid") >= 0:
+	case lm&lmVal == lmVal && (indexFold(low, "validat") >= 0 || indexWord(low, "val") >= 0 || indexWord(low, "valid") >= 0):
 		d.phase = "validation"
-	case indexFold(low, "eval") >= 0:
+	case lm&lmEval == lmEval && indexFold(low, "eval") >= 0:
 		d.phase = "evaluation"
-	case indexWord(low, "test") >= 0 || indexWord(low, "testing") >= 0:
+	case lm&lmTest == lmTest && (indexWord(low, "test") >= 0 || indexWord(low, "testing") >= 0):
 		d.phase = "test"
-	case indexFold(low, "predict") >= 0:
+	case lm&lmPredict == lmPredict && indexFold(low, "predict") >= 0:
 		d.phase = "predict"
-	case indexFold(low, "train") >= 0:
+	case lm&lmTrain == lmTrain && indexFold(low, "train") >= 0:
 		d.phase = "train"
 	case d.phase == "":
 		d.phase = lastSegment(desc)
 	}
-	if strings.Contains(desc, "DataLoader") {
+	if lm&lmDataLoader == lmDataLoader && strings.Contains(desc, "DataLoader") {
 		d.lightning = true
 	}
 	return d
