@@ -105,7 +105,8 @@ func parse(ptr, size int32) int64 {
 		if err := pi.DecodeJSON(string(in)); err != nil {
 			return nil, fmt.Errorf("decode parse input: %w", err)
 		}
-		return registered.Parse(pi)
+		out, err := registered.Parse(pi)
+		return out.Collapsed(), err
 	})
 }
 

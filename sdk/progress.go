@@ -46,3 +46,18 @@ func (p *Progress) Merge(u Progress) {
 		}
 	}
 }
+
+// Collapsed returns o with its updates folded into one, in order. The host
+// only ever merges updates into the run's state one after the other, so the
+// result is the same state — and a batch with many progress lines crosses
+// the ABI as one update instead of hundreds.
+func (o ParseOutput) Collapsed() ParseOutput {
+	if len(o.Updates) <= 1 {
+		return o
+	}
+	var m Progress
+	for _, u := range o.Updates {
+		m.Merge(u)
+	}
+	return ParseOutput{Updates: []Progress{m}}
+}
