@@ -261,20 +261,31 @@ func (e *Engine) recoverRun(ctx context.Context, run *store.Run) {
 		return
 	}
 	spec := run.Spec
-	if run.State == store.Preparing || run.State == store.Smoke {
-		// The previous daemon died before the main command started; a
-		// smoke run it left behind is not worth re-attaching to.
-		lost("the daemon stopped while the run was " + string(run.State) + "; retry it")
+	if run.State == store.Smoke {
+		// A smoke run the previous daemon left behind is not worth
+		// re-attaching to: the full run it guarded never started.
+		lost("the daemon stopped during the smoke run; retry it")
 		return
 	}
+	// A preparing run may have started just before the daemon died (between
+	// Start and recording "running"), so it is looked for like a running one.
 	h, err := sb.Recover(ctx, spec)
 	if err != nil {
-		if errors.Is(err, sandbox.ErrNotFound) {
+		if errors.Is(err, sandbox.ErrNotFound) && run.State == store.Preparing {
+			lost("the daemon stopped while the run was being prepared; it never started — retry it")
+		} else if errors.Is(err, sandbox.ErrNotFound) {
 			lost("its " + run.Sandbox + " sandbox left no trace (supervisor or container gone)")
 		} else {
 			lost("re-attach failed: " + err.Error())
 		}
 		return
+	}
+	if run.State == store.Preparing {
+		if _, err := e.cfg.Store.Transition(ctx, run.ID, store.Running, "running (re-attached after a daemon restart)", func(r *store.Run) {
+			r.Ref = h.Ref()
+		}); err != nil {
+			e.log.Warn("recover: mark running", "run", run.ID, "err", err)
+		}
 	}
 	e.mu.Lock()
 	e.track(run.ID)
