@@ -464,3 +464,35 @@ func TestRetryKeepsLineage(t *testing.T) {
 		t.Errorf("retry command %v", retry.Spec.Command)
 	}
 }
+
+// The daemon dying under an attached client gives one clear line that the
+// run goes on (its supervisor owns it), and the next command re-attaches.
+func TestAttachedClientWhenDaemonDies(t *testing.T) {
+	e := newEnv(t)
+	cmd := exec.Command(runboxBin, "run", "--", "sh", "-c", "echo ready; sleep 2; echo finished")
+	cmd.Env, cmd.Dir = e.vars, e.work
+	var out, errb syncBuffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, func() bool { return strings.Contains(out.String(), "ready") })
+	e.killDaemon(syscall.SIGKILL)
+	err := cmd.Wait()
+	if err == nil {
+		t.Fatal("attached client exited 0 after its daemon died")
+	}
+	msg := errb.String()
+	if !strings.Contains(msg, "it goes on") || !strings.Contains(msg, "runbox status") {
+		t.Errorf("stderr %q does not say the run goes on and how to follow it", msg)
+	}
+	var list api.RunList
+	if err := json.Unmarshal([]byte(e.must("ls", "--json", "-n", "1")), &list); err != nil {
+		t.Fatal(err)
+	}
+	id := list.Runs[0].ID
+	e.must("wait", "--timeout", "60s", id)
+	if got := e.must("logs", id); got != "ready\nfinished\n" {
+		t.Errorf("log after the daemon died: %q", got)
+	}
+}
