@@ -124,16 +124,7 @@ func (c *ExecCmd) Run(ctx context.Context, a *app) error {
 		PlanID: c.Plan, Smoke: c.Smoke, ClientEnv: os.Environ(),
 		User: fmt.Sprintf("%d:%d", os.Getuid(), os.Getgid()),
 	}
-	if c.Detach {
-		run, err := a.client().Submit(ctx, req)
-		if err != nil {
-			return friendly(err)
-		}
-		return a.printRunID(run)
-	}
-	return a.attach(ctx, func(ctx context.Context, fn func(client.Frame) error) (*store.Run, error) {
-		return a.client().Attach(ctx, req, fn)
-	})
+	return a.startRun(ctx, req, c.Detach)
 }
 
 // RetryCmd is `runbox retry`.

@@ -154,7 +154,13 @@ func (c *RunCmd) Run(ctx context.Context, a *app) error {
 	if err != nil {
 		return err
 	}
-	if c.Detach {
+	return a.startRun(ctx, req, c.Detach)
+}
+
+// startRun submits req and either prints the run id (detach) or streams the
+// run to this terminal until it ends.
+func (a *app) startRun(ctx context.Context, req api.RunRequest, detach bool) error {
+	if detach {
 		run, err := a.client().Submit(ctx, req)
 		if err != nil {
 			return friendly(err)
