@@ -44,7 +44,7 @@ func (c *DaemonCmd) Run(ctx context.Context, a *app) error {
 		return fmt.Errorf("daemon: find own binary: %w", err)
 	}
 	sbs := map[string]sandbox.Sandbox{
-		sandbox.Process: process.New(process.Options{Exe: exe, Args: []string{superviseArg}}),
+		sandbox.Process: process.New(process.Options{Exe: exe, Args: []string{superviseArg}, Standby: true}),
 	}
 	if !c.NoDocker {
 		sbs[sandbox.Docker] = docker.New(docker.Options{DefaultImage: c.DefaultImage})

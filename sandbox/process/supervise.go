@@ -36,6 +36,13 @@ func SupervisorMain(args []string) int {
 	sigs := make(chan os.Signal, 1)
 	signal.Notify(sigs, syscall.SIGTERM, syscall.SIGINT)
 	signal.Ignore(syscall.SIGHUP, syscall.SIGPIPE)
+	if len(args) == 1 && args[0] == standbyArg {
+		dir, ok := awaitRun()
+		if !ok {
+			return 0 // the daemon went away before it had a run for us
+		}
+		args = []string{dir}
+	}
 	if len(args) != 1 {
 		fmt.Fprintln(os.Stderr, "usage: __supervise STATE_DIR")
 		return 2

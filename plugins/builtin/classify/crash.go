@@ -16,7 +16,7 @@ func matchCrash(sc *scanner, i int, l *line) bool {
 	}
 	n := 0
 	switch {
-	case has(lc, "segmentation fault", "sigsegv", "signal 11", "segfault at", "bus error", "sigbus"):
+	case has(lc, "segmentation fault", "sigsegv", "signal 11", "segfault at", "bus error", "sigbus") || windowsCrash(lc):
 		n = 11
 		if has(lc, "bus error", "sigbus") {
 			n = 7
@@ -73,6 +73,16 @@ func matchCrash(sc *scanner, i int, l *line) bool {
 	return true
 }
 
+// windowsCrash spots a Windows process that died of an access violation or
+// a stack overflow: "exit code -1073741819 (0xC0000005)", "Windows fatal
+// exception: access violation" — the counterparts of SIGSEGV.
+func windowsCrash(lc string) bool {
+	if strings.Contains(lc, "windows fatal exception") {
+		return has(lc, "access violation", "stack overflow")
+	}
+	return has(lc, "0xc0000005", "0xc00000fd", "-1073741819", "-1073741571", "3221225477", "3221225725") && has(lc, "exit", "code", "status", "returned")
+}
+
 // jobKilled matches bash job-control reports: "line 3: 12345 Killed  python x.py".
 func jobKilled(lc, word string) bool {
 	k := strings.Index(lc, word)
@@ -84,5 +94,5 @@ func jobKilled(lc, word string) bool {
 	return len(f) > 0 && allDigits(f[len(f)-1]) && (strings.Contains(head, "line ") || len(f) == 1)
 }
 
-var gateCrash = []string{"fault", "sigsegv", "sigbus", "signal", "abort", "sigabrt", "terminate", "check failed", "double free", "free(): ", "malloc(): ",
+var gateCrash = []string{"fault", "0xc0000005", "0xc00000fd", "-1073741819", "-1073741571", "3221225477", "3221225725", "windows fatal exception", "sigsegv", "sigbus", "signal", "abort", "sigabrt", "terminate", "check failed", "double free", "free(): ", "malloc(): ",
 	"stack smashing", "illegal", "sigill", "avx", "exec format", "interrupt", "killed", "sigkill", "sigterm", "cancelled at", "preempt"}

@@ -50,13 +50,16 @@ func matchFile(sc *scanner, i int, l *line) bool {
 			}
 		}
 	}
+	if path == "" && has(lc, "no (supported) data files found in ", "data files found in ") {
+		path = unquote(strings.TrimRight(restAfter(l.text, lc, "found in "), ". "))
+	}
 	if path == "" && has(lc, "does not exist") {
 		if !has(lc, "error", "file", "path", "directory", "checkpoint") {
 			return false
 		}
 		path = firstQuoted(l.text)
 	}
-	if path == "" && !has(lc, "no such file", "[errno 2]", "filenotfounderror", "errno = 2") {
+	if path == "" && !has(lc, "no such file", "[errno 2]", "filenotfounderror", "errno = 2", "datafilesnotfounderror") {
 		return false
 	}
 	t := sc.tbOf[i]
@@ -106,4 +109,4 @@ func fileSuggestions(sc *scanner, path string) []string {
 }
 
 var gateFile = []string{"no such file", "[errno 2]", "filenotfounderror", "can't open file", "cannot find the", "does not exist", "does not appear to have a file",
-	"no file named", "unable to find", "couldn't find", "notfounderror", "errno = 2", "isadirectoryerror", "notadirectoryerror"}
+	"no file named", "data files found", "datafilesnotfound", "unable to find", "couldn't find", "notfounderror", "errno = 2", "isadirectoryerror", "notadirectoryerror"}

@@ -43,12 +43,12 @@ func matchGPU(sc *scanner, i int, l *line) bool {
 		return true
 	case has(lc, "cuda out of memory", "hip out of memory", "cuda error: out of memory", "cuda_error_out_of_memory",
 		"cudaerrormemoryallocation", "cublas_status_alloc_failed", "cudnn_status_alloc_failed", "out of memory while trying to allocate",
-		"oom when allocating", "no available memory for the cache blocks", "cuda runtime error (2)") ||
+		"oom when allocating", "no available memory for the cache blocks", "cuda runtime error (2)", "dst tensor is not initialized") ||
 		has(lc, "outofmemoryerror") && has(lc, "torch", "cuda", "hip") ||
 		has(lc, "resource_exhausted", "resourceexhausted") && has(lc, "memory", "oom", "allocat") ||
 		strings.Contains(lc, "ran out of memory trying to allocate") ||
 		strings.Contains(lc, "failed to allocate") && has(lc, "cuda", "gpu", "device memory"):
-		if has(lc, "device:cpu", "allocator cpu", "cpu_allocator") {
+		if has(lc, "device:cpu", "allocator cpu", "cpu_allocator") && !has(lc, "device:gpu", "allocator gpu") {
 			return false // TensorFlow on the CPU: host memory
 		}
 		sc.add(i, cudaOOM(sc, i))
@@ -168,6 +168,10 @@ func metalOOM(sc *scanner, i int) cand {
 			msg += ", more than the largest allowed buffer (" + human(mb) + ")"
 		}
 	} else if req, b := sizeAfter(w, wl, "tried to allocate "); req != "" {
+		if has(wl, "mps") {
+			// PyTorch's MPS allocator prints 1024-based sizes as "MB"/"GB".
+			_, b = parseSize(strings.NewReplacer("KB", "KiB", "MB", "MiB", "GB", "GiB").Replace(req))
+		}
 		d["requested"] = human(b)
 		msg += ": tried to allocate " + human(b)
 		if mx, _ := sizeAfter(w, wl, "max allowed: "); mx != "" {
@@ -195,6 +199,8 @@ func gpuError(sc *scanner, i int, l *line) bool {
 	lc := l.lc
 	c := cand{code: sdk.CodeGPUError, conf: 0.9, details: map[string]string{}}
 	switch {
+	case has(lc, "to enable device-side assertions", "kernel errors might be asynchronously reported", "consider passing cuda_launch_blocking"):
+		return false // PyTorch's boilerplate hint after any CUDA error, not the error itself
 	case has(lc, "device-side assert", "device-side assertion") || strings.Contains(lc, "assertion `") && has(lc, ".cu:", "cuda"):
 		c.details["kind"] = "device_assert"
 		c.msg = "A CUDA kernel assertion failed (device-side assert): almost always an index out of range — a class label ≥ num_classes (or negative) in the loss, or a token id ≥ vocabulary size in an embedding."
@@ -217,7 +223,8 @@ func gpuError(sc *scanner, i int, l *line) bool {
 		}
 	case has(lc, "no cuda-capable device", "cuda_error_no_device", "found no nvidia driver", "torch not compiled with cuda",
 		"torch.cuda.is_available() is false", "cuda unavailable", "could not select device driver", "nvidia-container-cli",
-		"unable to initialize backend 'cuda'", "no gpu/tpu found", "cuda-enabled jaxlib is not installed", "invalid device ordinal", "cuda is not available"):
+		"unable to initialize backend 'cuda'", "no gpu/tpu found", "cuda-enabled jaxlib is not installed", "invalid device ordinal", "cuda is not available",
+		"no cuda gpus are available", "no cuda devices"):
 		c.details["kind"] = "no_gpu"
 		c.msg = "No usable GPU was visible to the program: " + clip(l.text, 200)
 		c.sugg = []string{

@@ -97,6 +97,14 @@ func matchModule(sc *scanner, i int, l *line) bool {
 			"With no network (e.g. runbox's Docker sandbox default), pip reports this too: enable network access or use a local wheelhouse.",
 			"For CUDA builds of torch, add the right index: `--index-url https://download.pytorch.org/whl/cu121`.",
 		}
+	case has(lc, "_array_api not found", "compiled using numpy 1.x cannot be run in", "numpy.core.multiarray failed to import",
+		"numpy.core._multiarray_umath failed to import", "numpy.dtype size changed, may indicate binary incompatibility"):
+		c.details["module"], c.details["kind"] = "numpy", "numpy_abi"
+		c.msg = "A compiled package was built against a different numpy major version (1.x vs 2.x) and cannot be imported: " + clip(l.text, 160)
+		c.sugg = []string{
+			"Install a numpy that matches the compiled packages: `pip install \"numpy<2\"`, or upgrade the package named in the traceback to a build for numpy 2.",
+			"Pin numpy in the project's requirements so the environment stays consistent.",
+		}
 	case has(lc, "dll load failed", "[winerror 126]"):
 		c.msg = "A compiled extension could not load its DLL: " + clip(l.text, 200)
 		c.sugg = []string{"Install the Microsoft Visual C++ Redistributable and reinstall the package; make sure its build matches your Python version and architecture."}
@@ -213,4 +221,4 @@ func libSuggestions(lib, lc string) []string {
 }
 
 var gateModule = []string{"no module named", "cannot import name", "importerror", "modulenotfounderror", "shared object file", "shared libraries",
-	"dll load failed", "winerror 126", "relative import", "not found in your environment", "no matching distribution", "satisfies the requirement", "glibcxx_"}
+	"dll load failed", "winerror 126", "relative import", "_array_api", "compiled using numpy", "failed to import", "binary incompatibility", "not found in your environment", "no matching distribution", "satisfies the requirement", "glibcxx_"}

@@ -39,10 +39,12 @@ func splitLines(tails ...string) []line {
 			if !ok {
 				continue
 			}
-			a := len(buf)
-			buf = lowerInto(buf, l.text)
-			spans = append(spans, span{a, len(buf)})
-			lines = append(lines, l)
+			for _, p := range splitTraceback(l) {
+				a := len(buf)
+				buf = lowerInto(buf, p.text)
+				spans = append(spans, span{a, len(buf)})
+				lines = append(lines, p)
+			}
 		}
 	}
 	all := string(buf)
@@ -50,6 +52,41 @@ func splitLines(tails ...string) []line {
 		lines[i].lc = all[spans[i].a:spans[i].b]
 	}
 	return lines
+}
+
+// splitTraceback separates a traceback header that is glued to other text —
+// a progress bar or log line with no newline before it, or a paste whose
+// line breaks were lost ("...of binary: python   Traceback (most recent
+// call last):  File "x.py", line 3") — so each part is read on its own.
+func splitTraceback(l line) []line {
+	const hdr = "Traceback (most recent call last):"
+	k := strings.Index(l.text, hdr)
+	if k < 0 {
+		return []line{l}
+	}
+	var out []line
+	if head := strings.TrimRight(l.text[:k], " \t"); head != "" {
+		if strings.HasSuffix(strings.ToLower(head), "original") {
+			return []line{l} // torch's "Original Traceback" from a worker
+		}
+		h := l
+		h.text = head
+		out = append(out, h)
+	}
+	t := l
+	t.text, t.weak = hdr, false
+	if k > 0 {
+		t.indent = 0
+	}
+	out = append(out, t)
+	if rest := strings.TrimSpace(l.text[k+len(hdr):]); strings.HasPrefix(rest, "File \"") {
+		f := t
+		f.text, f.indent = rest, 2
+		out = append(out, f)
+	} else if rest != "" {
+		return []line{l}
+	}
+	return out
 }
 
 // normalize cleans one raw line. ok is false for lines that carry nothing:

@@ -36,6 +36,12 @@ func stripPrefixes(s string) (string, string, byte) {
 				}
 				continue
 			}
+		case c == '|' && (len(t) == 1 || t[1] == ' ') && !strings.HasSuffix(strings.TrimRight(t, " \t"), "|"):
+			s = t[1:] // Python 3.11 exception group nesting: "  | Traceback ..."
+			continue
+		case c == '+' && strings.HasPrefix(t, "+ Exception Group Traceback"):
+			s = t[2:]
+			continue
 		case c == '(':
 			if j := strings.IndexByte(t, ')'); j > 0 && j < 100 && (strings.Contains(t[:j], "pid=") || t[:j] == "(raylet") {
 				key, s = t[1:j], t[j+1:]

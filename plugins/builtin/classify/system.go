@@ -93,6 +93,19 @@ func matchDisk(sc *scanner, i int, l *line) bool {
 	case has(lc, "disk quota exceeded", "[errno 122]", "edquot"):
 		c.msg = "The disk quota is exceeded"
 		c.details["kind"] = "quota"
+	case has(lc, "not enough disk space", "insufficient disk space", "out of disk space"):
+		c.msg = "There is not enough free disk space"
+		if need, b := sizeAfter(l.text, lc, "needed: "); need != "" {
+			c.details["needed"] = human(b)
+			c.msg += " (" + human(b) + " needed)"
+		}
+	case strings.Contains(lc, "unexpected pos") && has(lc, "inline_container", "enforce fail") ||
+		strings.Contains(lc, "pytorchstreamwriter failed writing file"):
+		// torch.save's zip writer reports a short write this way; it is
+		// almost always a full disk (or quota) under the checkpoint.
+		c.msg = "Writing a checkpoint failed part-way (torch.save short write), which almost always means the disk is full"
+		c.details["kind"] = "short_write"
+		c.conf = 0.8
 	case strings.Contains(lc, "insufficient shared memory"):
 		c.msg = "The shared-memory filesystem (/dev/shm) is full"
 		c.conf = 0.8
@@ -180,6 +193,6 @@ func matchPermission(sc *scanner, i int, l *line) bool {
 
 var gateMemory = []string{"memory", "alloc", "oom", "killed process", "all available ram"}
 
-var gateDisk = []string{"space", "quota", "[errno 28]", "[errno 122]", "enospc", "edquot", "shared memory"}
+var gateDisk = []string{"space", "quota", "[errno 28]", "[errno 122]", "enospc", "edquot", "shared memory", "unexpected pos", "failed writing file"}
 
 var gatePermission = []string{"permission", "[errno 13]", "[errno 1]", "not permitted", "read-only file system", "[errno 30]", "eacces", "eperm", "access is denied"}

@@ -42,7 +42,8 @@ func matchShape(sc *scanner, i int, l *line) bool {
 	case has(lc, "must match the size of tensor", "incompatible shapes", "shapes cannot be multiplied", "is invalid for input of size", "to match target batch_size",
 		"expected input batch_size", "channels, but got", "dimensions must be equal", "sizes of tensors must match", "are incompatible", "is incompatible with the layer",
 		"could not broadcast", "cannot be broadcast", "operands could not be broadcast", "not aligned", "cannot reshape array of size", "must match the size",
-		"target size (", "shape mismatch", "shapes mismatch", "incompatible shapes for broadcasting", "expected input[", "to have 3 channels", "must match second to last dimension", "cannot reshape"):
+		"target size (", "shape mismatch", "shapes mismatch", "incompatible shapes for broadcasting", "expected input[", "to have 3 channels", "must match second to last dimension", "cannot reshape",
+		"contracting dimensions to have the same shape", "got incompatible shapes", "shapes must be equal", "must have the same shape"):
 		if strings.Contains(lc, "using a target size") {
 			c.soft = true // nn.MSELoss UserWarning: broadcasting, not an error
 		}
@@ -66,11 +67,15 @@ func matchNaN(sc *scanner, i int, l *line) bool {
 	c := cand{code: sdk.CodeNaNLoss, conf: 0.9, details: map[string]string{}}
 	switch {
 	case has(lc, "loss is nan", "loss is inf", "nan loss", "loss became nan", "loss is not finite", "nan or inf loss", "loss has nan", "loss contains nan",
-		"invalid loss, terminating training", "minimum loss scale reached", "loss scale already at minimum", "loss is infinite"):
+		"invalid loss, terminating training", "minimum loss scale reached", "loss scale already at minimum", "loss is infinite",
+		"loss became infinite", "became infinite or nan", "loss is nan or inf"):
 		c.msg = "The loss became NaN/Inf and training stopped: " + clip(l.text, 200)
 	case has(lc, "returned nan values", "returned inf values"):
 		c.details["where"] = "backward"
 		c.msg = "Anomaly detection found NaN in the backward pass: " + clip(l.text, 200)
+	case strings.Contains(lc, "floatingpointerror") && has(lc, "invalid value (nan) encountered", "invalid value (inf) encountered", "divide by zero encountered"):
+		c.details["where"] = "debug_nans"
+		c.msg = "A NaN/Inf appeared in the computation (caught by a NaN check such as jax_debug_nans or np.seterr): " + clip(l.text, 200)
 	case strings.Contains(lc, "non-finite") && has(lc, "grad", "norm"):
 		c.details["where"] = "gradients"
 		c.msg = "The gradients became non-finite (NaN/Inf): " + clip(l.text, 200)
@@ -108,4 +113,4 @@ func lossIsNaN(lc string) bool {
 
 var gateShape = []string{"shape", "size", "dimension", "incompatible", "mismatch", "must match", "same device", "dtype", "scalar type", "channels", "broadcast", "not aligned", "reshape", "should be the same"}
 
-var gateNaN = []string{"nan", "non-finite", "loss scale", "invalid loss", "loss is inf", "returned inf", "loss: inf", "loss=inf", "loss = inf", "'loss': inf", "inf loss", "oss inf"}
+var gateNaN = []string{"nan", "infinite", "divide by zero encountered", "non-finite", "loss scale", "invalid loss", "loss is inf", "returned inf", "loss: inf", "loss=inf", "loss = inf", "'loss': inf", "inf loss", "oss inf"}

@@ -248,7 +248,7 @@ func parseLine(s string, f uint64, st *state) (u sdk.Progress, ok bool) {
 		}
 	}
 	if f&fBrace != 0 && f&(fEpochLow|fLossLow) != 0 {
-		if u, ok = parseHFDict(s); ok {
+		if u, ok = parseHFDict(s, st); ok {
 			return u, true
 		}
 	}
@@ -274,6 +274,11 @@ func parseLine(s string, f uint64, st *state) (u sdk.Progress, ok bool) {
 	}
 	if f&fGeneric == 0 {
 		return u, false
+	}
+	if f&(fEpochCap|fStepLow) != 0 && f&fBrace == 0 {
+		if u, ok = parseHFBanner(s, f); ok {
+			return u, true
+		}
 	}
 	return parseGeneric(s, f)
 }

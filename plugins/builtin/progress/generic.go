@@ -61,9 +61,9 @@ func parseGeneric(s string, f uint64) (u sdk.Progress, ok bool) {
 	if n, m, end, ok := kwNum(s, maskEpoch, f); ok {
 		u.Epoch, u.EpochTotal, found = n, m, true
 		if m == 0 {
-			// "Train Epoch: 1 [1280/60000 (2%)]"
+			// "Train Epoch: 1 [1280/60000 (2%)]", "Epoch[28](990/998):"
 			j := skipSpaces(s, end)
-			if j < len(s) && s[j] == '[' {
+			if j < len(s) && (s[j] == '[' || s[j] == '(') {
 				k := j + 1
 				for k < len(s) && isDigit(s[k]) {
 					k++

@@ -15,7 +15,7 @@ import (
 //
 // Every numeric value becomes a metric; 'epoch' also sets Epoch to the
 // epoch in progress (ceil: 0.5 is the first epoch, 1.0 the end of it).
-func parseHFDict(s string) (u sdk.Progress, ok bool) {
+func parseHFDict(s string, st *state) (u sdk.Progress, ok bool) {
 	b := strings.IndexByte(s, '{')
 	if b < 0 || b+2 >= len(s) || (s[b+1] != '\'' && s[b+1] != '"') {
 		return u, false
@@ -72,6 +72,9 @@ func parseHFDict(s string) (u sdk.Progress, ok bool) {
 		return u, false
 	}
 	u.Source = "huggingface"
+	if u.Step > 0 && st.total >= u.Step {
+		u.Percentage = pct(u.Step, st.total)
+	}
 	if _, ok := u.Metrics["train_runtime"]; ok {
 		u.Phase = "done"
 	} else if eval {
@@ -80,4 +83,50 @@ func parseHFDict(s string) (u sdk.Progress, ok bool) {
 		u.Phase = "train"
 	}
 	return u, true
+}
+
+// parseHFBanner reads the totals in the Trainer's start-of-training block:
+//
+//	***** Running training *****
+//	  Num Epochs = 3
+//	  Total optimization steps = 1,851
+//
+// (often behind a logger prefix: "[INFO|trainer.py:2100] ... >>").
+func parseHFBanner(s string, f uint64) (u sdk.Progress, ok bool) {
+	key, epochs := "Total optimization steps = ", false
+	if f&fEpochCap != 0 {
+		key, epochs = "Num Epochs = ", true
+	}
+	k := strings.Index(s, key)
+	if k < 0 {
+		return u, false
+	}
+	n, ok := groupedUint(s[k+len(key):])
+	if !ok || n <= 0 {
+		return u, false
+	}
+	if epochs {
+		return sdk.Progress{Source: "huggingface", EpochTotal: n}, true
+	}
+	return sdk.Progress{Source: "huggingface", Total: n, Phase: "train"}, true
+}
+
+// groupedUint reads a whole string as a count with optional thousands
+// commas: "1,851".
+func groupedUint(s string) (n int64, ok bool) {
+	s = strings.TrimSpace(s)
+	if s == "" || s[0] == ',' {
+		return 0, false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c == ',' {
+			continue
+		}
+		if !isDigit(c) || n > 1e15 {
+			return 0, false
+		}
+		n = n*10 + int64(c-'0')
+	}
+	return n, true
 }

@@ -24,14 +24,32 @@ func parseKeras(s string) (u sdk.Progress, ok bool) {
 		!strings.Contains(s, "━") && !strings.Contains(s, "loss") {
 		return u, false
 	}
+	// A pasted line may hold several redraws ("41/90 [==>..] - ETA: 3s -
+	// loss: 0.7 42/90 [==>..] ..."): the last bar is what the screen shows.
+	found := false
+	var n, m int64
+	var rest string
+	var keras3 bool
 	for off := 0; off < len(s); {
 		k := strings.IndexByte(s[off:], '/')
 		if k < 0 {
-			return u, false
+			break
 		}
 		k += off
 		off = k + 1
-		n, m, ok := fraction(s, k)
+		if strings.HasPrefix(s[k+1:], "Unknown") {
+			// "311/Unknown - 640s 2s/step - loss: 3.9": no total yet.
+			b := k
+			for b > 0 && isDigit(s[b-1]) {
+				b--
+			}
+			if b < k && (b == 0 || s[b-1] == ' ') {
+				n, _, _ = parseUint(s, b)
+				m, rest, keras3, found = 0, s[k+8:], false, true
+			}
+			continue
+		}
+		fn, fm, ok := fraction(s, k)
 		if !ok {
 			continue
 		}
@@ -39,15 +57,18 @@ func parseKeras(s string) (u sdk.Progress, ok bool) {
 		for j < len(s) && isDigit(s[j]) {
 			j++
 		}
-		rest, keras3, ok := kerasBar(s[j:])
+		r, k3, ok := kerasBar(s[j:])
 		if !ok {
 			continue
 		}
-		u = sdk.Progress{Source: "keras", Step: n, Total: m, Percentage: pct(n, m)}
-		kerasSegments(rest, n < m && keras3, &u)
-		return u, true
+		n, m, rest, keras3, found = fn, fm, r, k3, true
 	}
-	return u, false
+	if !found {
+		return u, false
+	}
+	u = sdk.Progress{Source: "keras", Step: n, Total: m, Percentage: pct(n, m)}
+	kerasSegments(rest, n < m && keras3, &u)
+	return u, true
 }
 
 // kerasBar checks what follows "N/M" and returns the text after the bar.

@@ -3,7 +3,7 @@ package progress
 import "github.com/runbox/runbox/sdk"
 
 // Version of the plugin; bump it when what Parse reports changes.
-const Version = "0.1.0"
+const Version = "0.1.1"
 
 // Prefilter lists the literals the host looks for before sending a line.
 // Every line any parser here accepts contains at least one of them

@@ -30,7 +30,9 @@ func parseMLX(s string, st *state) (u sdk.Progress, ok bool) {
 	}
 	rest := s[j+1:]
 	u = sdk.Progress{Source: "mlx", Step: n}
-	if st.source == "mlx" && st.total > 0 {
+	// The total comes from "Starting training..., iters: N" or from the
+	// tqdm bar some MLX trainers draw around these lines.
+	if (st.source == "mlx" || st.source == "tqdm") && st.total >= n {
 		u.Percentage = pct(n, st.total)
 	}
 	if !isASCII(rest) {

@@ -37,6 +37,9 @@ func parseMM(s string) (u sdk.Progress, ok bool) {
 			phase = s[i+1 : i+e]
 			i += e + 1
 		}
+		if i < len(s) && s[i] == ':' {
+			i++ // torchvision/DeiT MetricLogger: "Epoch: [2]  [10/1504]"
+		}
 		i = skipSpaces(s, i)
 		if i >= len(s) || s[i] != '[' {
 			continue
@@ -45,10 +48,13 @@ func parseMM(s string) (u sdk.Progress, ok bool) {
 		if kw == "Epoch" {
 			v, j, ok := parseUint(s, skipSpaces(s, i+1))
 			j = skipSpaces(s, j)
-			if !ok || j+1 >= len(s) || s[j] != ']' || s[j+1] != '[' {
+			if !ok || j+1 >= len(s) || s[j] != ']' {
 				continue
 			}
-			epoch, i = v, j+1
+			if j = skipSpaces(s, j+1); j >= len(s) || s[j] != '[' {
+				continue
+			}
+			epoch, i = v, j
 		}
 		// [ 50/500]
 		j := skipSpaces(s, i+1)

@@ -27,6 +27,7 @@ type state struct {
 	total      int64    // step total known so far (inner bar)
 	source     string   // format of the latest update
 	fastaiCols []string // fastai table header, if known
+	glued      string   // text printed right after a bar, to parse next
 }
 
 func newState(last *sdk.Progress) *state {
@@ -75,23 +76,35 @@ func Parse(in sdk.ParseInput) sdk.ParseOutput {
 		if st == nil {
 			st = newState(in.Last)
 		}
-		u, ok := parseLine(s, f, st)
-		if !ok {
-			continue
+		if u, ok := parseLine(s, f, st); ok {
+			out.Updates = st.emit(out.Updates, u)
 		}
-		if u.Percentage < 0 || u.Percentage > 100 || !finite(u.Percentage) {
-			u.Percentage = 0
+		// At most one glued piece per line: a glued piece's own glued
+		// text is dropped.
+		if g := st.glued; g != "" {
+			st.glued = ""
+			if u, ok := parseLine(g, classify(g), st); ok {
+				out.Updates = st.emit(out.Updates, u)
+			}
+			st.glued = ""
 		}
-		if !finite(u.Rate) || u.Rate < 0 {
-			u.Rate, u.RateUnit = 0, ""
-		}
-		if !finite(u.ETASeconds) || u.ETASeconds < 0 {
-			u.ETASeconds = 0
-		}
-		st.apply(&u)
-		out.Updates = append(out.Updates, u)
 	}
 	return out
+}
+
+// emit sanitises u, records it in st and appends it to us.
+func (st *state) emit(us []sdk.Progress, u sdk.Progress) []sdk.Progress {
+	if u.Percentage < 0 || u.Percentage > 100 || !finite(u.Percentage) {
+		u.Percentage = 0
+	}
+	if !finite(u.Rate) || u.Rate < 0 {
+		u.Rate, u.RateUnit = 0, ""
+	}
+	if !finite(u.ETASeconds) || u.ETASeconds < 0 {
+		u.ETASeconds = 0
+	}
+	st.apply(&u)
+	return append(us, u)
 }
 
 // clean strips what the terminal or a paste adds around the text: ANSI

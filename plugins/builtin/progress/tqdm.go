@@ -46,6 +46,9 @@ func tqdmBar(s string, p int, st *state) (u sdk.Progress, ok bool) {
 	u.Source = "tqdm"
 	n, total, i, hasCount := tqdmCount(tail, 0)
 	if hasCount {
+		tail = cutGlued(tail, i, st)
+	}
+	if hasCount {
 		tqdmBracket(tail, i, &u)
 		if strings.Contains(tail, "v_num") {
 			u.Source = "lightning"
@@ -67,6 +70,12 @@ func tqdmBar(s string, p int, st *state) (u sdk.Progress, ok bool) {
 // epochs (outer bar) or steps, and what phase the bar names.
 func applyDesc(desc string, n, total int64, disp float64, u *sdk.Progress, st *state) {
 	desc = strings.TrimRight(strings.TrimSpace(desc), ":")
+	if strings.HasPrefix(desc, "Calculating loss") {
+		// MLX-LM's validation pass between "Iter N:" lines: the step
+		// and total stay the training run's.
+		*u = sdk.Progress{Source: "mlx", Phase: "validation"}
+		return
+	}
 	d := describe(desc)
 	if d.lightning {
 		u.Source = "lightning"
@@ -361,4 +370,25 @@ func richBar(s string, st *state) (u sdk.Progress, ok bool) {
 		u.Source = "lightning"
 	}
 	return u, true
+}
+
+// cutGlued cuts what a program printed right after a bar without a
+// newline ("... 3.1s/it]Iter 20: Train loss 3.2"): st.glued gets it, for
+// Parse to read as a line of its own.
+func cutGlued(tail string, i int, st *state) string {
+	i = skipSpaces(tail, i)
+	if i >= len(tail) || tail[i] != '[' {
+		return tail
+	}
+	k := strings.IndexByte(tail[i:], ']')
+	if k < 0 {
+		return tail
+	}
+	k += i + 1
+	rest := strings.TrimSpace(tail[k:])
+	if len(rest) >= 3 && (isLetter(rest[0]) || rest[0] == '{' || rest[0] == '[') {
+		st.glued = rest
+		return tail[:k]
+	}
+	return tail
 }
