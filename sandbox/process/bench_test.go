@@ -1,12 +1,14 @@
 package process_test
 
 import (
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/runbox/runbox/sandbox/process"
 )
@@ -62,4 +64,28 @@ func BenchmarkOutput(b *testing.B) {
 			b.StartTimer()
 		}
 	})
+}
+
+// BenchmarkStartStandby: Start+Wait of `true`, with and without a standby
+// supervisor, for runs that arrive apart (the pause between runs is not
+// timed; it lets the standby be refilled, as between a user's commands).
+// RUNBOX_BIN points it at the real runbox binary (its start-up cost is what
+// a standby hides); by default the test binary serves as supervisor.
+func BenchmarkStartStandby(b *testing.B) {
+	exe := os.Getenv("RUNBOX_BIN")
+	for _, standby := range []bool{false, true} {
+		b.Run(fmt.Sprintf("standby=%v", standby), func(b *testing.B) {
+			sb := newSandbox(process.Options{Exe: exe, Standby: standby})
+			defer sb.Close()
+			for i := 0; b.Loop(); i++ {
+				b.StopTimer()
+				spec := newSpec(b, "true")
+				time.Sleep(100 * time.Millisecond)
+				b.StartTimer()
+				if ex := wait(b, start(b, sb, spec)); ex.Code != 0 {
+					b.Fatalf("exit %+v", ex)
+				}
+			}
+		})
+	}
 }
