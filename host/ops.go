@@ -113,49 +113,8 @@ func (e *Engine) Retry(ctx context.Context, id string, req api.RunRequest) (*sto
 	if !parent.State.Terminal() {
 		return nil, badRequest("run %s is still %s; stop it or wait before retrying", parent.ID, parent.State)
 	}
-	s := parent.Spec
-	if len(req.Command) == 0 {
-		req.Command, req.Shell = s.Command, s.Shell
-	}
-	if req.Workdir == "" {
-		req.Workdir = s.Workdir
-	}
 	if req.Sandbox == "" {
 		req.Sandbox = parent.Sandbox
-	}
-	if req.Image == "" {
-		req.Image = s.Image
-	}
-	req.Env = append(append([]string(nil), s.Env...), req.Env...)
-	if !req.CleanEnv {
-		req.CleanEnv = s.CleanEnv
-	}
-	if len(req.EnvAllow) == 0 {
-		req.EnvAllow = s.EnvAllow
-	}
-	if len(req.Setup) == 0 {
-		req.Setup = s.Setup
-	}
-	if len(req.Assets) == 0 {
-		req.Assets = s.Assets
-	}
-	if req.StdinFile == "" {
-		req.StdinFile = s.StdinFile
-	}
-	if req.Timeout == 0 {
-		req.Timeout = api.Duration(s.Timeout)
-	}
-	if req.Grace == 0 {
-		req.Grace = api.Duration(s.Grace)
-	}
-	if req.Limits == (sandbox.Limits{}) {
-		req.Limits = s.Limits
-	}
-	if req.Network == "" {
-		req.Network = s.Network
-	}
-	if req.GPUs == "" {
-		req.GPUs = s.GPUs
 	}
 	if req.Name == "" {
 		req.Name = parent.Name
@@ -163,27 +122,11 @@ func (e *Engine) Retry(ctx context.Context, id string, req api.RunRequest) (*sto
 	if req.Labels == nil {
 		req.Labels = parent.Labels
 	}
+	if err := fillFromSpec(&req, parent.Spec, "run "+parent.ID); err != nil {
+		return nil, err
+	}
 	req.ParentID = parent.ID
-	for _, kv := range req.Env {
-		if isRedacted(kv) {
-			return nil, badRequest("run %s had a secret in %s; pass it again with --env", parent.ID, kv)
-		}
-	}
 	return e.Submit(ctx, req)
-}
-
-func isRedacted(kv string) bool {
-	_, v, _ := cutEnv(kv)
-	return v == "<redacted>"
-}
-
-func cutEnv(kv string) (string, string, bool) {
-	for i := 0; i < len(kv); i++ {
-		if kv[i] == '=' {
-			return kv[:i], kv[i+1:], true
-		}
-	}
-	return kv, "", false
 }
 
 // Backends reports every backend's health and what auto would pick.

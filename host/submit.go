@@ -39,7 +39,9 @@ func (e *Engine) Submit(ctx context.Context, req api.RunRequest) (*store.Run, er
 			return nil, err
 		}
 		plan = p
-		req = mergePlan(req, p)
+		if err := fillFromSpec(&req, p.Spec, "plan "+p.ID); err != nil {
+			return nil, err
+		}
 	}
 	if len(req.Command) == 0 {
 		return nil, badRequest("no command given")
@@ -115,9 +117,11 @@ func (e *Engine) Submit(ctx context.Context, req api.RunRequest) (*store.Run, er
 	return run, nil
 }
 
-// mergePlan fills the request's unset fields from a plan's spec.
-func mergePlan(req api.RunRequest, p *store.Plan) api.RunRequest {
-	s := p.Spec
+// fillFromSpec fills the request's unset fields from a stored spec (a
+// plan's, or the run being retried): what the request says wins. The
+// store keeps secrets redacted, so a stored secret cannot be replayed; the
+// caller is asked to pass it again instead of running with "<redacted>".
+func fillFromSpec(req *api.RunRequest, s sandbox.Spec, what string) error {
 	if len(req.Command) == 0 {
 		req.Command, req.Shell = s.Command, s.Shell
 	}
@@ -127,11 +131,36 @@ func mergePlan(req api.RunRequest, p *store.Plan) api.RunRequest {
 	if req.Image == "" {
 		req.Image = s.Image
 	}
+	req.Env = append(append([]string(nil), s.Env...), req.Env...)
+	if !req.CleanEnv {
+		req.CleanEnv = s.CleanEnv
+	}
+	if len(req.EnvAllow) == 0 {
+		req.EnvAllow = s.EnvAllow
+	}
+	if len(req.Setup) == 0 {
+		req.Setup = s.Setup
+	}
+	if len(req.Assets) == 0 {
+		req.Assets = s.Assets
+	}
+	if req.StdinFile == "" && len(req.Stdin) == 0 {
+		req.StdinFile = s.StdinFile
+	}
 	if req.Timeout == 0 {
 		req.Timeout = api.Duration(s.Timeout)
 	}
+	if req.Grace == 0 {
+		req.Grace = api.Duration(s.Grace)
+	}
 	if req.Limits.MemoryBytes == 0 {
 		req.Limits.MemoryBytes = s.Limits.MemoryBytes
+	}
+	if req.Limits.CPUs == 0 {
+		req.Limits.CPUs = s.Limits.CPUs
+	}
+	if req.Limits.Pids == 0 {
+		req.Limits.Pids = s.Limits.Pids
 	}
 	if req.Network == "" {
 		req.Network = s.Network
@@ -139,10 +168,22 @@ func mergePlan(req api.RunRequest, p *store.Plan) api.RunRequest {
 	if req.GPUs == "" {
 		req.GPUs = s.GPUs
 	}
-	if len(req.Setup) == 0 {
-		req.Setup = s.Setup
+	if !req.ReadOnlyRoot {
+		req.ReadOnlyRoot = s.ReadOnlyRoot
 	}
-	return req
+	// Later entries win in resolveEnv, so a value given now replaces a
+	// redacted one; only a secret that nobody gave again is refused.
+	given := map[string]bool{}
+	for _, kv := range req.Env[len(s.Env):] {
+		k, _, _ := strings.Cut(kv, "=")
+		given[k] = true
+	}
+	for _, kv := range s.Env {
+		if k, v, _ := strings.Cut(kv, "="); v == store.Redacted && !given[k] {
+			return badRequest("%s had a secret in %s; pass it again with --env %s=...", what, k, k)
+		}
+	}
+	return nil
 }
 
 // chooseSandbox resolves "auto" (or "") to a backend, with the reason.

@@ -120,3 +120,40 @@ func TestJoinArgsQuotes(t *testing.T) {
 		t.Errorf("joinArgs: %s", got)
 	}
 }
+
+func TestFillFromSpec(t *testing.T) {
+	stored := sandbox.Spec{
+		Command: []string{"python3", "train.py"}, Workdir: "/w", Image: "img",
+		Env: []string{"MODE=fast", "API_TOKEN=" + store.Redacted}, CleanEnv: true, EnvAllow: []string{"HOME"},
+		Setup: []string{"pip list"}, Assets: []sandbox.Asset{{Src: "/d", Dst: "d"}}, StdinFile: "/in",
+		Limits: sandbox.Limits{MemoryBytes: 1 << 30, CPUs: 2, Pids: 64}, Network: "bridge", GPUs: "all",
+	}
+	// A stored secret must be given again.
+	req := api.RunRequest{}
+	if err := fillFromSpec(&req, stored, "plan p1"); err == nil {
+		t.Fatal("a redacted secret was replayed")
+	}
+	// Given again, everything else comes from the stored spec; what the
+	// request says wins.
+	req = api.RunRequest{Env: []string{"API_TOKEN=s3cret"}, Limits: sandbox.Limits{MemoryBytes: 2 << 30}}
+	if err := fillFromSpec(&req, stored, "plan p1"); err != nil {
+		t.Fatal(err)
+	}
+	want := api.RunRequest{
+		Command: stored.Command, Workdir: "/w", Image: "img",
+		Env: []string{"MODE=fast", "API_TOKEN=" + store.Redacted, "API_TOKEN=s3cret"}, CleanEnv: true, EnvAllow: []string{"HOME"},
+		Setup: stored.Setup, Assets: stored.Assets, StdinFile: "/in",
+		Limits: sandbox.Limits{MemoryBytes: 2 << 30, CPUs: 2, Pids: 64}, Network: "bridge", GPUs: "all",
+	}
+	if !reflect.DeepEqual(req, want) {
+		t.Errorf("got  %+v\nwant %+v", req, want)
+	}
+	// resolveEnv lets the later value win, so the secret reaches the run.
+	env, err := resolveEnv(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(env, []string{"MODE=fast", "API_TOKEN=s3cret"}) {
+		t.Errorf("env %v", env)
+	}
+}

@@ -51,6 +51,15 @@ func TestPlanThenExecWithSmoke(t *testing.T) {
 		t.Errorf("smoke log %q", got)
 	}
 
+	// Settings given to plan reach the run exec starts.
+	if err := json.Unmarshal([]byte(e.must("plan", "--json", "--sandbox", "process", "-e", "PLANNED=yes",
+		"--setup", "echo set up", "--", "sh", "-c", "echo $PLANNED")), &plan); err != nil {
+		t.Fatal(err)
+	}
+	if r := e.run("", "exec", plan.ID); r.code != 0 || r.stdout != "yes\n" || !strings.Contains(r.stderr, "set up") {
+		t.Errorf("exec of a plan with env and setup: exit %d stdout %q stderr %q", r.code, r.stdout, r.stderr)
+	}
+
 	// A failing smoke run stops everything before the full run starts.
 	if err := json.Unmarshal([]byte(e.must("plan", "--json", "--sandbox", "process", "--", "python3", "job.py", "--fail-smoke")), &plan); err != nil {
 		t.Fatal(err)
