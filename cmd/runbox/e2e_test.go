@@ -496,3 +496,34 @@ func TestAttachedClientWhenDaemonDies(t *testing.T) {
 		t.Errorf("log after the daemon died: %q", got)
 	}
 }
+
+// Clients that find no daemon all race to start one; the losers' daemons
+// exit on the home lock and those clients must wait for the winner's socket
+// rather than fail. Fresh homes make the window (store creation, recovery)
+// as wide as it gets.
+func TestConcurrentClientsStartOneDaemon(t *testing.T) {
+	for round := 0; round < 4; round++ {
+		e := newEnv(t)
+		const n = 16
+		var wg sync.WaitGroup
+		errs := make(chan string, n)
+		for i := 0; i < n; i++ {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				if r := e.run("", "ls", "--json"); r.code != 0 {
+					errs <- r.stderr
+				}
+			}()
+		}
+		wg.Wait()
+		close(errs)
+		for msg := range errs {
+			t.Fatalf("round %d: a client failed: %s", round, msg)
+		}
+		pid := e.daemonPID()
+		if pid <= 0 || syscall.Kill(pid, 0) != nil {
+			t.Fatalf("round %d: no live daemon owns the home (pid %d)", round, pid)
+		}
+	}
+}

@@ -16,6 +16,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -99,15 +100,74 @@ func daemonAbsent(err error) bool {
 }
 
 // startDaemon launches a detached daemon and waits for its socket. If it
-// dies first, its log's last lines become the error.
+// dies first, its log's last lines become the error. Many clients may race
+// to start one: a loser's daemon exits because the winner holds the home
+// lock, and the loser then waits for the winner's socket; if the winner
+// itself went away before listening (an idle daemon shutting down as we
+// arrived), the loser starts another.
 func (c *Client) startDaemon(ctx context.Context) error {
 	if err := os.MkdirAll(c.o.Home, 0o700); err != nil {
 		return fmt.Errorf("%w: %v", ErrNoDaemon, err)
 	}
 	logPath := filepath.Join(c.o.Home, "daemon.log")
+	deadline := time.NewTimer(c.o.StartTimeout)
+	defer deadline.Stop()
+	tick := time.NewTicker(5 * time.Millisecond)
+	defer tick.Stop()
+	for attempt := 0; ; attempt++ {
+		st, exited, err := c.spawnDaemon(logPath)
+		if err != nil {
+			return err
+		}
+		var exitErr error
+	wait:
+		for {
+			if conn, err := net.Dial("unix", c.o.Socket); err == nil {
+				conn.Close()
+				return nil
+			}
+			select {
+			case <-ctx.Done():
+				return ctx.Err()
+			case <-deadline.C:
+				return fmt.Errorf("%w: daemon did not open %s within %s (see %s)", ErrNoDaemon, c.o.Socket, c.o.StartTimeout, logPath)
+			case exitErr = <-exited:
+				exited = nil
+				if !lockOwnerAlive(c.o.Home) {
+					break wait
+				}
+				// Another client's daemon owns the home: wait for its socket.
+			case <-tick.C:
+				if exited == nil && !lockOwnerAlive(c.o.Home) {
+					break wait
+				}
+			}
+		}
+		if conn, err := net.Dial("unix", c.o.Socket); err == nil {
+			conn.Close()
+			return nil
+		}
+		if exitErr == nil || attempt >= 3 {
+			if exitErr == nil {
+				exitErr = errors.New("the daemon that owned the home exited")
+			}
+			return fmt.Errorf("%w: daemon exited (%v): %s", ErrNoDaemon, exitErr, lastLine(logPath, st))
+		}
+		// Our daemon died without another one owning the home. If it
+		// failed on its own (bad home, socket path too long), starting it
+		// again gives the same answer; only retry when it lost a race.
+		if !strings.Contains(lastLine(logPath, st), "already running") {
+			return fmt.Errorf("%w: daemon exited (%v): %s", ErrNoDaemon, exitErr, lastLine(logPath, st))
+		}
+	}
+}
+
+// spawnDaemon starts one detached daemon and reports its exit on the
+// returned channel; st is the daemon log's size before it started.
+func (c *Client) spawnDaemon(logPath string) (os.FileInfo, <-chan error, error) {
 	logf, err := os.OpenFile(logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
 	if err != nil {
-		return fmt.Errorf("%w: open daemon log: %v", ErrNoDaemon, err)
+		return nil, nil, fmt.Errorf("%w: open daemon log: %v", ErrNoDaemon, err)
 	}
 	defer logf.Close()
 	st, _ := logf.Stat()
@@ -115,34 +175,32 @@ func (c *Client) startDaemon(ctx context.Context) error {
 	cmd.Stdout, cmd.Stderr = logf, logf
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
 	if err := cmd.Start(); err != nil {
-		return fmt.Errorf("%w: start daemon: %v", ErrNoDaemon, err)
+		return nil, nil, fmt.Errorf("%w: start daemon: %v", ErrNoDaemon, err)
 	}
 	exited := make(chan error, 1)
 	go func() { exited <- cmd.Wait() }()
-	deadline := time.NewTimer(c.o.StartTimeout)
-	defer deadline.Stop()
-	tick := time.NewTicker(5 * time.Millisecond)
-	defer tick.Stop()
-	for {
-		if conn, err := net.Dial("unix", c.o.Socket); err == nil {
-			conn.Close()
-			return nil
-		}
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-deadline.C:
-			return fmt.Errorf("%w: daemon did not open %s within %s (see %s)", ErrNoDaemon, c.o.Socket, c.o.StartTimeout, logPath)
-		case err := <-exited:
-			// Another client may have started one at the same moment.
-			if conn, derr := net.Dial("unix", c.o.Socket); derr == nil {
-				conn.Close()
-				return nil
-			}
-			return fmt.Errorf("%w: daemon exited (%v): %s", ErrNoDaemon, err, lastLine(logPath, st))
-		case <-tick.C:
-		}
+	return st, exited, nil
+}
+
+// lockOwnerAlive reports whether the pid recorded in home/daemon.lock is a
+// live process. It reads the file rather than probing the flock, because a
+// probe would itself make a starting daemon's lock attempt fail. An empty
+// file means a daemon is between taking the lock and writing its pid.
+func lockOwnerAlive(home string) bool {
+	b, err := os.ReadFile(filepath.Join(home, "daemon.lock"))
+	if err != nil {
+		return false
 	}
+	s := strings.TrimSpace(string(b))
+	if s == "" {
+		return true
+	}
+	pid, err := strconv.Atoi(s)
+	if err != nil || pid <= 0 {
+		return false
+	}
+	err = syscall.Kill(pid, 0)
+	return err == nil || errors.Is(err, syscall.EPERM)
 }
 
 func lastLine(path string, before os.FileInfo) string {
