@@ -2,7 +2,7 @@
 GO       ?= go
 BIN      := bin/runbox
 VERSION  := $(shell git describe --always --dirty 2>/dev/null || echo dev)
-LDFLAGS  := -s -w -X main.version=$(VERSION)
+LDFLAGS  := -s -w -X github.com/runbox/runbox/cmd/internal/cli.Version=$(VERSION)
 # A static binary: the same file runs on any Linux box and inside containers.
 export CGO_ENABLED := 0
 
@@ -12,9 +12,10 @@ all: build
 
 include plugins/builtin/Makefile.inc
 
-## build: the runbox binary (with the default plugins embedded) in bin/
+## build: bin/runbox (the thin client you run) and bin/runboxd (daemon,
+## analyze, plugins; the default plugins embedded)
 build: $(BUILTIN_WASM)
-	$(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN) ./cmd/runbox
+	$(GO) build -trimpath -ldflags '$(LDFLAGS)' -o bin/ ./cmd/runbox ./cmd/runboxd
 
 ## test: build, vet and run every test (Docker tests skip without a daemon
 ## unless RUNBOX_REQUIRE_DOCKER=1)

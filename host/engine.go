@@ -74,6 +74,8 @@ type Engine struct {
 type pendingRun struct {
 	spec  sandbox.Spec // with real env values
 	smoke *sandbox.Spec
+	// prepared: the run is already in preparing (created so, or recovered).
+	prepared bool
 }
 
 // ErrClosed is returned once the engine is shutting down.
@@ -175,6 +177,41 @@ func (e *Engine) finish(id string) {
 	e.schedule()
 }
 
+// reserve takes a slot for run id when it can start at once: nothing is
+// queued ahead of it and fewer than MaxParallel runs are active. The
+// caller then creates the run in preparing and calls launch, or release
+// if that fails. nil means the run must queue.
+func (e *Engine) reserve(id string) *runner {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.closed || len(e.queue) > 0 || len(e.active) >= e.cfg.MaxParallel {
+		return nil
+	}
+	r := newRunner(e, id)
+	r.prepared = true
+	e.track(id)
+	e.active[id] = r
+	return r
+}
+
+// release gives back a reserved slot whose run was never created.
+func (e *Engine) release(id string) {
+	e.mu.Lock()
+	delete(e.active, id)
+	delete(e.done, id)
+	e.mu.Unlock()
+	e.schedule()
+}
+
+// launch starts a runner in its slot.
+func (e *Engine) launch(r *runner, p *pendingRun) {
+	e.wg.Add(1)
+	go func() {
+		defer e.wg.Done()
+		r.start(p)
+	}()
+}
+
 // enqueue adds a created run to the FIFO queue and schedules.
 func (e *Engine) enqueue(id string, p *pendingRun) {
 	e.mu.Lock()
@@ -198,12 +235,9 @@ func (e *Engine) schedule() {
 			continue // stopped while queued
 		}
 		r := newRunner(e, id)
+		r.prepared = p.prepared
 		e.active[id] = r
-		e.wg.Add(1)
-		go func() {
-			defer e.wg.Done()
-			r.start(p)
-		}()
+		e.launch(r, p)
 	}
 }
 

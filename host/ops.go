@@ -215,6 +215,13 @@ func (e *Engine) recoverRun(ctx context.Context, run *store.Run) {
 	h, err := sb.Recover(ctx, spec)
 	if err != nil {
 		if errors.Is(err, sandbox.ErrNotFound) && run.State == store.Preparing {
+			// Its queued spec is removed once it has started; still there
+			// means it never did, so it starts now.
+			if p, perr := loadPending(e.runDir(run.ID)); perr == nil {
+				p.prepared = true
+				e.enqueue(run.ID, p)
+				return
+			}
 			lost("the daemon stopped while the run was being prepared; it never started — retry it")
 		} else if errors.Is(err, sandbox.ErrNotFound) {
 			lost("its " + run.Sandbox + " sandbox left no trace (supervisor or container gone)")

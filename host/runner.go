@@ -21,6 +21,9 @@ type runner struct {
 	e  *Engine
 	id string
 
+	// prepared: the run was created in preparing (it started at once).
+	prepared bool
+
 	mu        sync.Mutex
 	handle    sandbox.Handle
 	stopping  bool
@@ -61,7 +64,13 @@ func (r *runner) start(p *pendingRun) {
 	ctx := r.e.ctx
 	defer r.e.finish(r.id)
 	r.e.log.Debug("run: preparing", "run", r.id)
-	run, err := r.e.cfg.Store.Transition(ctx, r.id, store.Preparing, "preparing", nil)
+	var run *store.Run
+	var err error
+	if r.prepared {
+		run, err = r.e.cfg.Store.GetRun(ctx, r.id)
+	} else {
+		run, err = r.e.cfg.Store.Transition(ctx, r.id, store.Preparing, "preparing", nil)
+	}
 	if err != nil {
 		r.e.log.Error("run: preparing", "run", r.id, "err", err)
 		return
@@ -95,7 +104,10 @@ func (r *runner) start(p *pendingRun) {
 	}
 	now := r.e.cfg.Now()
 	r.e.log.Debug("run: started", "run", r.id, "ref", h.Ref())
-	if _, err := r.e.cfg.Store.Transition(ctx, r.id, store.Running, "running", func(run *store.Run) {
+	// Unsynced: if the machine loses power before the run's next synced
+	// write, recovery finds it in preparing and looks for it like a
+	// running one; a killed daemon loses nothing (see TransitionUnsynced).
+	if _, err := r.e.cfg.Store.TransitionUnsynced(ctx, r.id, store.Running, "running", func(run *store.Run) {
 		run.Ref = h.Ref()
 		run.StartedAt = &now
 	}); err != nil {

@@ -107,11 +107,26 @@ func (e *Engine) Submit(ctx context.Context, req api.RunRequest) (*store.Run, er
 		sm.StateDir = filepath.Join(e.runDir(id), "smoke", "sandbox")
 		p.smoke = &sm
 	}
+	// A run that can start at once is created in preparing: one synced
+	// write instead of two.
+	r := e.reserve(id)
+	if r != nil {
+		run.State, run.Reason = store.Preparing, "preparing"
+	}
 	if err := e.cfg.Store.CreateRun(ctx, run); err != nil {
+		if r != nil {
+			e.release(id)
+		}
 		return nil, err
 	}
+	// The spec waits on disk until the run has started, so that a daemon
+	// that dies first leaves the next one enough to start it.
 	if err := savePending(e.runDir(id), p); err != nil {
 		e.log.Warn("run: keep queued spec", "run", id, "err", err)
+	}
+	if r != nil {
+		e.launch(r, p)
+		return run, nil
 	}
 	e.enqueue(id, p)
 	return run, nil

@@ -24,7 +24,9 @@ func CanTransition(from, to State) bool {
 	return to.Terminal() || order[to] > order[from]
 }
 
-// CreateRun stores a new run and its first state event, durably. Empty
+// CreateRun stores a new run and its first state event, durably. A run
+// created in preparing (one the engine starts at once) records queued
+// first, so every run's history begins at queued. Empty
 // ID, CreatedAt, State, Attempt and Spec.RunID are filled in on r. The
 // stored copy has secret env values redacted; r.Spec.Env is left as is so
 // the caller can still start the run with it.
@@ -76,7 +78,16 @@ func (s *Store) CreateRun(ctx context.Context, r *Run) error {
 		if msg == "" {
 			msg = "created"
 		}
-		ev := Event{RunID: r.ID, Seq: 1, Time: r.CreatedAt, Type: EventState, State: r.State, Message: msg}
+		seq := uint64(1)
+		if r.State == Preparing {
+			// Started at once: the history still begins at queued.
+			q := Event{RunID: r.ID, Seq: seq, Time: r.CreatedAt, Type: EventState, State: Queued, Message: "queued"}
+			if err := putEvent(b, &q); err != nil {
+				return err
+			}
+			seq++
+		}
+		ev := Event{RunID: r.ID, Seq: seq, Time: r.CreatedAt, Type: EventState, State: r.State, Message: msg}
 		return putEvent(b, &ev)
 	})
 }
@@ -102,7 +113,7 @@ func (s *Store) GetRun(ctx context.Context, idOrPrefix string) (*Run, error) {
 // write is durable. Other updates (progress) are committed without fsync.
 // If fn returns an error nothing is written.
 func (s *Store) UpdateRun(ctx context.Context, id string, fn func(*Run) error) (*Run, error) {
-	return s.update(ctx, id, "", fn)
+	return s.update(ctx, id, "", true, fn)
 }
 
 // Transition moves a run to state to with a one-line reason, applying
@@ -110,7 +121,21 @@ func (s *Store) UpdateRun(ctx context.Context, id string, fn func(*Run) error) (
 // entering running and EndedAt on entering a terminal state when they are
 // unset. An illegal move returns an error matching ErrInvalidTransition.
 func (s *Store) Transition(ctx context.Context, id string, to State, reason string, mutate func(*Run)) (*Run, error) {
-	return s.update(ctx, id, reason, func(r *Run) error {
+	return s.transition(ctx, id, to, reason, true, mutate)
+}
+
+// TransitionUnsynced is Transition without waiting for the disk: the
+// write survives the daemon being killed (it is in the kernel's page
+// cache), but not the machine losing power, until the next synced write
+// makes it durable. Use it only where recovery copes with finding the
+// previous state, as it does for preparing → running: a run found in
+// preparing is looked for like a running one.
+func (s *Store) TransitionUnsynced(ctx context.Context, id string, to State, reason string, mutate func(*Run)) (*Run, error) {
+	return s.transition(ctx, id, to, reason, false, mutate)
+}
+
+func (s *Store) transition(ctx context.Context, id string, to State, reason string, sync bool, mutate func(*Run)) (*Run, error) {
+	return s.update(ctx, id, reason, sync, func(r *Run) error {
 		if !CanTransition(r.State, to) {
 			return fmt.Errorf("run %s: cannot go from %s to %s: %w", r.ID, r.State, to, ErrInvalidTransition)
 		}
@@ -129,13 +154,13 @@ func (s *Store) Transition(ctx context.Context, id string, to State, reason stri
 	})
 }
 
-func (s *Store) update(ctx context.Context, id, reason string, fn func(*Run) error) (*Run, error) {
+func (s *Store) update(ctx context.Context, id, reason string, sync bool, fn func(*Run) error) (*Run, error) {
 	var out *Run
 	err := s.write(ctx, func(db *pebble.DB, b *pebble.Batch) (bool, error) {
 		var changed bool
 		var err error
 		out, changed, err = updateRun(db, b, id, reason, fn)
-		return changed, err
+		return changed && sync, err
 	})
 	if err != nil {
 		return nil, err

@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -142,6 +143,87 @@ func TestDaemonThatCannotStart(t *testing.T) {
 	}
 	if !strings.Contains(r.stderr, "daemon") || strings.Count(strings.TrimSpace(r.stderr), "\n") > 0 {
 		t.Errorf("want one line about the daemon, got %q", r.stderr)
+	}
+}
+
+// runbox alone (runboxd not installed beside it nor on PATH): the commands
+// it runs itself still work as far as they can, and those that need
+// runboxd say so in one line naming what to install.
+func TestRunboxWithoutRunboxd(t *testing.T) {
+	e := newEnv(t)
+	lone := filepath.Join(t.TempDir(), "runbox")
+	b, err := os.ReadFile(runboxBin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(lone, b, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	var vars []string
+	for _, v := range e.vars {
+		if !strings.HasPrefix(v, "PATH=") {
+			vars = append(vars, v)
+		}
+	}
+	vars = append(vars, "PATH=/usr/bin:/bin")
+	for _, args := range [][]string{{"analyze", "-"}, {"plugins", "ls"}, {"ls"}} {
+		cmd := exec.Command(lone, args...)
+		cmd.Env = vars
+		var stderr bytes.Buffer
+		cmd.Stderr = &stderr
+		err := cmd.Run()
+		if err == nil {
+			t.Fatalf("runbox %v succeeded without runboxd", args)
+		}
+		msg := strings.TrimSpace(stderr.String())
+		if !strings.Contains(msg, "runboxd not found") || !strings.Contains(msg, "go install") || strings.Contains(msg, "\n") {
+			t.Errorf("runbox %v: want one line naming runboxd and how to install it, got %q", args, msg)
+		}
+	}
+	if out, err := exec.Command(lone, "version").Output(); err != nil || !strings.HasPrefix(string(out), "runbox ") {
+		t.Errorf("version without runboxd: %q, %v", out, err)
+	}
+}
+
+// Process runs are supervised by the thin runbox binary, not by the much
+// larger runboxd: a supervisor lives as long as its run.
+func TestSupervisorIsTheThinBinary(t *testing.T) {
+	e := newEnv(t)
+	id := strings.TrimSpace(e.must("run", "-d", "--", "sleep", "30"))
+	defer e.must("stop", id)
+	deadline := time.Now().Add(10 * time.Second)
+	for time.Now().Before(deadline) {
+		if r := e.getRun(id); r.State == store.Running {
+			break
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	ents, _ := os.ReadDir("/proc")
+	found := false
+	for _, ent := range ents {
+		pid, err := strconv.Atoi(ent.Name())
+		if err != nil {
+			continue
+		}
+		cmdline, err := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid))
+		if err != nil || !bytes.Contains(cmdline, []byte("__supervise")) {
+			continue
+		}
+		environ, _ := os.ReadFile(fmt.Sprintf("/proc/%d/environ", pid))
+		if !bytes.Contains(environ, []byte("RUNBOX_HOME="+e.home+"\x00")) {
+			continue
+		}
+		exe, err := os.Readlink(fmt.Sprintf("/proc/%d/exe", pid))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if exe != runboxBin {
+			t.Errorf("supervisor %d runs %s, want %s", pid, exe, runboxBin)
+		}
+		found = true
+	}
+	if !found {
+		t.Fatal("no supervisor process found for this home")
 	}
 }
 

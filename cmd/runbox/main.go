@@ -1,109 +1,67 @@
 // Command runbox runs scripts safely and observably: in a Docker container
 // or a supervised host process, with progress, failure analysis and a
-// history of every run. This file is wiring only; the logic lives in host/,
-// sandbox/, plugins/ and store/.
+// history of every run.
+//
+// This binary is the thin client: every command talks to the daemon over
+// its unix socket, and it doubles as each process run's supervisor. What
+// needs the store, the sandboxes or the plugin runtime in process (the
+// daemon itself, analyze, plugins) it hands to runboxd, installed beside
+// it, by exec'ing it with the same arguments. Keeping Pebble, wazero and
+// the Docker client out of this binary makes it start in a fifth of the
+// time (docs/RATIONALE.md). The command line lives in cmd/internal/cli.
 package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"os"
-	"os/signal"
+	"os/exec"
+	"path/filepath"
 	"syscall"
 
-	"github.com/alecthomas/kong"
+	"github.com/runbox/runbox/cmd/internal/cli"
+	"github.com/runbox/runbox/sandbox/process"
 )
 
-// version is set by the Makefile with -ldflags "-X main.version=...".
-var version = "dev"
-
-// CLI is runbox's command line.
-type CLI struct {
-	Globals
-
-	Run      RunCmd      `cmd:"" help:"Run a command and stream its output (attached), or start it in the background (--detach)."`
-	Plan     PlanCmd     `cmd:"" help:"Say how a command would run and what could go wrong, without running it."`
-	Exec     ExecCmd     `cmd:"" help:"Run a plan made by 'runbox plan'."`
-	Status   StatusCmd   `cmd:"" help:"Show a run's state, progress and failure analysis."`
-	Wait     WaitCmd     `cmd:"" help:"Wait for a run to end; exits with its exit code."`
-	Stop     StopCmd     `cmd:"" help:"Stop a run and its whole process tree (SIGTERM, grace, SIGKILL)."`
-	Logs     LogsCmd     `cmd:"" help:"Print a run's output."`
-	Ls       LsCmd       `cmd:"" help:"List runs, newest first."`
-	Retry    RetryCmd    `cmd:"" help:"Run a finished run's command again, linked to it."`
-	Backends BackendsCmd `cmd:"" help:"Show the sandbox backends and which one 'auto' picks."`
-	Analyze  AnalyzeCmd  `cmd:"" help:"Explain a saved log: why it failed and how far it got."`
-	Plugins  PluginsCmd  `cmd:"" help:"List, test, create and install plugins."`
-	Daemon   DaemonCmd   `cmd:"" help:"Run the daemon in the foreground (normally started on demand)."`
-	Version  VersionCmd  `cmd:"" help:"Print runbox's version."`
-}
-
-// Globals are flags every command takes.
-type Globals struct {
-	JSON bool   `help:"Print machine-readable JSON." name:"json"`
-	Home string `help:"State directory (runs, logs, store)." env:"RUNBOX_HOME" placeholder:"DIR"`
-}
-
-// exitError carries a process exit code out of a command.
-type exitError struct{ code int }
-
-func (e exitError) Error() string { return fmt.Sprintf("exit %d", e.code) }
-
 func main() {
-	if len(os.Args) > 1 && os.Args[1] == superviseArg {
-		os.Exit(supervise(os.Args[2:]))
+	if len(os.Args) > 1 && os.Args[1] == cli.SuperviseArg {
+		os.Exit(process.SupervisorMain(os.Args[2:]))
 	}
-	os.Exit(run(os.Args[1:]))
+	os.Exit(cli.Main(os.Args[1:], execEngine{}))
 }
 
-func run(args []string) int {
-	var cli CLI
-	parser, err := kong.New(&cli,
-		kong.Name("runbox"),
-		kong.Description("runbox runs scripts — training jobs, data processing, generated code — in a Docker container or a supervised process, and tells you whether it is progressing and, when it fails, why and what to do next."),
-		kong.UsageOnError(),
-		kong.ConfigureHelp(kong.HelpOptions{Compact: true, NoExpandSubcommands: true}),
-		kong.Vars{"version": version},
-	)
+// execEngine hands an engine command to runboxd: it replaces this process
+// with runboxd and the same arguments, so the pid, stdio, exit status and
+// signals are the command's own.
+type execEngine struct{}
+
+func (execEngine) Run(_ context.Context, _ *cli.App, _ any) error {
+	bin, err := engineBinary()
 	if err != nil {
-		fmt.Fprintln(os.Stderr, "runbox:", err)
-		return 2
+		return err
 	}
-	kctx, err := parser.Parse(args)
-	if err != nil {
-		var pe *kong.ParseError
-		if errors.As(err, &pe) {
-			fmt.Fprintln(os.Stderr, "runbox:", err)
-			return 2
+	argv := append([]string{bin}, os.Args[1:]...)
+	if err := syscall.Exec(bin, argv, os.Environ()); err != nil {
+		return fmt.Errorf("exec %s: %w", bin, err)
+	}
+	return nil // not reached
+}
+
+// engineBinary finds runboxd: beside this binary (symlinks resolved), else
+// on PATH.
+func engineBinary() (string, error) {
+	self, err := os.Executable()
+	if err == nil {
+		if real, err := filepath.EvalSymlinks(self); err == nil {
+			self = real
 		}
-		fmt.Fprintln(os.Stderr, "runbox:", err)
-		return 2
+		sib := filepath.Join(filepath.Dir(self), "runboxd")
+		if st, err := os.Stat(sib); err == nil && st.Mode().IsRegular() && st.Mode()&0o111 != 0 {
+			return sib, nil
+		}
 	}
-	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM)
-	defer stop()
-	app := newApp(&cli.Globals)
-	kctx.BindTo(ctx, (*context.Context)(nil))
-	err = kctx.Run(app)
-	var ee exitError
-	switch {
-	case err == nil:
-		return 0
-	case errors.As(err, &ee):
-		return ee.code
-	default:
-		fmt.Fprintln(os.Stderr, "runbox:", err)
-		return 1
+	if p, err := exec.LookPath("runboxd"); err == nil {
+		return p, nil
 	}
-}
-
-// VersionCmd prints the version.
-type VersionCmd struct{}
-
-// Run prints the version.
-func (VersionCmd) Run(a *app) error {
-	if a.g.JSON {
-		return a.printJSON(map[string]string{"version": version})
-	}
-	fmt.Println("runbox", version)
-	return nil
+	return "", fmt.Errorf("runboxd not found next to %s or on PATH: the daemon, analyze and plugins commands need it (make build puts both in bin/; go install github.com/runbox/runbox/cmd/...@latest installs both)", self)
 }

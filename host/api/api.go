@@ -8,7 +8,7 @@ import (
 
 	"github.com/runbox/runbox/sandbox"
 	"github.com/runbox/runbox/sdk"
-	"github.com/runbox/runbox/store"
+	"github.com/runbox/runbox/store/model"
 )
 
 // RunRequest asks the daemon to run a command (or a plan, with PlanID).
@@ -77,12 +77,12 @@ type Error struct {
 
 // RunList is the answer of GET /v1/runs.
 type RunList struct {
-	Runs []*store.Run `json:"runs"`
+	Runs []*model.Run `json:"runs"`
 }
 
 // EventList is the answer of GET /v1/runs/{id}/events.
 type EventList struct {
-	Events []store.Event `json:"events"`
+	Events []model.Event `json:"events"`
 }
 
 // Analysis is the answer of `runbox analyze` (contract).
@@ -97,9 +97,9 @@ type Analysis struct {
 const (
 	// StreamProgress carries an sdk.Progress (latest state).
 	StreamProgress = 0x7e
-	// StreamFinal carries the final store.Run; it is the last frame.
+	// StreamFinal carries the final model.Run; it is the last frame.
 	StreamFinal = 0x7f
-	// StreamRun carries the store.Run as created; it is the first frame.
+	// StreamRun carries the model.Run as created; it is the first frame.
 	StreamRun = 0x7d
 )
 

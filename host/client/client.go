@@ -23,7 +23,7 @@ import (
 
 	"github.com/runbox/runbox/host/api"
 	"github.com/runbox/runbox/sandbox/runlog"
-	"github.com/runbox/runbox/store"
+	"github.com/runbox/runbox/store/model"
 )
 
 // Options say where the daemon is and how to start it.
@@ -286,65 +286,65 @@ func (c *Client) Backends(ctx context.Context) (api.Backends, error) {
 }
 
 // Plan asks for a plan.
-func (c *Client) Plan(ctx context.Context, req api.RunRequest) (*store.Plan, error) {
-	var p store.Plan
+func (c *Client) Plan(ctx context.Context, req api.RunRequest) (*model.Plan, error) {
+	var p model.Plan
 	return &p, c.do(ctx, http.MethodPost, "/v1/plans", nil, req, &p)
 }
 
 // GetPlan fetches a plan.
-func (c *Client) GetPlan(ctx context.Context, id string) (*store.Plan, error) {
-	var p store.Plan
+func (c *Client) GetPlan(ctx context.Context, id string) (*model.Plan, error) {
+	var p model.Plan
 	return &p, c.do(ctx, http.MethodGet, "/v1/plans/"+url.PathEscape(id), nil, nil, &p)
 }
 
 // Submit starts a run (detached).
-func (c *Client) Submit(ctx context.Context, req api.RunRequest) (*store.Run, error) {
+func (c *Client) Submit(ctx context.Context, req api.RunRequest) (*model.Run, error) {
 	req.Attach = false
-	var r store.Run
+	var r model.Run
 	return &r, c.do(ctx, http.MethodPost, "/v1/runs", nil, req, &r)
 }
 
 // Get fetches a run.
-func (c *Client) Get(ctx context.Context, id string) (*store.Run, error) {
-	var r store.Run
+func (c *Client) Get(ctx context.Context, id string) (*model.Run, error) {
+	var r model.Run
 	return &r, c.do(ctx, http.MethodGet, "/v1/runs/"+url.PathEscape(id), nil, nil, &r)
 }
 
 // List lists runs, newest first.
-func (c *Client) List(ctx context.Context, q url.Values) ([]*store.Run, error) {
+func (c *Client) List(ctx context.Context, q url.Values) ([]*model.Run, error) {
 	var l api.RunList
 	return l.Runs, c.do(ctx, http.MethodGet, "/v1/runs", q, nil, &l)
 }
 
 // Stop asks a run to stop.
-func (c *Client) Stop(ctx context.Context, id string, grace time.Duration) (*store.Run, error) {
+func (c *Client) Stop(ctx context.Context, id string, grace time.Duration) (*model.Run, error) {
 	q := url.Values{}
 	if grace > 0 {
 		q.Set("grace", grace.String())
 	}
-	var r store.Run
+	var r model.Run
 	return &r, c.do(ctx, http.MethodPost, "/v1/runs/"+url.PathEscape(id)+"/stop", q, nil, &r)
 }
 
 // Wait waits up to timeout (0 = forever) for a run to end and returns it.
-func (c *Client) Wait(ctx context.Context, id string, timeout time.Duration) (*store.Run, error) {
+func (c *Client) Wait(ctx context.Context, id string, timeout time.Duration) (*model.Run, error) {
 	q := url.Values{}
 	if timeout > 0 {
 		q.Set("timeout", timeout.String())
 	}
-	var r store.Run
+	var r model.Run
 	return &r, c.do(ctx, http.MethodGet, "/v1/runs/"+url.PathEscape(id)+"/wait", q, nil, &r)
 }
 
 // Retry starts a new run of id's command linked to it.
-func (c *Client) Retry(ctx context.Context, id string, req api.RunRequest) (*store.Run, error) {
+func (c *Client) Retry(ctx context.Context, id string, req api.RunRequest) (*model.Run, error) {
 	req.Attach = false
-	var r store.Run
+	var r model.Run
 	return &r, c.do(ctx, http.MethodPost, "/v1/runs/"+url.PathEscape(id)+"/retry", nil, req, &r)
 }
 
 // Events lists a run's events after seq.
-func (c *Client) Events(ctx context.Context, id string, after uint64) ([]store.Event, error) {
+func (c *Client) Events(ctx context.Context, id string, after uint64) ([]model.Event, error) {
 	var l api.EventList
 	q := url.Values{"after": {fmt.Sprint(after)}}
 	return l.Events, c.do(ctx, http.MethodGet, "/v1/runs/"+url.PathEscape(id)+"/events", q, nil, &l)
@@ -370,27 +370,27 @@ func (c *Client) Logs(ctx context.Context, id string, q url.Values, fn func(Fram
 
 // Attach submits a run and streams it: the created run, output records,
 // progress, and finally the ended run, which Attach returns.
-func (c *Client) Attach(ctx context.Context, req api.RunRequest, fn func(Frame) error) (*store.Run, error) {
+func (c *Client) Attach(ctx context.Context, req api.RunRequest, fn func(Frame) error) (*model.Run, error) {
 	req.Attach = true
 	return c.attach(ctx, "/v1/runs", req, fn)
 }
 
 // AttachRetry is Attach for a retry of id.
-func (c *Client) AttachRetry(ctx context.Context, id string, req api.RunRequest, fn func(Frame) error) (*store.Run, error) {
+func (c *Client) AttachRetry(ctx context.Context, id string, req api.RunRequest, fn func(Frame) error) (*model.Run, error) {
 	req.Attach = true
 	return c.attach(ctx, "/v1/runs/"+url.PathEscape(id)+"/retry", req, fn)
 }
 
-func (c *Client) attach(ctx context.Context, path string, req api.RunRequest, fn func(Frame) error) (*store.Run, error) {
+func (c *Client) attach(ctx context.Context, path string, req api.RunRequest, fn func(Frame) error) (*model.Run, error) {
 	resp, err := c.send(ctx, http.MethodPost, path, nil, req)
 	if err != nil {
 		return nil, err
 	}
 	defer resp.Body.Close()
-	var final *store.Run
+	var final *model.Run
 	err = readFrames(resp.Body, func(f Frame) error {
 		if f.Stream == api.StreamFinal {
-			final = new(store.Run)
+			final = new(model.Run)
 			return json.Unmarshal(f.Data, final)
 		}
 		return fn(f)

@@ -1,4 +1,4 @@
-package main
+package cli
 
 import (
 	"fmt"
@@ -13,7 +13,7 @@ import (
 
 	"github.com/runbox/runbox/sandbox/runlog"
 	"github.com/runbox/runbox/sdk"
-	"github.com/runbox/runbox/store"
+	"github.com/runbox/runbox/store/model"
 )
 
 // terminal renders an attached run: output as written, runbox's own notes
@@ -41,7 +41,7 @@ func newTerminal(jsonMode bool) *terminal {
 	return t
 }
 
-func (t *terminal) started(r *store.Run) {
+func (t *terminal) started(r *model.Run) {
 	if t.tty {
 		t.mu.Lock()
 		fmt.Fprintf(t.stderr, "runbox: run %s (%s sandbox)\n", r.ID, r.Sandbox)
@@ -157,13 +157,13 @@ func bar(pct float64, width int) string {
 }
 
 // summary tells how an attached run ended, on stderr.
-func (t *terminal) summary(r *store.Run) {
+func (t *terminal) summary(r *model.Run) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if t.midLine {
 		fmt.Fprintln(t.stderr)
 	}
-	if r.State == store.Succeeded {
+	if r.State == model.Succeeded {
 		if t.tty {
 			fmt.Fprintf(t.stderr, "runbox: run %s succeeded in %s\n", r.ID, runDuration(r))
 		}
@@ -181,7 +181,7 @@ func (t *terminal) summary(r *store.Run) {
 	}
 }
 
-func runDuration(r *store.Run) string {
+func runDuration(r *model.Run) string {
 	if r.Exit != nil && r.Exit.Usage.WallSeconds > 0 {
 		return (time.Duration(r.Exit.Usage.WallSeconds * float64(time.Second))).Round(time.Millisecond).String()
 	}

@@ -1,4 +1,4 @@
-package main
+package cli
 
 import (
 	"context"
@@ -18,7 +18,7 @@ import (
 	"github.com/runbox/runbox/sandbox"
 	"github.com/runbox/runbox/sandbox/runlog"
 	"github.com/runbox/runbox/sdk"
-	"github.com/runbox/runbox/store"
+	"github.com/runbox/runbox/store/model"
 )
 
 // SpecFlags describe how to run a command; run and plan share them.
@@ -145,7 +145,7 @@ type RunCmd struct {
 }
 
 // Run runs the command.
-func (c *RunCmd) Run(ctx context.Context, a *app) error {
+func (c *RunCmd) Run(ctx context.Context, a *App) error {
 	cmd, err := commandArgs(c.Command, "run")
 	if err != nil {
 		return err
@@ -159,7 +159,7 @@ func (c *RunCmd) Run(ctx context.Context, a *app) error {
 
 // startRun submits req and either prints the run id (detach) or streams the
 // run to this terminal until it ends.
-func (a *app) startRun(ctx context.Context, req api.RunRequest, detach bool) error {
+func (a *App) startRun(ctx context.Context, req api.RunRequest, detach bool) error {
 	if detach {
 		run, err := a.client().Submit(ctx, req)
 		if err != nil {
@@ -167,14 +167,14 @@ func (a *app) startRun(ctx context.Context, req api.RunRequest, detach bool) err
 		}
 		return a.printRunID(run)
 	}
-	return a.attach(ctx, func(ctx context.Context, fn func(client.Frame) error) (*store.Run, error) {
+	return a.attach(ctx, func(ctx context.Context, fn func(client.Frame) error) (*model.Run, error) {
 		return a.client().Attach(ctx, req, fn)
 	})
 }
 
-func (a *app) printRunID(run *store.Run) error {
-	if a.g.JSON {
-		return a.printJSON(run)
+func (a *App) printRunID(run *model.Run) error {
+	if a.G.JSON {
+		return a.PrintJSON(run)
 	}
 	fmt.Println(run.ID)
 	return nil
@@ -183,8 +183,8 @@ func (a *app) printRunID(run *store.Run) error {
 // attach streams a run to this terminal: output to stdout/stderr as the
 // run wrote it, live progress on a TTY, Ctrl-C stops the run. It ends with
 // the run's exit code.
-func (a *app) attach(ctx context.Context, start func(context.Context, func(client.Frame) error) (*store.Run, error)) error {
-	out := newTerminal(a.g.JSON)
+func (a *App) attach(ctx context.Context, start func(context.Context, func(client.Frame) error) (*model.Run, error)) error {
+	out := newTerminal(a.G.JSON)
 	var runID string
 	sigs := make(chan os.Signal, 2)
 	signal.Notify(sigs, os.Interrupt)
@@ -210,7 +210,7 @@ func (a *app) attach(ctx context.Context, start func(context.Context, func(clien
 	final, err := start(ctx, func(f client.Frame) error {
 		switch f.Stream {
 		case api.StreamRun:
-			var r store.Run
+			var r model.Run
 			if err := json.Unmarshal(f.Data, &r); err == nil {
 				runID = r.ID
 				out.started(&r)
@@ -232,8 +232,8 @@ func (a *app) attach(ctx context.Context, start func(context.Context, func(clien
 		}
 		return friendly(err)
 	}
-	if a.g.JSON {
-		if err := a.printJSON(final); err != nil {
+	if a.G.JSON {
+		if err := a.PrintJSON(final); err != nil {
 			return err
 		}
 	} else {
@@ -245,15 +245,15 @@ func (a *app) attach(ctx context.Context, start func(context.Context, func(clien
 // exitCodeOf maps a run's end to this process's exit code: the run's own
 // code, 130 when cancelled, 124 on timeout (like timeout(1)), 125 when the
 // sandbox failed (like docker run).
-func exitCodeOf(r *store.Run) int {
+func exitCodeOf(r *model.Run) int {
 	switch r.State {
-	case store.Succeeded:
+	case model.Succeeded:
 		return 0
-	case store.Cancelled:
+	case model.Cancelled:
 		return 130
-	case store.TimedOut:
+	case model.TimedOut:
 		return 124
-	case store.Lost:
+	case model.Lost:
 		return 125
 	}
 	if r.Exit != nil {

@@ -7,26 +7,17 @@ import (
 	"io"
 	"log/slog"
 	"os"
-	"strings"
 
+	"github.com/runbox/runbox/cmd/internal/cli"
 	"github.com/runbox/runbox/host"
 	"github.com/runbox/runbox/host/api"
 	"github.com/runbox/runbox/sandbox/runlog"
 	"github.com/runbox/runbox/sdk"
 )
 
-// AnalyzeCmd is `runbox analyze` (contract).
-type AnalyzeCmd struct {
-	File     string `arg:"" optional:"" default:"-" help:"Saved log file, or - for stdin." placeholder:"FILE|-"`
-	ExitCode *int   `help:"The exit status the command ended with (default: unknown, assumed failed)." name:"exit-code" placeholder:"N"`
-	Signal   string `help:"The signal that ended it, e.g. SIGKILL or 9." placeholder:"NAME"`
-	OOM      bool   `help:"The sandbox reported an out-of-memory kill." name:"oom"`
-	TimedOut bool   `help:"runbox's timeout ended it." name:"timed-out"`
-}
-
-// Run analyzes a log exactly as a live run's output would be: every line
-// through the progress plugins, the tail through the classifiers.
-func (c *AnalyzeCmd) Run(ctx context.Context, a *app) error {
+// runAnalyze analyzes a log exactly as a live run's output would be: every
+// line through the progress plugins, the tail through the classifiers.
+func runAnalyze(ctx context.Context, a *cli.App, c *cli.AnalyzeCmd) error {
 	var in io.Reader = os.Stdin
 	if c.File != "-" {
 		f, err := os.Open(c.File)
@@ -41,29 +32,15 @@ func (c *AnalyzeCmd) Run(ctx context.Context, a *app) error {
 	defer judge.Close()
 	// Both kinds are needed: load them side by side, not one after the other.
 	judge.Warm(sdk.KindProgress, sdk.KindClassifier)
-	res, err := analyze(ctx, judge, in, c.classifyInput())
+	res, err := analyze(ctx, judge, in, c.ClassifyInput())
 	if err != nil {
 		return err
 	}
-	if a.g.JSON {
-		return a.printJSON(res)
+	if a.G.JSON {
+		return a.PrintJSON(res)
 	}
-	printAnalysis(res)
+	cli.PrintAnalysis(res)
 	return nil
-}
-
-func (c *AnalyzeCmd) classifyInput() sdk.ClassifyInput {
-	in := sdk.ClassifyInput{ExitCode: 1, OOMKilled: c.OOM, TimedOut: c.TimedOut}
-	if c.ExitCode != nil {
-		in.ExitCode = *c.ExitCode
-	}
-	if c.Signal != "" {
-		in.Signal = signalName(c.Signal)
-		if c.ExitCode == nil {
-			in.ExitCode = 128 + signalNumber(in.Signal)
-		}
-	}
-	return in
 }
 
 // analyze feeds a log through a judge: lines to the progress parser and
@@ -108,33 +85,4 @@ func analyze(ctx context.Context, j host.Judge, r io.Reader, in sdk.ClassifyInpu
 	f := host.Classify(ctx, j, in)
 	res.Failure = f
 	return res, nil
-}
-
-func printAnalysis(res api.Analysis) {
-	if p := res.Progress; p != nil {
-		fmt.Printf("progress: %s\n", strings.TrimPrefix(progressLine(p), "▶ "))
-	} else {
-		fmt.Println("progress: none found")
-	}
-	f := res.Failure
-	if f == nil {
-		fmt.Println("failure:  none (exit status 0)")
-		return
-	}
-	fmt.Printf("failure:  %s (confidence %.2f, retryable %v)\n", f.Code, f.Confidence, f.Retryable)
-	fmt.Printf("why:      %s\n", f.Message)
-	for i, s := range f.Suggestions {
-		label := "          "
-		if i == 0 {
-			label = "next:     "
-		}
-		fmt.Printf("%s• %s\n", label, s)
-	}
-	for i, e := range f.Evidence {
-		label := "          "
-		if i == 0 {
-			label = "evidence: "
-		}
-		fmt.Printf("%s%s\n", label, e)
-	}
 }

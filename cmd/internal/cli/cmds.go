@@ -1,4 +1,4 @@
-package main
+package cli
 
 import (
 	"context"
@@ -14,7 +14,7 @@ import (
 	"github.com/runbox/runbox/host/api"
 	"github.com/runbox/runbox/host/client"
 	"github.com/runbox/runbox/sandbox/runlog"
-	"github.com/runbox/runbox/store"
+	"github.com/runbox/runbox/store/model"
 )
 
 // StatusCmd is `runbox status`.
@@ -23,19 +23,19 @@ type StatusCmd struct {
 }
 
 // Run shows a run.
-func (c *StatusCmd) Run(ctx context.Context, a *app) error {
+func (c *StatusCmd) Run(ctx context.Context, a *App) error {
 	r, err := a.client().Get(ctx, c.ID)
 	if err != nil {
 		return friendly(err)
 	}
-	if a.g.JSON {
-		return a.printJSON(r)
+	if a.G.JSON {
+		return a.PrintJSON(r)
 	}
 	printRun(r)
 	return nil
 }
 
-func printRun(r *store.Run) {
+func printRun(r *model.Run) {
 	w := tabwriter.NewWriter(os.Stdout, 0, 4, 2, ' ', 0)
 	fmt.Fprintf(w, "run:\t%s\n", r.ID)
 	if r.Name != "" {
@@ -104,13 +104,13 @@ type WaitCmd struct {
 }
 
 // Run waits.
-func (c *WaitCmd) Run(ctx context.Context, a *app) error {
+func (c *WaitCmd) Run(ctx context.Context, a *App) error {
 	r, err := a.client().Wait(ctx, c.ID, c.Timeout)
 	if err != nil {
 		return friendly(err)
 	}
-	if a.g.JSON {
-		if err := a.printJSON(r); err != nil {
+	if a.G.JSON {
+		if err := a.PrintJSON(r); err != nil {
 			return err
 		}
 	} else if r.State.Terminal() {
@@ -124,7 +124,7 @@ func (c *WaitCmd) Run(ctx context.Context, a *app) error {
 	return exitError{code: exitCodeOf(r)}
 }
 
-func describe(r *store.Run) string {
+func describe(r *model.Run) string {
 	s := string(r.State)
 	if r.Failure != nil {
 		s += ": " + r.Failure.Code + " — " + r.Failure.Message
@@ -140,7 +140,7 @@ type StopCmd struct {
 }
 
 // Run stops a run.
-func (c *StopCmd) Run(ctx context.Context, a *app) error {
+func (c *StopCmd) Run(ctx context.Context, a *App) error {
 	r, err := a.client().Stop(ctx, c.ID, c.Grace)
 	if err != nil {
 		return friendly(err)
@@ -150,8 +150,8 @@ func (c *StopCmd) Run(ctx context.Context, a *app) error {
 			return friendly(err)
 		}
 	}
-	if a.g.JSON {
-		return a.printJSON(r)
+	if a.G.JSON {
+		return a.PrintJSON(r)
 	}
 	fmt.Printf("%s %s\n", r.ID, r.State)
 	return nil
@@ -169,7 +169,7 @@ type LogsCmd struct {
 }
 
 // Run prints logs.
-func (c *LogsCmd) Run(ctx context.Context, a *app) error {
+func (c *LogsCmd) Run(ctx context.Context, a *App) error {
 	q := url.Values{}
 	if c.Follow {
 		q.Set("follow", "1")
@@ -186,7 +186,7 @@ func (c *LogsCmd) Run(ctx context.Context, a *app) error {
 	dec := map[uint8]*runlog.TextDecoder{}
 	enc := newJSONLines()
 	err := a.client().Logs(ctx, c.ID, q, func(f client.Frame) error {
-		if a.g.JSON {
+		if a.G.JSON {
 			return enc.write(f)
 		}
 		data := f.Data
@@ -221,7 +221,7 @@ type LsCmd struct {
 }
 
 // Run lists runs.
-func (c *LsCmd) Run(ctx context.Context, a *app) error {
+func (c *LsCmd) Run(ctx context.Context, a *App) error {
 	q := url.Values{}
 	for _, s := range c.State {
 		q.Add("state", s)
@@ -239,11 +239,11 @@ func (c *LsCmd) Run(ctx context.Context, a *app) error {
 	if err != nil {
 		return friendly(err)
 	}
-	if a.g.JSON {
+	if a.G.JSON {
 		if runs == nil {
-			runs = []*store.Run{}
+			runs = []*model.Run{}
 		}
-		return a.printJSON(api.RunList{Runs: runs})
+		return a.PrintJSON(api.RunList{Runs: runs})
 	}
 	w := tabwriter.NewWriter(os.Stdout, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(w, "RUN\tSTATE\tSANDBOX\tCREATED\tDURATION\tCOMMAND\tRESULT")
@@ -289,13 +289,13 @@ func sortedKeys[V any](m map[string]V) []string {
 type BackendsCmd struct{}
 
 // Run shows backends.
-func (c *BackendsCmd) Run(ctx context.Context, a *app) error {
+func (c *BackendsCmd) Run(ctx context.Context, a *App) error {
 	b, err := a.client().Backends(ctx)
 	if err != nil {
 		return friendly(err)
 	}
-	if a.g.JSON {
-		return a.printJSON(b)
+	if a.G.JSON {
+		return a.PrintJSON(b)
 	}
 	w := tabwriter.NewWriter(os.Stdout, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(w, "BACKEND\tAVAILABLE\tVERSION\tRUNTIMES\tDETAIL")

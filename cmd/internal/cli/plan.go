@@ -1,4 +1,4 @@
-package main
+package cli
 
 import (
 	"context"
@@ -12,7 +12,7 @@ import (
 	"github.com/runbox/runbox/host/api"
 	"github.com/runbox/runbox/host/client"
 	"github.com/runbox/runbox/sandbox/runlog"
-	"github.com/runbox/runbox/store"
+	"github.com/runbox/runbox/store/model"
 )
 
 // PlanCmd is `runbox plan`.
@@ -24,7 +24,7 @@ type PlanCmd struct {
 }
 
 // Run makes a plan.
-func (c *PlanCmd) Run(ctx context.Context, a *app) error {
+func (c *PlanCmd) Run(ctx context.Context, a *App) error {
 	cmd, err := commandArgs(c.Command, "plan")
 	if err != nil {
 		return err
@@ -38,14 +38,14 @@ func (c *PlanCmd) Run(ctx context.Context, a *app) error {
 	if err != nil {
 		return friendly(err)
 	}
-	if a.g.JSON {
-		return a.printJSON(p)
+	if a.G.JSON {
+		return a.PrintJSON(p)
 	}
 	printPlan(p)
 	return nil
 }
 
-func printPlan(p *store.Plan) {
+func printPlan(p *model.Plan) {
 	w := tabwriter.NewWriter(os.Stdout, 0, 4, 2, ' ', 0)
 	fmt.Fprintf(w, "plan:\t%s\n", p.ID)
 	fmt.Fprintf(w, "command:\t%s\n", strings.Join(p.Command, " "))
@@ -119,7 +119,7 @@ type ExecCmd struct {
 }
 
 // Run executes a plan.
-func (c *ExecCmd) Run(ctx context.Context, a *app) error {
+func (c *ExecCmd) Run(ctx context.Context, a *App) error {
 	req := api.RunRequest{
 		PlanID: c.Plan, Smoke: c.Smoke, ClientEnv: os.Environ(),
 		User: fmt.Sprintf("%d:%d", os.Getuid(), os.Getgid()),
@@ -137,7 +137,7 @@ type RetryCmd struct {
 }
 
 // Run retries a run.
-func (c *RetryCmd) Run(ctx context.Context, a *app) error {
+func (c *RetryCmd) Run(ctx context.Context, a *App) error {
 	f := SpecFlags{Env: c.Env, Memory: c.Memory}
 	req, err := f.request(nil)
 	if err != nil {
@@ -152,7 +152,7 @@ func (c *RetryCmd) Run(ctx context.Context, a *app) error {
 		}
 		return a.printRunID(run)
 	}
-	return a.attach(ctx, func(ctx context.Context, fn func(client.Frame) error) (*store.Run, error) {
+	return a.attach(ctx, func(ctx context.Context, fn func(client.Frame) error) (*model.Run, error) {
 		return a.client().AttachRetry(ctx, c.ID, req, fn)
 	})
 }

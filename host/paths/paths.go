@@ -1,4 +1,6 @@
-package host
+// Package paths says where runbox keeps its state, socket, plugins and
+// compilation cache, from the environment.
+package paths
 
 import (
 	"os"

@@ -1,4 +1,4 @@
-package main
+package cli
 
 import (
 	"encoding/json"
@@ -7,17 +7,19 @@ import (
 	"os"
 	"path/filepath"
 
-	"github.com/runbox/runbox/host"
 	"github.com/runbox/runbox/host/client"
+	"github.com/runbox/runbox/host/paths"
 )
 
-// app is what every command gets: the globals and a lazily made client.
-type app struct {
-	g *Globals
-	c *client.Client
+// App is what every command gets: the globals, the engine and a lazily
+// made client.
+type App struct {
+	G      *Globals
+	Engine Engine
+	c      *client.Client
 }
 
-func newApp(g *Globals) *app {
+func newApp(g *Globals, e Engine) *App {
 	if g.Home != "" {
 		if abs, err := filepath.Abs(g.Home); err == nil {
 			g.Home = abs
@@ -25,21 +27,21 @@ func newApp(g *Globals) *app {
 		// The daemon and its children read RUNBOX_HOME.
 		os.Setenv("RUNBOX_HOME", g.Home)
 	} else {
-		g.Home = host.Home()
+		g.Home = paths.Home()
 	}
-	return &app{g: g}
+	return &App{G: g, Engine: e}
 }
 
 // client connects to the daemon, starting it when none answers.
-func (a *app) client() *client.Client {
+func (a *App) client() *client.Client {
 	if a.c == nil {
 		exe, err := os.Executable()
 		if err != nil {
 			exe = os.Args[0]
 		}
 		a.c = client.New(client.Options{
-			Home:   a.g.Home,
-			Socket: host.SocketPath(a.g.Home),
+			Home:   a.G.Home,
+			Socket: paths.SocketPath(a.G.Home),
 			Exe:    exe,
 			Args:   []string{"daemon", "--idle-timeout", "5m"},
 		})
@@ -47,7 +49,8 @@ func (a *app) client() *client.Client {
 	return a.c
 }
 
-func (a *app) printJSON(v any) error {
+// PrintJSON prints v as indented JSON.
+func (a *App) PrintJSON(v any) error {
 	enc := json.NewEncoder(os.Stdout)
 	enc.SetIndent("", "  ")
 	return enc.Encode(v)

@@ -1,0 +1,67 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/runbox/runbox/host/api"
+	"github.com/runbox/runbox/sdk"
+)
+
+// AnalyzeCmd is `runbox analyze` (contract).
+type AnalyzeCmd struct {
+	File     string `arg:"" optional:"" default:"-" help:"Saved log file, or - for stdin." placeholder:"FILE|-"`
+	ExitCode *int   `help:"The exit status the command ended with (default: unknown, assumed failed)." name:"exit-code" placeholder:"N"`
+	Signal   string `help:"The signal that ended it, e.g. SIGKILL or 9." placeholder:"NAME"`
+	OOM      bool   `help:"The sandbox reported an out-of-memory kill." name:"oom"`
+	TimedOut bool   `help:"runbox's timeout ended it." name:"timed-out"`
+}
+
+// Run analyzes a log exactly as a live run's output would be (in runboxd).
+func (c *AnalyzeCmd) Run(ctx context.Context, a *App) error { return a.Engine.Run(ctx, a, c) }
+
+// ClassifyInput is what the flags say about how the logged command ended.
+func (c *AnalyzeCmd) ClassifyInput() sdk.ClassifyInput {
+	in := sdk.ClassifyInput{ExitCode: 1, OOMKilled: c.OOM, TimedOut: c.TimedOut}
+	if c.ExitCode != nil {
+		in.ExitCode = *c.ExitCode
+	}
+	if c.Signal != "" {
+		in.Signal = signalName(c.Signal)
+		if c.ExitCode == nil {
+			in.ExitCode = 128 + signalNumber(in.Signal)
+		}
+	}
+	return in
+}
+
+// PrintAnalysis prints an analysis for people.
+func PrintAnalysis(res api.Analysis) {
+	if p := res.Progress; p != nil {
+		fmt.Printf("progress: %s\n", strings.TrimPrefix(progressLine(p), "▶ "))
+	} else {
+		fmt.Println("progress: none found")
+	}
+	f := res.Failure
+	if f == nil {
+		fmt.Println("failure:  none (exit status 0)")
+		return
+	}
+	fmt.Printf("failure:  %s (confidence %.2f, retryable %v)\n", f.Code, f.Confidence, f.Retryable)
+	fmt.Printf("why:      %s\n", f.Message)
+	for i, s := range f.Suggestions {
+		label := "          "
+		if i == 0 {
+			label = "next:     "
+		}
+		fmt.Printf("%s• %s\n", label, s)
+	}
+	for i, e := range f.Evidence {
+		label := "          "
+		if i == 0 {
+			label = "evidence: "
+		}
+		fmt.Printf("%s%s\n", label, e)
+	}
+}

@@ -1,0 +1,124 @@
+// Package cli is runbox's command line, shared by the two binaries:
+// runbox, the thin client every command starts in, and runboxd, which
+// holds what needs the store, the sandboxes or the plugin runtime in
+// process (the daemon, analyze, plugins). The grammar, help and flag
+// checks are the same in both; the commands that runbox cannot run itself
+// go through an Engine. This package is wiring only; the logic lives in
+// host/, sandbox/, plugins/ and store/.
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/alecthomas/kong"
+)
+
+// Version is set by the Makefile with
+// -ldflags "-X github.com/runbox/runbox/cmd/internal/cli.Version=...".
+var Version = "dev"
+
+// CLI is runbox's command line.
+type CLI struct {
+	Globals
+
+	Run      RunCmd      `cmd:"" help:"Run a command and stream its output (attached), or start it in the background (--detach)."`
+	Plan     PlanCmd     `cmd:"" help:"Say how a command would run and what could go wrong, without running it."`
+	Exec     ExecCmd     `cmd:"" help:"Run a plan made by 'runbox plan'."`
+	Status   StatusCmd   `cmd:"" help:"Show a run's state, progress and failure analysis."`
+	Wait     WaitCmd     `cmd:"" help:"Wait for a run to end; exits with its exit code."`
+	Stop     StopCmd     `cmd:"" help:"Stop a run and its whole process tree (SIGTERM, grace, SIGKILL)."`
+	Logs     LogsCmd     `cmd:"" help:"Print a run's output."`
+	Ls       LsCmd       `cmd:"" help:"List runs, newest first."`
+	Retry    RetryCmd    `cmd:"" help:"Run a finished run's command again, linked to it."`
+	Backends BackendsCmd `cmd:"" help:"Show the sandbox backends and which one 'auto' picks."`
+	Analyze  AnalyzeCmd  `cmd:"" help:"Explain a saved log: why it failed and how far it got."`
+	Plugins  PluginsCmd  `cmd:"" help:"List, test, create and install plugins."`
+	Daemon   DaemonCmd   `cmd:"" help:"Run the daemon in the foreground (normally started on demand)."`
+	Version  VersionCmd  `cmd:"" help:"Print runbox's version."`
+}
+
+// Globals are flags every command takes.
+type Globals struct {
+	JSON bool   `help:"Print machine-readable JSON." name:"json"`
+	Home string `help:"State directory (runs, logs, store)." env:"RUNBOX_HOME" placeholder:"DIR"`
+}
+
+// exitError carries a process exit code out of a command.
+type exitError struct{ code int }
+
+func (e exitError) Error() string { return fmt.Sprintf("exit %d", e.code) }
+
+// ExitCode returns an error that makes Main exit with code and print nothing.
+func ExitCode(code int) error { return exitError{code} }
+
+// Engine runs the commands that need the store, the sandboxes or the
+// plugin runtime in this process: daemon, analyze and plugins. runbox
+// hands them to runboxd; runboxd runs them.
+type Engine interface {
+	// Run runs one such command; cmd is the parsed command (*DaemonCmd,
+	// *AnalyzeCmd, *PluginsLsCmd, ...).
+	Run(ctx context.Context, a *App, cmd any) error
+}
+
+// Main parses args (without the program name), runs the command and
+// returns the process exit code.
+func Main(args []string, engine Engine) int {
+	var cli CLI
+	parser, err := kong.New(&cli,
+		kong.Name("runbox"),
+		kong.Description("runbox runs scripts — training jobs, data processing, generated code — in a Docker container or a supervised process, and tells you whether it is progressing and, when it fails, why and what to do next."),
+		kong.UsageOnError(),
+		kong.ConfigureHelp(kong.HelpOptions{Compact: true, NoExpandSubcommands: true}),
+		kong.Vars{"version": Version},
+	)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "runbox:", err)
+		return 2
+	}
+	kctx, err := parser.Parse(args)
+	if err != nil {
+		var pe *kong.ParseError
+		if errors.As(err, &pe) {
+			fmt.Fprintln(os.Stderr, "runbox:", err)
+			return 2
+		}
+		fmt.Fprintln(os.Stderr, "runbox:", err)
+		return 2
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM)
+	defer stop()
+	app := newApp(&cli.Globals, engine)
+	kctx.BindTo(ctx, (*context.Context)(nil))
+	err = kctx.Run(app)
+	var ee exitError
+	switch {
+	case err == nil:
+		return 0
+	case errors.As(err, &ee):
+		return ee.code
+	default:
+		fmt.Fprintln(os.Stderr, "runbox:", err)
+		return 1
+	}
+}
+
+// VersionCmd prints the version.
+type VersionCmd struct{}
+
+// Run prints the version.
+func (VersionCmd) Run(a *App) error {
+	if a.G.JSON {
+		return a.PrintJSON(map[string]string{"version": Version})
+	}
+	fmt.Println("runbox", Version)
+	return nil
+}
+
+// SuperviseArg is the hidden first argument that makes runbox (or
+// runboxd) act as the supervisor of one process run (sandbox/process).
+const SuperviseArg = "__supervise"

@@ -1,0 +1,76 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/runbox/runbox/cmd/internal/cli"
+	"github.com/runbox/runbox/host"
+	"github.com/runbox/runbox/host/daemon"
+	"github.com/runbox/runbox/host/paths"
+	"github.com/runbox/runbox/plugins"
+	"github.com/runbox/runbox/sandbox"
+	"github.com/runbox/runbox/sandbox/docker"
+	"github.com/runbox/runbox/sandbox/process"
+)
+
+// runDaemon serves until idle or signalled.
+func runDaemon(ctx context.Context, a *cli.App, c *cli.DaemonCmd) error {
+	level := slog.LevelInfo
+	if c.Verbose {
+		level = slog.LevelDebug
+	}
+	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: level}))
+	exe, err := supervisorExe()
+	if err != nil {
+		return err
+	}
+	sbs := map[string]sandbox.Sandbox{
+		sandbox.Process: process.New(process.Options{Exe: exe, Args: []string{cli.SuperviseArg}, Standby: true}),
+	}
+	if !c.NoDocker {
+		sbs[sandbox.Docker] = docker.New(docker.Options{DefaultImage: c.DefaultImage})
+	}
+	judge := newJudge(log, c.PluginIdle)
+	defer judge.Close()
+	return daemon.Run(ctx, daemon.Options{
+		Home: a.G.Home, Socket: paths.SocketPath(a.G.Home), IdleTimeout: c.IdleTimeout,
+		MaxParallel: c.MaxParallel, Version: cli.Version, Logger: log,
+		Sandboxes: sbs, Judge: judge, DefaultImage: c.DefaultImage,
+	})
+}
+
+// supervisorExe is the binary re-executed as each process run's
+// supervisor: the runbox next to this runboxd, whose start-up is a fraction
+// of runboxd's and whose resident size is a third, else runboxd itself
+// (both carry the supervisor).
+func supervisorExe() (string, error) {
+	self, err := os.Executable()
+	if err != nil {
+		return "", fmt.Errorf("daemon: find own binary: %w", err)
+	}
+	if real, err := filepath.EvalSymlinks(self); err == nil {
+		self = real
+	}
+	sib := filepath.Join(filepath.Dir(self), "runbox")
+	if st, err := os.Stat(sib); err == nil && st.Mode().IsRegular() && st.Mode()&0o111 != 0 {
+		return sib, nil
+	}
+	return self, nil
+}
+
+// newJudge wires the built-in plugins and the user's plugin directory,
+// with the compilation cache in the user's cache dir.
+func newJudge(log *slog.Logger, idle time.Duration) *host.PluginJudge {
+	return host.NewPluginJudge(func(ctx context.Context) (*plugins.Host, error) {
+		return plugins.NewHost(ctx, plugins.Config{
+			CacheDir: filepath.Join(paths.CacheDir(), "wazero"),
+			Dirs:     []string{paths.PluginDir()},
+			Logger:   log,
+		})
+	}, idle, log)
+}

@@ -1,0 +1,197 @@
+package host
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/runbox/runbox/host/api"
+	"github.com/runbox/runbox/sandbox"
+	"github.com/runbox/runbox/sandbox/process"
+	"github.com/runbox/runbox/store"
+)
+
+// These tests drive a real engine: a real Pebble store and real process
+// runs, supervised by this test binary re-executed as "__supervise".
+func TestMain(m *testing.M) {
+	if len(os.Args) > 1 && os.Args[1] == "__supervise" {
+		os.Exit(process.SupervisorMain(os.Args[2:]))
+	}
+	os.Exit(m.Run())
+}
+
+type testEngine struct {
+	*Engine
+	home string
+	st   *store.Store
+}
+
+func newTestEngine(t *testing.T, home string, maxParallel int) *testEngine {
+	t.Helper()
+	st, err := store.Open(filepath.Join(home, "store"), store.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	e, err := New(Config{
+		Home:        home,
+		Store:       st,
+		MaxParallel: maxParallel,
+		Sandboxes: map[string]sandbox.Sandbox{
+			sandbox.Process: process.New(process.Options{Exe: exe, Args: []string{"__supervise"}}),
+		},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	te := &testEngine{Engine: e, home: home, st: st}
+	t.Cleanup(te.close)
+	return te
+}
+
+func (te *testEngine) close() {
+	if te.Engine != nil {
+		te.Engine.Close()
+		te.st.Close()
+		te.Engine = nil
+	}
+}
+
+func (te *testEngine) wait(t *testing.T, id string) *store.Run {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	r, err := te.Wait(ctx, id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !r.State.Terminal() {
+		t.Fatalf("run %s still %s", id, r.State)
+	}
+	return r
+}
+
+func (te *testEngine) states(t *testing.T, id string) []store.State {
+	t.Helper()
+	evs, err := te.Events(context.Background(), id, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []store.State
+	for _, ev := range evs {
+		if ev.Type == store.EventState {
+			out = append(out, ev.State)
+		}
+	}
+	return out
+}
+
+func processRequest(t *testing.T, cmd ...string) api.RunRequest {
+	return api.RunRequest{Command: cmd, Sandbox: sandbox.Process, Workdir: t.TempDir(), ClientEnv: os.Environ()}
+}
+
+func sameStates(a, b []store.State) bool {
+	return strings.Join(stateNames(a), ",") == strings.Join(stateNames(b), ",")
+}
+
+func stateNames(ss []store.State) []string {
+	out := make([]string, len(ss))
+	for i, s := range ss {
+		out[i] = string(s)
+	}
+	return out
+}
+
+// A run with a free slot is created in preparing, and one behind a full
+// queue waits in queued; both histories tell the whole lifecycle.
+func TestLifecycleWithAndWithoutAFreeSlot(t *testing.T) {
+	te := newTestEngine(t, t.TempDir(), 1)
+	ctx := context.Background()
+	first, err := te.Submit(ctx, processRequest(t, "sleep", "0.3"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if first.State != store.Preparing {
+		t.Errorf("first run created %s, want preparing (a slot was free)", first.State)
+	}
+	second, err := te.Submit(ctx, processRequest(t, "true"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if second.State != store.Queued {
+		t.Errorf("second run created %s, want queued (the only slot is taken)", second.State)
+	}
+	want := []store.State{store.Queued, store.Preparing, store.Running, store.Succeeded}
+	for _, id := range []string{first.ID, second.ID} {
+		if r := te.wait(t, id); r.State != store.Succeeded {
+			t.Fatalf("run %s ended %s (%s)", id, r.State, r.Reason)
+		}
+		if got := te.states(t, id); !sameStates(got, want) {
+			t.Errorf("run %s states %v, want %v", id, got, want)
+		}
+	}
+}
+
+// A daemon that died after creating a run in preparing but before starting
+// it leaves the run's queued spec on disk; the next daemon starts the run
+// instead of calling it lost.
+func TestRecoverStartsAPreparedRunThatNeverStarted(t *testing.T) {
+	home := t.TempDir()
+	te := newTestEngine(t, home, 2)
+	ctx := context.Background()
+	req := processRequest(t, "sh", "-c", "echo recovered")
+	id := store.NewID()
+	spec, err := te.buildSpec(id, sandbox.Process, req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// What Submit writes before its runner starts the sandbox.
+	run := &store.Run{ID: id, State: store.Preparing, Reason: "preparing", Sandbox: sandbox.Process, Spec: storedSpec(spec, req), CreatedAt: time.Now()}
+	if err := te.st.CreateRun(ctx, run); err != nil {
+		t.Fatal(err)
+	}
+	if err := savePending(te.runDir(id), &pendingRun{spec: spec}); err != nil {
+		t.Fatal(err)
+	}
+	te.close()
+
+	te2 := newTestEngine(t, home, 2)
+	if err := te2.Recover(ctx); err != nil {
+		t.Fatal(err)
+	}
+	r := te2.wait(t, id)
+	if r.State != store.Succeeded {
+		t.Fatalf("recovered run ended %s (%s), want succeeded", r.State, r.Reason)
+	}
+	if _, err := os.Stat(filepath.Join(te2.runDir(id), pendingFile)); !os.IsNotExist(err) {
+		t.Errorf("queued spec still on disk after the run started: %v", err)
+	}
+
+	// Without the queued spec the run may have started: it is lost, with
+	// the reason, rather than run twice.
+	id2 := store.NewID()
+	run2 := &store.Run{ID: id2, State: store.Preparing, Reason: "preparing", Sandbox: sandbox.Process, Spec: storedSpec(spec, req), CreatedAt: time.Now()}
+	run2.Spec.RunID = id2
+	run2.Spec.StateDir = filepath.Join(te2.runDir(id2), "sandbox")
+	if err := te2.st.CreateRun(ctx, run2); err != nil {
+		t.Fatal(err)
+	}
+	te2.close()
+	te3 := newTestEngine(t, home, 2)
+	if err := te3.Recover(ctx); err != nil {
+		t.Fatal(err)
+	}
+	r2, err := te3.Get(ctx, id2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r2.State != store.Lost || !strings.Contains(r2.Reason, "never started") {
+		t.Errorf("run without a queued spec: %s (%s), want lost, never started", r2.State, r2.Reason)
+	}
+}
