@@ -107,13 +107,20 @@ func BenchmarkProgressNative(b *testing.B) {
 		}
 		b.ReportMetric(float64(b.N*len(lines))/b.Elapsed().Seconds(), "lines/s")
 	}
-	b.Run("prefiltered", func(b *testing.B) { run(b, newPrefilter(progress.Manifest.Prefilter)) })
+	b.Run("prefiltered", func(b *testing.B) { run(b, manifestFilter(b, progress.Manifest)) })
 	b.Run("all-lines", func(b *testing.B) { run(b, nil) })
 }
 
-// BenchmarkCompile: cold compile vs a load from the compilation cache.
+// BenchmarkCompile: cold compile vs a load from the compilation cache of
+// the progress module; "cached-analyze" loads progress and classify from
+// the cache side by side, as `runbox analyze` does. A load from the cache
+// still validates and decodes the whole module, so its time follows the
+// module's size (MB).
+//
+//	go test ./plugins -run '^$' -bench 'Compile/cached' -benchtime 20x -count 3
 func BenchmarkCompile(b *testing.B) {
-	wasm := builtin.Modules()[1].Wasm
+	mods := builtin.Modules()
+	wasm := mods[1].Wasm // progress
 	ctx := context.Background()
 	b.Run("cold", func(b *testing.B) {
 		for b.Loop() {
@@ -123,22 +130,38 @@ func BenchmarkCompile(b *testing.B) {
 			}
 			r.Close(ctx)
 		}
+		b.ReportMetric(float64(len(wasm))/1e6, "MB")
 	})
-	b.Run("cached", func(b *testing.B) {
+	cached := func(b *testing.B, wasms ...[]byte) {
 		cache, _ := wazero.NewCompilationCacheWithDir(b.TempDir())
 		defer cache.Close(ctx)
 		r := wazero.NewRuntimeWithConfig(ctx, wazero.NewRuntimeConfig().WithCompilationCache(cache))
-		r.CompileModule(ctx, wasm) // fill the cache
+		size := 0
+		for _, w := range wasms {
+			r.CompileModule(ctx, w) // fill the cache
+			size += len(w)
+		}
 		r.Close(ctx)
-		b.ResetTimer()
 		for b.Loop() {
 			r := wazero.NewRuntimeWithConfig(ctx, wazero.NewRuntimeConfig().WithCompilationCache(cache))
-			if _, err := r.CompileModule(ctx, wasm); err != nil {
-				b.Fatal(err)
+			errs := make(chan error, len(wasms))
+			for _, w := range wasms {
+				go func() {
+					_, err := r.CompileModule(ctx, w)
+					errs <- err
+				}()
+			}
+			for range wasms {
+				if err := <-errs; err != nil {
+					b.Fatal(err)
+				}
 			}
 			r.Close(ctx)
 		}
-	})
+		b.ReportMetric(float64(size)/1e6, "MB")
+	}
+	b.Run("cached", func(b *testing.B) { cached(b, wasm) })
+	b.Run("cached-analyze", func(b *testing.B) { cached(b, wasm, mods[2].Wasm) })
 }
 
 // BenchmarkInstanceMemory: host memory per pooled instance of the built-in
@@ -181,5 +204,47 @@ func BenchmarkClassify(b *testing.B) {
 	h.Classify(context.Background(), in)
 	for b.Loop() {
 		h.Classify(context.Background(), in)
+	}
+}
+
+// BenchmarkProgressGuest: the cost inside the guest of one line of each
+// class the prefilter lets through, with call timeouts on and off: batches
+// of 256 lines of one class go straight to runbox_parse (no prefilter).
+// "progress" are the mix's progress lines, "ordinary" the mix's other lines
+// that pass the prefilter (false positives), "empty" a batch of one empty
+// line (the fixed cost of a call).
+func BenchmarkProgressGuest(b *testing.B) {
+	mix := benchMix()
+	var prog, other []string
+	f := manifestFilter(b, progress.Manifest)
+	for _, l := range mix {
+		if len(progress.Parse(sdk.ParseInput{Lines: []string{l}}).Updates) > 0 {
+			prog = append(prog, l)
+		} else if f.match(l) {
+			other = append(other, l)
+		}
+	}
+	for _, interrupt := range []bool{true, false} {
+		h := builtinHost(b, Config{noInterrupt: !interrupt})
+		m := h.byKind(context.Background(), sdk.KindProgress)[0]
+		for _, c := range []struct {
+			name  string
+			lines []string
+		}{{"progress", prog}, {"ordinary", other}, {"empty", []string{""}}} {
+			batch := c.lines[:min(256, len(c.lines))]
+			in, err := sdk.ParseInput{Lines: batch}.AppendJSONNoEscapeHTML(nil)
+			if err != nil {
+				b.Fatal(err)
+			}
+			b.Run(fmt.Sprintf("interrupt=%v/%s", interrupt, c.name), func(b *testing.B) {
+				for b.Loop() {
+					var out sdk.ParseOutput
+					if _, err := h.invoke(context.Background(), m, exportParse, encodedInput(in), &out); err != nil {
+						b.Fatal(err)
+					}
+				}
+				b.ReportMetric(b.Elapsed().Seconds()*1e9/float64(b.N*len(batch)), "ns/line")
+			})
+		}
 	}
 }

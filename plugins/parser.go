@@ -40,10 +40,11 @@ func (h *Host) NewParser() *Parser {
 
 // Feed offers one output line (without its line ending) from stream
 // ("stdout" or "stderr"; both streams share the batches, in Feed order).
-// Only lines containing one of a plugin's prefilter literals are sent to it,
-// in batches of up to BatchLines lines or BatchBytes bytes; a full batch is
-// sent at once, the rest on Flush. Until the plugins are loaded, the last
-// 4×BatchLines lines are kept.
+// Only lines that pass a plugin's prefilter (one of its literals,
+// confirmed by the text around it where the manifest asks for that) are
+// sent to it, in batches of up to BatchLines lines or BatchBytes bytes; a
+// full batch is sent at once, the rest on Flush. Until the plugins are
+// loaded, the last 4×BatchLines lines are kept.
 func (p *Parser) Feed(stream, line string) {
 	_ = stream
 	if limit := p.h.cfg.MaxLineBytes; len(line) > limit {
@@ -108,7 +109,11 @@ func (p *Parser) resolve(ctx context.Context, wait bool) bool {
 	}
 	p.targets = make([]*parseTarget, 0, len(mods))
 	for _, m := range mods {
-		p.targets = append(p.targets, &parseTarget{m: m, filter: newPrefilter(m.manifest.Prefilter)})
+		f, errs := cachedPrefilter(m.manifest.Prefilter, m.manifest.PrefilterConfirm)
+		for _, err := range errs {
+			p.h.log.Warn("plugin prefilter entry ignored", "plugin", m.manifest.Name, "err", err)
+		}
+		p.targets = append(p.targets, &parseTarget{m: m, filter: f})
 	}
 	backlog := p.backlog
 	p.backlog = nil
@@ -142,7 +147,7 @@ func (p *Parser) send(ctx context.Context, t *parseTarget) {
 		in.Last = &p.state // encoded right here, not kept
 	}
 	var input any = in // encoding/json words the error, if any
-	if b, err := in.AppendJSON(p.buf[:0]); err == nil {
+	if b, err := in.AppendJSONNoEscapeHTML(p.buf[:0]); err == nil {
 		p.buf, input = b, encodedInput(b)
 	}
 	var out sdk.ParseOutput

@@ -3,12 +3,17 @@
 package sdk
 
 import (
-	"encoding/json"
 	"errors"
-	"fmt"
-	"runtime/debug"
+	"runtime"
+	"strconv"
 	"unsafe"
 )
+
+// The guest side of ABI v1. It encodes and decodes JSON with the
+// reflection-free codec of jsondecode.go, jsonencode.go and parsecodec.go,
+// not encoding/json: encoding/json (and with it reflect and fmt) made a
+// module about 40% bigger, and wazero validates and decodes the whole
+// module every time the host loads it, even from its compilation cache.
 
 // registered is the plugin this module exports; set once from an init func.
 var registered *Plugin
@@ -55,63 +60,86 @@ func alloc(size int32) int32 {
 
 //go:wasmexport runbox_describe
 func describe() int64 {
-	return answer(func() (any, error) {
+	return answer(func(dst []byte) ([]byte, error) {
 		if registered == nil {
-			return nil, errors.New("no plugin registered: call sdk.Register from an init func")
+			return dst, errors.New("no plugin registered: call sdk.Register from an init func")
 		}
-		return registered.Normalize(), nil
+		m := registered.Normalize()
+		return appendManifest(dst, &m), nil
 	})
 }
 
 //go:wasmexport runbox_plan
 func plan(ptr, size int32) int64 {
-	return call(ptr, size, func(in []byte) (any, error) {
+	return call(ptr, size, func(in string, dst []byte) ([]byte, error) {
 		if registered == nil || registered.Plan == nil {
-			return nil, errors.New("plugin does not implement plan")
+			return dst, errors.New("plugin does not implement plan")
 		}
 		var pi PlanInput
-		if err := json.Unmarshal(in, &pi); err != nil {
-			return nil, fmt.Errorf("decode plan input: %w", err)
+		if err := unmarshalPlanInput(in, &pi); err != nil {
+			return dst, errors.New("decode plan input: " + err.Error())
 		}
-		return registered.Plan(pi)
+		po, err := registered.Plan(pi)
+		if err != nil {
+			return dst, err
+		}
+		return appendPlanOutput(dst, &po), nil
 	})
 }
 
 //go:wasmexport runbox_classify
 func classify(ptr, size int32) int64 {
-	return call(ptr, size, func(in []byte) (any, error) {
+	return call(ptr, size, func(in string, dst []byte) ([]byte, error) {
 		if registered == nil || registered.Classify == nil {
-			return nil, errors.New("plugin does not implement classify")
+			return dst, errors.New("plugin does not implement classify")
 		}
 		var ci ClassifyInput
-		if err := json.Unmarshal(in, &ci); err != nil {
-			return nil, fmt.Errorf("decode classify input: %w", err)
+		if err := unmarshalClassifyInput(in, &ci); err != nil {
+			return dst, errors.New("decode classify input: " + err.Error())
 		}
-		return registered.Classify(ci)
+		f, err := registered.Classify(ci)
+		if err != nil {
+			return dst, err
+		}
+		b, err := appendFailure(dst, f)
+		if err != nil {
+			return b, errors.New("encode result: " + err.Error())
+		}
+		return b, nil
 	})
 }
 
-// runbox_parse is called for every batch of lines, so it skips
-// encoding/json: ParseInput.DecodeJSON and ParseOutput.AppendJSON (see
-// parsecodec.go) read and write the same JSON, faster.
+// runbox_parse is called for every batch of lines, so its codec
+// (ParseInput.DecodeJSON, ParseOutput.AppendJSON in parsecodec.go) is
+// tuned for speed.
 //
 //go:wasmexport runbox_parse
 func parse(ptr, size int32) int64 {
-	return call(ptr, size, func(in []byte) (any, error) {
+	return call(ptr, size, func(in string, dst []byte) ([]byte, error) {
 		if registered == nil || registered.Parse == nil {
-			return nil, errors.New("plugin does not implement parse")
+			return dst, errors.New("plugin does not implement parse")
 		}
 		var pi ParseInput
-		if err := pi.DecodeJSON(string(in)); err != nil {
-			return nil, fmt.Errorf("decode parse input: %w", err)
+		if err := pi.DecodeJSON(in); err != nil {
+			return dst, errors.New("decode parse input: " + err.Error())
 		}
-		out, err := registered.Parse(pi)
-		return out.Collapsed(), err
+		po, err := registered.Parse(pi)
+		if err != nil {
+			return dst, err
+		}
+		po = po.Collapsed()
+		b, err := po.AppendJSON(dst)
+		if err != nil {
+			return b, errors.New("encode result: " + parseOutputError(&po).Error())
+		}
+		return b, nil
 	})
 }
 
-// call takes the pinned input at ptr (releasing it) and answers with fn.
-func call(ptr, size int32, fn func([]byte) (any, error)) int64 {
+// call takes the pinned input at ptr (releasing it) and answers with fn,
+// which gets a copy of the input (so that strings decoded from it may share
+// its memory) and appends its result to dst.
+func call(ptr, size int32, fn func(in string, dst []byte) ([]byte, error)) int64 {
 	buf, ok := pinned[uint32(ptr)]
 	delete(pinned, uint32(ptr))
 	defer func() {
@@ -119,51 +147,97 @@ func call(ptr, size int32, fn func([]byte) (any, error)) int64 {
 			spare = buf[:0]
 		}
 	}()
-	return answer(func() (any, error) {
+	return answer(func(dst []byte) ([]byte, error) {
 		if !ok || int(size) > len(buf) || size < 0 {
-			return nil, fmt.Errorf("input at %#x (%d bytes) was not allocated with runbox_alloc", ptr, size)
+			return dst, errors.New("input at 0x" + strconv.FormatUint(uint64(uint32(ptr)), 16) + " (" +
+				strconv.Itoa(int(size)) + " bytes) was not allocated with runbox_alloc")
 		}
-		return fn(buf[:size])
+		return fn(string(buf[:size]), dst)
 	})
 }
 
-// answer runs fn, recovering a panic into an error, and pins the envelope.
-func answer(fn func() (any, error)) (packed int64) {
-	var env Envelope
-	done := false
-	func() {
-		defer func() {
-			if r := recover(); r != nil {
-				env = Envelope{Error: fmt.Sprintf("panic: %v\n%s", r, debug.Stack())}
-			}
-		}()
-		v, err := fn()
-		if err != nil {
-			env.Error = err.Error()
-			return
-		}
-		if po, ok := v.(ParseOutput); ok {
-			// The envelope as encoding/json writes it, in the buffer of the
-			// previous answer (the host is done with it).
-			b, err := po.AppendJSON(append(out[:0], `{"result":`...))
-			if err == nil {
-				out, done = append(b, '}'), true
-				return
-			} // NaN or ±Inf: let encoding/json word the error
-		}
-		b, err := json.Marshal(v)
-		if err != nil {
-			env.Error = fmt.Sprintf("encode result: %v", err)
-			return
-		}
-		env.Result = b
-	}()
-	if !done {
-		b, err := json.Marshal(env)
-		if err != nil {
-			b = []byte(`{"error":"encode envelope"}`)
-		}
-		out = b
+// answer runs fn, which appends a result payload, recovers a panic into an
+// error, and pins the envelope: {"result":payload} or {"error":message},
+// byte for byte what encoding/json writes for an Envelope. The envelope is
+// built in the buffer of the previous answer (the host is done with it).
+func answer(fn func(dst []byte) ([]byte, error)) (packed int64) {
+	const head = `{"result":`
+	b, err := protect(fn, append(out[:0], head...))
+	if err != nil {
+		b = appendErrorEnvelope(b[:0], err.Error())
+	} else {
+		b = append(b, '}')
 	}
+	out = b
 	return int64(uint64(uintptr(unsafe.Pointer(&out[0])))<<32 | uint64(len(out)))
+}
+
+// protect calls fn(dst), turning a panic into an error with the stack.
+func protect(fn func([]byte) ([]byte, error), dst []byte) (b []byte, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			b, err = dst, errors.New("panic: "+panicText(r)+"\n"+string(stack()))
+		}
+	}()
+	return fn(dst)
+}
+
+// panicText words a panic value as fmt's %v would for the usual kinds
+// (errors, strings, Stringers, numbers, bools); fmt is not linked (see the
+// top of this file), so others only get a placeholder.
+func panicText(r any) (s string) {
+	defer func() {
+		if e := recover(); e != nil {
+			s = "(panic in the Error or String method of the panic value)"
+		}
+	}()
+	switch v := r.(type) {
+	case error:
+		return v.Error()
+	case interface{ String() string }:
+		return v.String()
+	case string:
+		return v
+	case bool:
+		return strconv.FormatBool(v)
+	case int:
+		return strconv.Itoa(v)
+	case int8:
+		return strconv.FormatInt(int64(v), 10)
+	case int16:
+		return strconv.FormatInt(int64(v), 10)
+	case int32:
+		return strconv.FormatInt(int64(v), 10)
+	case int64:
+		return strconv.FormatInt(v, 10)
+	case uint:
+		return strconv.FormatUint(uint64(v), 10)
+	case uint8:
+		return strconv.FormatUint(uint64(v), 10)
+	case uint16:
+		return strconv.FormatUint(uint64(v), 10)
+	case uint32:
+		return strconv.FormatUint(uint64(v), 10)
+	case uint64:
+		return strconv.FormatUint(v, 10)
+	case uintptr:
+		return strconv.FormatUint(uint64(v), 10)
+	case float32:
+		return strconv.FormatFloat(float64(v), 'g', -1, 32)
+	case float64:
+		return strconv.FormatFloat(v, 'g', -1, 64)
+	}
+	return "(a panic value of a type the SDK cannot print without fmt)"
+}
+
+// stack is runtime/debug.Stack without runtime/debug (which links fmt).
+func stack() []byte {
+	buf := make([]byte, 1024)
+	for {
+		n := runtime.Stack(buf, false)
+		if n < len(buf) {
+			return buf[:n]
+		}
+		buf = make([]byte, 2*len(buf))
+	}
 }

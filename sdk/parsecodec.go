@@ -1,31 +1,50 @@
 package sdk
 
 import (
-	"encoding/json"
 	"errors"
 	"math"
 	"math/bits"
+	"runtime"
 	"slices"
 	"strconv"
 	"unicode/utf16"
 	"unicode/utf8"
+	"unsafe"
 )
 
 // A hand-written JSON codec for the progress kind's payloads, the only ones
 // that cross the ABI per batch of lines. The wire format is unchanged: the
 // encoders write exactly what encoding/json writes for these types (byte for
 // byte, HTML-safe escaping included), and DecodeJSON yields exactly what
-// json.Unmarshal yields, falling back to it for anything outside the shape
-// encoding/json itself produces (unknown or duplicate keys, nulls inside
+// json.Unmarshal yields, falling back to the general decoder of
+// jsondecode.go (itself equal to json.Unmarshal) for anything outside the
+// shape encoding/json produces (unknown or duplicate keys, nulls inside
 // "last", invalid JSON). Why: in a guest run under wazero with
-// WithCloseOnContextDone, every loop iteration and every non-inlined call
-// leaves the compiled code to check for a timeout, so encoding/json's
-// reflection and byte-at-a-time scanner dominated a parse call. This codec
-// scans strings eight bytes at a time and makes few calls.
+// WithCloseOnContextDone, every loop iteration, every taken jump and every
+// non-inlined call leaves the compiled code to check for a timeout, so
+// encoding/json's reflection and byte-at-a-time scanner dominated a parse
+// call. This codec scans strings eight bytes at a time, returns strings
+// without escapes as substrings of the input (their UTF-8 checked run by
+// run), and makes few calls.
 
 // AppendJSON appends in as encoding/json would marshal it. It fails, like
 // encoding/json, on a NaN or infinite number.
 func (in ParseInput) AppendJSON(dst []byte) ([]byte, error) {
+	return in.appendJSON(dst, true)
+}
+
+// AppendJSONNoEscapeHTML is AppendJSON without encoding/json's HTML
+// escaping: what a json.Encoder with SetEscapeHTML(false) writes, without
+// the newline. <, > and & go as they are (JSON all the same, decoded to the
+// same value). The host sends batches this way: progress bars are full of
+// them (tqdm's "[00:10<00:12", Keras' "==>"), and a guest decodes a
+// string with no escape as a plain substring of its input, but must copy
+// and unquote one with an escape.
+func (in ParseInput) AppendJSONNoEscapeHTML(dst []byte) ([]byte, error) {
+	return in.appendJSON(dst, false)
+}
+
+func (in ParseInput) appendJSON(dst []byte, html bool) ([]byte, error) {
 	dst = append(dst, `{"lines":`...)
 	if in.Lines == nil {
 		dst = append(dst, "null"...)
@@ -35,14 +54,14 @@ func (in ParseInput) AppendJSON(dst []byte) ([]byte, error) {
 			if i > 0 {
 				dst = append(dst, ',')
 			}
-			dst = appendJSONString(dst, l)
+			dst = appendJSONStr(dst, l, html)
 		}
 		dst = append(dst, ']')
 	}
 	if in.Last != nil {
 		var err error
 		dst = append(dst, `,"last":`...)
-		if dst, err = in.Last.AppendJSON(dst); err != nil {
+		if dst, err = in.Last.appendJSON(dst, html); err != nil {
 			return dst, err
 		}
 	}
@@ -75,6 +94,10 @@ func (out ParseOutput) AppendJSON(dst []byte) ([]byte, error) {
 // AppendJSON appends p as encoding/json would marshal it. It fails, like
 // encoding/json, on a NaN or infinite number.
 func (p *Progress) AppendJSON(dst []byte) ([]byte, error) {
+	return p.appendJSON(dst, true)
+}
+
+func (p *Progress) appendJSON(dst []byte, html bool) ([]byte, error) {
 	start := len(dst)
 	dst = append(dst, '{')
 	sep := func() {
@@ -101,7 +124,7 @@ func (p *Progress) AppendJSON(dst []byte) ([]byte, error) {
 		if v != "" {
 			sep()
 			dst = append(dst, name...)
-			dst = appendJSONString(dst, v)
+			dst = appendJSONStr(dst, v, html)
 		}
 	}
 	intField(`"step":`, p.Step)
@@ -125,7 +148,7 @@ func (p *Progress) AppendJSON(dst []byte) ([]byte, error) {
 			if i > 0 {
 				dst = append(dst, ',')
 			}
-			dst = appendJSONString(dst, k)
+			dst = appendJSONStr(dst, k, html)
 			dst = append(dst, ':')
 			dst, ok = appendJSONFloat(dst, p.Metrics[k], ok)
 		}
@@ -168,11 +191,14 @@ const hexDigits = "0123456789abcdef"
 // appendJSONString quotes s like encoding/json with HTML escaping: <, >
 // and & as \u003c..., control characters escaped, invalid UTF-8 as
 // \ufffd, U+2028 and U+2029 escaped.
-func appendJSONString(dst []byte, s string) []byte {
+func appendJSONString(dst []byte, s string) []byte { return appendJSONStr(dst, s, true) }
+
+// appendJSONStr is appendJSONString, with HTML escaping when html is set.
+func appendJSONStr(dst []byte, s string, html bool) []byte {
 	dst = append(dst, '"')
 	start := 0
 	for i := 0; i < len(s); {
-		if j := i + plainRun(s[i:], true); j > i {
+		if j := i + plainRun(s[i:], html); j > i {
 			i = j
 			continue
 		}
@@ -225,15 +251,27 @@ const (
 // JSON string: printable ASCII other than " and \ (and, with html, other
 // than <, > and &). It looks at eight bytes per step.
 func plainRun(s string, html bool) int {
+	var hm uint64 // msb when html: no branch in the loop
+	if html {
+		hm = msb
+	}
 	i := 0
-	for ; i+8 <= len(s); i += 8 {
-		// Byte loads rather than one unsafe 8-byte load: portable (any
-		// endianness, alignment), merged into one load on amd64 and arm64,
-		// and still one loop iteration in a guest.
-		w := s[i : i+8]
-		x := uint64(w[0]) | uint64(w[1])<<8 | uint64(w[2])<<16 | uint64(w[3])<<24 |
-			uint64(w[4])<<32 | uint64(w[5])<<40 | uint64(w[6])<<48 | uint64(w[7])<<56
+	for ; i+16 <= len(s); i += 16 {
+		// Sixteen bytes per iteration: in a guest, each iteration costs
+		// a check for a timeout.
+		x, y := load8(s[i:]), load8(s[i+8:])
 		// (x - 0x20*lsb) &^ x flags bytes < 0x20, x itself bytes >= 0x80.
+		t := (hasByte(x, '"')|hasByte(x, '\\')|((x-0x20*lsb)&^x)|x)&msb | (hasByte(x, '<')|hasByte(x, '>')|hasByte(x, '&'))&hm
+		u := (hasByte(y, '"')|hasByte(y, '\\')|((y-0x20*lsb)&^y)|y)&msb | (hasByte(y, '<')|hasByte(y, '>')|hasByte(y, '&'))&hm
+		if t != 0 {
+			return i + bits.TrailingZeros64(t)/8
+		}
+		if u != 0 {
+			return i + 8 + bits.TrailingZeros64(u)/8
+		}
+	}
+	if i+8 <= len(s) {
+		x := load8(s[i:])
 		t := (hasByte(x, '"') | hasByte(x, '\\') | ((x - 0x20*lsb) &^ x) | x) & msb
 		if html {
 			t |= (hasByte(x, '<') | hasByte(x, '>') | hasByte(x, '&')) & msb
@@ -241,6 +279,7 @@ func plainRun(s string, html bool) int {
 		if t != 0 {
 			return i + bits.TrailingZeros64(t)/8
 		}
+		i += 8
 	}
 	for ; i < len(s); i++ {
 		if c := s[i]; c < 0x20 || c >= 0x80 || c == '"' || c == '\\' || html && (c == '<' || c == '>' || c == '&') {
@@ -248,6 +287,19 @@ func plainRun(s string, html bool) int {
 		}
 	}
 	return i
+}
+
+// load8 reads s[0:8] as a little-endian word (len(s) >= 8). Byte loads
+// are portable (any endianness, alignment) and merged into one load on
+// amd64 and arm64; the Go compiler does not merge them on wasm, where a
+// single (unaligned, little-endian) i64.load does it.
+func load8(s string) uint64 {
+	_ = s[7]
+	if runtime.GOARCH == "wasm" {
+		return *(*uint64)(unsafe.Pointer(unsafe.StringData(s)))
+	}
+	return uint64(s[0]) | uint64(s[1])<<8 | uint64(s[2])<<16 | uint64(s[3])<<24 |
+		uint64(s[4])<<32 | uint64(s[5])<<40 | uint64(s[6])<<48 | uint64(s[7])<<56
 }
 
 // hasByte sets the top bit of the lowest byte of x equal to c (higher ones
@@ -267,14 +319,15 @@ func (in *ParseInput) DecodeJSON(data string) error {
 		return nil
 	}
 	*in = ParseInput{}
-	return json.Unmarshal([]byte(data), in)
+	return unmarshalParseInput(data, in)
 }
 
 // decoder reads the shape encoding/json writes for ParseInput; any other
 // shape makes it give up (ok false) and the caller falls back.
 type decoder struct {
-	s string
-	i int
+	s     string
+	i     int
+	arena []byte // unquoted strings, appended (never rewritten)
 }
 
 func (d *decoder) ws() {
@@ -504,7 +557,11 @@ func (d *decoder) float(dst *float64) bool {
 }
 
 // str reads a JSON string at d.i (no leading white space) and unquotes it
-// like encoding/json: invalid UTF-8 and lone surrogates become U+FFFD.
+// like encoding/json: invalid UTF-8 and lone surrogates become U+FFFD. A
+// string without escapes is returned as a substring of d.s once its bytes
+// >= 0x80, if any, are checked to be valid UTF-8: the bars and block
+// characters of progress lines cost one step per run of them, not one
+// per byte.
 func (d *decoder) str() (string, bool) {
 	s := d.s
 	if d.i >= len(s) || s[d.i] != '"' {
@@ -512,7 +569,7 @@ func (d *decoder) str() (string, bool) {
 	}
 	start := d.i + 1
 	i := start
-	clean := true // no escapes, no bytes >= 0x80
+	esc, high := false, false
 	for {
 		if i < len(s) {
 			i += plainRun(s[i:], false)
@@ -524,32 +581,70 @@ func (d *decoder) str() (string, bool) {
 		switch {
 		case c == '"':
 			d.i = i + 1
-			if clean {
-				return s[start:i], true
+			body := s[start:i]
+			if !esc && (!high || utf8.ValidString(body)) {
+				return body, true
 			}
-			return unquote(s[start:i])
+			return d.unquote(body)
 		case c == '\\':
-			clean = false
+			esc = true
 			i += 2 // validated by unquote
 		case c < 0x20:
 			return "", false
 		default: // >= 0x80
-			clean = false
-			i++
+			high = true
+			i += highRun(s[i:])
 		}
 	}
 }
 
-// unquote decodes the body of a JSON string that has escapes or non-ASCII
-// bytes, as encoding/json does.
-func unquote(s string) (string, bool) {
-	b := make([]byte, 0, len(s)+utf8.UTFMax)
+// highRun returns how many leading bytes of s are >= 0x80, looking at
+// eight bytes per step.
+func highRun(s string) int {
+	i := 0
+	for ; i+8 <= len(s); i += 8 {
+		if t := ^load8(s[i:]) & msb; t != 0 {
+			return i + bits.TrailingZeros64(t)/8
+		}
+	}
+	for i < len(s) && s[i] >= 0x80 {
+		i++
+	}
+	return i
+}
+
+// unquote decodes the body of a JSON string that has escapes or invalid
+// UTF-8 into d.arena, one allocation for many strings. The strings share
+// the arena's array, which is only ever appended to: a full arena is left
+// to the strings in it and a new one started.
+func (d *decoder) unquote(s string) (string, bool) {
+	if cap(d.arena)-len(d.arena) < 3*len(s) {
+		d.arena = make([]byte, 0, max(3*len(s), len(d.s)-d.i, 512))
+	}
+	start := len(d.arena)
+	b, ok := unquote(d.arena, s)
+	if !ok || len(b) == start {
+		return "", ok
+	}
+	d.arena = b
+	return unsafe.String(&b[start], len(b)-start), true
+}
+
+// unquote appends the body of a JSON string that has escapes or invalid
+// UTF-8 to b, decoded as encoding/json does. Runs of plain bytes, and
+// runs of valid multi-byte characters, are copied whole.
+func unquote(b []byte, s string) ([]byte, bool) {
 	for r := 0; r < len(s); {
+		if n := plainRun(s[r:], false); n > 0 {
+			b = append(b, s[r:r+n]...)
+			r += n
+			continue
+		}
 		c := s[r]
 		switch {
 		case c == '\\':
 			if r+1 >= len(s) {
-				return "", false
+				return b, false
 			}
 			switch e := s[r+1]; e {
 			case '"', '\\', '/':
@@ -568,7 +663,7 @@ func unquote(s string) (string, bool) {
 			case 'u':
 				rr := getu4(s[r:])
 				if rr < 0 {
-					return "", false
+					return b, false
 				}
 				r += 6
 				if utf16.IsSurrogate(rr) {
@@ -582,19 +677,24 @@ func unquote(s string) (string, bool) {
 				}
 				b = utf8.AppendRune(b, rr)
 			default:
-				return "", false
+				return b, false
 			}
 		case c < 0x20 || c == '"':
-			return "", false
+			return b, false
 		case c < utf8.RuneSelf:
 			b, r = append(b, c), r+1
 		default:
+			if n := highRun(s[r:]); utf8.ValidString(s[r : r+n]) {
+				b = append(b, s[r:r+n]...)
+				r += n
+				break
+			}
 			rr, size := utf8.DecodeRuneInString(s[r:])
 			r += size
 			b = utf8.AppendRune(b, rr)
 		}
 	}
-	return string(b), true
+	return b, true
 }
 
 func getu4(s string) rune {

@@ -78,6 +78,28 @@ func TestParseCodecMatchesEncodingJSON(t *testing.T) {
 	}
 }
 
+// marshalNoHTML is json.Marshal with SetEscapeHTML(false).
+func marshalNoHTML(v any) ([]byte, error) {
+	var b bytes.Buffer
+	e := json.NewEncoder(&b)
+	e.SetEscapeHTML(false)
+	if err := e.Encode(v); err != nil {
+		return nil, err
+	}
+	return bytes.TrimSuffix(b.Bytes(), []byte("\n")), nil
+}
+
+func TestAppendJSONNoEscapeHTML(t *testing.T) {
+	for _, in := range codecInputs() {
+		want, werr := marshalNoHTML(in)
+		got, gerr := in.AppendJSONNoEscapeHTML(nil)
+		if (werr == nil) != (gerr == nil) || werr == nil && !bytes.Equal(got, want) {
+			t.Errorf("AppendJSONNoEscapeHTML(%+v)\n got %s (%v)\nwant %s (%v)", in, got, gerr, want, werr)
+		}
+		checkDecode(t, string(got))
+	}
+}
+
 func checkDecode(t *testing.T, s string) {
 	t.Helper()
 	var want, got ParseInput
@@ -99,6 +121,14 @@ func FuzzParseCodec(f *testing.F) {
 		got, gerr := in.AppendJSON(nil)
 		if (werr == nil) != (gerr == nil) || werr == nil && !bytes.Equal(got, want) {
 			t.Fatalf("AppendJSON\n got %s %v\nwant %s %v", got, gerr, want, werr)
+		}
+		if werr == nil {
+			checkDecode(t, string(want))
+		}
+		want, werr = marshalNoHTML(in)
+		got, gerr = in.AppendJSONNoEscapeHTML(nil)
+		if (werr == nil) != (gerr == nil) || werr == nil && !bytes.Equal(got, want) {
+			t.Fatalf("AppendJSONNoEscapeHTML\n got %s %v\nwant %s %v", got, gerr, want, werr)
 		}
 		if werr == nil {
 			checkDecode(t, string(want))

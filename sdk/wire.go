@@ -29,6 +29,28 @@ type Manifest struct {
 	// Prefilter lists literals for progress plugins: the host sends a line
 	// to runbox_parse only if it contains one of them. Empty means every line.
 	Prefilter []string `json:"prefilter,omitempty"`
+	// PrefilterConfirm narrows Prefilter literals that also occur in
+	// ordinary text: a literal named here lets a line through only at an
+	// occurrence where one of its entries matches the text around it (see
+	// PrefilterConfirm and docs/PLUGINS.md). Optional; a host that
+	// predates it ignores it and sends every line with a literal, which is
+	// slower but gives the same progress.
+	PrefilterConfirm []PrefilterConfirm `json:"prefilter_confirm,omitempty"`
+}
+
+// PrefilterConfirm is one condition on the text around a Prefilter
+// literal: Before must match the text that ends where the literal starts,
+// After the text that starts where it ends (an empty pattern always
+// matches). Patterns are RE2 syntax matched byte by byte, restricted to
+// what needs no backtracking: ASCII literals, classes, ".", repetition of
+// one character or class, alternation, groups, "^" at the start of Before
+// and "$" at the end of After. A byte >= 0x80 of the line counts as one
+// character U+FFFD. An entry the host cannot compile makes its literal
+// plain again (never stricter than intended).
+type PrefilterConfirm struct {
+	Literal string `json:"literal"`
+	Before  string `json:"before,omitempty"`
+	After   string `json:"after,omitempty"`
 }
 
 // ---- planner ----------------------------------------------------------------

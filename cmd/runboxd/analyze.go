@@ -7,6 +7,7 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"runtime/debug"
 
 	"github.com/runbox/runbox/cmd/internal/cli"
 	"github.com/runbox/runbox/host"
@@ -18,6 +19,11 @@ import (
 // runAnalyze analyzes a log exactly as a live run's output would be: every
 // line through the progress plugins, the tail through the classifiers.
 func runAnalyze(ctx context.Context, a *cli.App, c *cli.AnalyzeCmd) error {
+	// A short-lived command whose heap is mostly the two modules being
+	// decoded: collecting garbage while they load only costs time. The
+	// soft limit brings the collector back if a huge log ever needs it.
+	debug.SetGCPercent(-1)
+	debug.SetMemoryLimit(256 << 20)
 	var in io.Reader = os.Stdin
 	if c.File != "-" {
 		f, err := os.Open(c.File)

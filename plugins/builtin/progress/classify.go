@@ -3,13 +3,16 @@ package progress
 import (
 	"math/bits"
 	"strings"
+	"unsafe"
 
 	"github.com/runbox/runbox/sdk"
 )
 
-// Feature bits found by classify: the markers the format parsers look
+// Feature bits found by scanLine: the markers the format parsers look
 // for. Each parser runs only when the markers it cannot do without are
 // present, so a line costs one pass plus the parsers that can match it.
+// A bit marked "superset" may be set where the marker is not quite there;
+// it only gates a parser that then declines.
 const (
 	fRunbox     uint64 = 1 << iota // ##PROGRESS##
 	fPctBar                        // %|
@@ -17,7 +20,7 @@ const (
 	fHeavy                         // ━
 	fSlashS                        // /s (it/s, /s], /s,, /step, /sample)
 	fSlashI                        // /i (s/it)
-	fDigitSlash                    // a digit then '/'
+	fDigitSlash                    // a digit then '/' (superset: any of 0x30-0x3F)
 	fETA                           // ETA
 	fBrace                         // {
 	fBracket                       // [
@@ -40,7 +43,14 @@ const (
 	fLossLow                       // loss
 	fLossCap                       // Loss
 	fLossUp                        // LOSS
-	fStarting                      // Starting training
+	fStarting                      // Starting training (superset: "Starting?trainin")
+	fTqdmRate                      // "/s]", "/s,", "it/s", "s/it": what tqdmNoBar needs
+	fBullet                        // •
+	fEpochsEq                      // "Epochs =" (Hugging Face banner; superset)
+	fStepsEq                       // "steps = " (Hugging Face banner)
+	fBraceQuote                    // '{' then a quote (Hugging Face dict)
+	fPre                           // a Prefilter literal
+	fRaw                           // ESC or CR: the line needs clean's slow path
 )
 
 const (
@@ -49,187 +59,226 @@ const (
 		fIterCap | fIterLow | fIterUp | fBatchCap | fBatchLow | fProgCap | fProgLow | fLossAny
 )
 
-// lineMark marks the bytes scanLine looks at: mPre where a Prefilter
-// literal starts, mClass for the classify markers, mRaw for ESC and CR
-// (the line needs clean's slow path).
-const (
-	mPre = 1 << iota
-	mClass
-	mRaw
-)
+// A mark is one word scanLine looks for: its bytes (at most 16, read as
+// two little-endian words) and the bits it sets. back is how many bytes
+// before the position it starts (0, 1 or 2): "it/s" and "s/it" are found
+// at their '/'.
+type mark struct {
+	word string
+	back int
+	bits uint64
+}
 
-var lineMark = func() (t [256]uint8) {
+var marks = func() []mark {
+	m := []mark{
+		{"##PROGRESS##", 0, fRunbox}, {"%|", 0, fPctBar}, {"% [", 0, fPctBracket},
+		{"\u2501", 0, fHeavy}, {"\u2022", 0, fBullet},
+		{"/s", 0, fSlashS}, {"/i", 0, fSlashI}, {"/s]", 0, fTqdmRate}, {"/s,", 0, fTqdmRate},
+		{"it/s", 2, fTqdmRate}, {"s/it", 1, fTqdmRate},
+		{"[", 0, fBracket}, {"]\t", 0, fBracketTab},
+		{"{", 0, fBrace}, {"{'", 0, fBraceQuote}, {"{\"", 0, fBraceQuote},
+		{"\x1b", 0, fRaw}, {"\r", 0, fRaw},
+		{"ETA", 0, fETA}, {"Epoch", 0, fEpochCap}, {"Epochs =", 0, fEpochsEq}, {"EPOCH", 0, fEpochUp},
+		{"epoch", 0, fEpochLow},
+		{"Step", 0, fStepCap}, {"STEP", 0, fStepUp}, {"Starting trainin", 0, fStarting},
+		{"step", 0, fStepLow}, {"steps = ", 0, fStepsEq},
+		{"Iter", 0, fIterCap}, {"Iter ", 0, fIterSpace}, {"ITER", 0, fIterUp},
+		{"iter", 0, fIterLow}, {"iter:", 0, fIterColon},
+		{"Batch", 0, fBatchCap}, {"batch", 0, fBatchLow},
+		{"Progress", 0, fProgCap}, {"progress", 0, fProgLow},
+		{"Loss", 0, fLossCap}, {"LOSS", 0, fLossUp}, {"loss", 0, fLossLow},
+	}
 	for _, p := range Prefilter {
-		t[p[0]] |= mPre
+		m = append(m, mark{p, 0, fPre})
 	}
-	for _, c := range []byte("#%\xe2/[]{ESsIiBbPpLle") {
-		t[c] |= mClass
-	}
-	t[0x1b] |= mRaw
-	t['\r'] |= mRaw
-	return t
+	return m
 }()
+
+// rareFirst are first bytes of marks that are marked with any next byte.
+const rareFirst = "#%/[]{\x1b\r"
+
+// markPairs has a bit for every pair of bytes (low byte first) at which a
+// mark may start: the first two bytes of each mark, and every pair that
+// starts with a byte of rareFirst (one-byte marks, and '/' for the marks
+// found at it). markRows lists, for the first byte of a pair, the marks
+// to compare there (markRow: up to eight, unused ones never match).
+var markPairs, markRowOf, markRows = func() (pairs [1 << 16 / 64]uint64, rowOf [256]uint8, table [64]markRow) {
+	set := func(a, b byte) {
+		k := uint16(a) | uint16(b)<<8
+		pairs[k>>6] |= 1 << (k & 63)
+	}
+	for i := 0; i < len(rareFirst); i++ {
+		for b := range 256 {
+			set(rareFirst[i], byte(b))
+		}
+	}
+	rows := make([]markRow, 1) // row 0: nothing
+	for i := range rows[0] {
+		rows[0][i] = noMatch
+	}
+	nFastai := 0
+	for _, m := range marks {
+		if isFastaiLiteral(m.word) {
+			// Checked by marksAt at the first space (a row would need a
+			// mark per digit).
+			nFastai++
+			set(' ', ' ')
+			continue
+		}
+		at := m.word[m.back]
+		if len(m.word) > 16 || m.back > 2 || strings.IndexByte(m.word, 0) >= 0 {
+			panic("progress: bad mark " + m.word)
+		}
+		if len(m.word)-m.back >= 2 {
+			set(at, m.word[m.back+1])
+		} else if strings.IndexByte(rareFirst, at) < 0 {
+			panic("progress: one-byte mark not in rareFirst: " + m.word)
+		}
+		if rowOf[at] == 0 {
+			rows = append(rows, rows[0])
+			rowOf[at] = uint8(len(rows) - 1)
+		}
+		row := &rows[rowOf[at]]
+		k := 0
+		for k < len(row) && row[k] != noMatch {
+			if row[k].back == uint8(m.back) && row[k].lo == wordOf(m.word) && row[k].loMask == maskOf(len(m.word)) &&
+				row[k].hiMask == maskOf(len(m.word)-8) && (len(m.word) <= 8 || row[k].hi == wordOf(m.word[8:])) {
+				break // the same word: add its bits
+			}
+			k++
+		}
+		if k == len(row) {
+			panic("progress: more than 8 marks at " + string(at))
+		}
+		if row[k] == noMatch {
+			row[k] = markCand{back: uint8(m.back), lo: wordOf(m.word), loMask: maskOf(len(m.word)), hiMask: maskOf(len(m.word) - 8)}
+			if len(m.word) > 8 {
+				row[k].hi = wordOf(m.word[8:])
+			}
+		}
+		row[k].bits |= m.bits
+	}
+	// A digit then '/': one compare for the bytes 0x30-0x3F then '/'
+	// (fDigitSlash is a superset).
+	row := &rows[rowOf['/']]
+	k := 0
+	for row[k] != noMatch {
+		k++ // panics when the row is full
+	}
+	row[k] = markCand{back: 1, lo: '/'<<8 | '0', loMask: 0xFFF0, bits: fDigitSlash}
+	if nFastai != 0 && nFastai != 10 {
+		panic("progress: Prefilter has some fastai row literals but not all ten")
+	}
+	if len(rows) > len(table) {
+		panic("progress: too many mark rows")
+	}
+	copy(table[:], rows)
+	return pairs, rowOf, table
+}()
+
+type markRow [8]markCand
+
+// markCand compares the bytes from back bytes before a position: the
+// first eight (masked by loMask) with lo, the next eight with hi.
+type markCand struct {
+	lo, loMask, hi, hiMask, bits uint64
+	back                         uint8
+}
+
+var noMatch = markCand{lo: 1} // loMask 0: never equal
+
+// wordOf reads up to eight bytes of w as a little-endian word.
+func wordOf(w string) (x uint64) {
+	for i := min(len(w), 8) - 1; i >= 0; i-- {
+		x = x<<8 | uint64(w[i])
+	}
+	return x
+}
+
+// maskOf has the low n (clamped to 0..8) bytes set.
+func maskOf(n int) uint64 {
+	switch {
+	case n <= 0:
+		return 0
+	case n >= 8:
+		return ^uint64(0)
+	}
+	return 1<<(8*uint(n)) - 1
+}
 
 func hasAt(s string, i int, w string) bool {
 	return len(s)-i >= len(w) && s[i:i+len(w)] == w
 }
 
-// scanLine is hasPrefilter and classify in one pass over s; raw reports
-// an ESC or CR byte.
-func scanLine(s string) (pre bool, f uint64, raw bool) {
-	// Sixteen positions at a time; only the hot ones (see hot) go
-	// through the loop below.
-	for b := 0; b < len(s); b += 16 {
-		var hm uint32
-		if b+18 <= len(s) {
-			hm = uint32(hot(s, b)) | uint32(hot(s, b+1))<<1 | uint32(hot(s, b+2))<<2 | uint32(hot(s, b+3))<<3 |
-				uint32(hot(s, b+4))<<4 | uint32(hot(s, b+5))<<5 | uint32(hot(s, b+6))<<6 | uint32(hot(s, b+7))<<7 |
-				uint32(hot(s, b+8))<<8 | uint32(hot(s, b+9))<<9 | uint32(hot(s, b+10))<<10 | uint32(hot(s, b+11))<<11 |
-				uint32(hot(s, b+12))<<12 | uint32(hot(s, b+13))<<13 | uint32(hot(s, b+14))<<14 | uint32(hot(s, b+15))<<15
-		} else {
-			hm = uint32(hotEnd(s, b)) | uint32(hotEnd(s, b+1))<<1 | uint32(hotEnd(s, b+2))<<2 | uint32(hotEnd(s, b+3))<<3 |
-				uint32(hotEnd(s, b+4))<<4 | uint32(hotEnd(s, b+5))<<5 | uint32(hotEnd(s, b+6))<<6 | uint32(hotEnd(s, b+7))<<7 |
-				uint32(hotEnd(s, b+8))<<8 | uint32(hotEnd(s, b+9))<<9 | uint32(hotEnd(s, b+10))<<10 | uint32(hotEnd(s, b+11))<<11 |
-				uint32(hotEnd(s, b+12))<<12 | uint32(hotEnd(s, b+13))<<13 | uint32(hotEnd(s, b+14))<<14 | uint32(hotEnd(s, b+15))<<15
-		}
+// scanLine finds, in one pass over s, the marks s contains: fPre when
+// s has a Prefilter literal, fRaw when it has ESC or CR, and the feature
+// bits. Eight positions per step look up their pair of bytes in
+// markPairs; at the few marked ones marksAt compares the marks of that
+// byte's row. One loop iteration per eight bytes and per marked
+// position (see fastscan.go for why that is what counts).
+func scanLine(s string) (f uint64) {
+	n := len(s)
+	if n < 8 {
+		return scanShort(s)
+	}
+	for b := 0; b < n; b += 8 {
+		w := ld8(s, b)
+		x := ld8(s, b+8) & 0xff
+		k0, k1, k2, k3 := uint16(w), uint16(w>>8), uint16(w>>16), uint16(w>>24)
+		k4, k5, k6, k7 := uint16(w>>32), uint16(w>>40), uint16(w>>48), uint16(w>>56|x<<8)
+		hm := markPairs[k0>>6]>>(k0&63)&1 | markPairs[k1>>6]>>(k1&63)&1<<1 |
+			markPairs[k2>>6]>>(k2&63)&1<<2 | markPairs[k3>>6]>>(k3&63)&1<<3 |
+			markPairs[k4>>6]>>(k4&63)&1<<4 | markPairs[k5>>6]>>(k5&63)&1<<5 |
+			markPairs[k6>>6]>>(k6&63)&1<<6 | markPairs[k7>>6]>>(k7&63)&1<<7
 		for ; hm != 0; hm &= hm - 1 {
-			i := b + bits.TrailingZeros32(hm)
-			c := s[i]
-			m := lineMark[c]
-			if m == 0 {
-				continue
-			}
-			if m&mPre != 0 && !pre && i+1 < len(s) {
-				k := uint16(c)<<8 | uint16(s[i+1])
-				if pairs[k>>6]&(1<<(k&63)) != 0 {
-					for _, p := range byFirst[c] {
-						if len(s)-i >= len(p) && s[i+1] == p[1] && s[i:i+len(p)] == p {
-							pre = true
-							break
-						}
-					}
-				}
-			}
-			if m&mRaw != 0 {
-				raw = true
-				continue
-			}
-			if m&mClass == 0 {
-				continue
-			}
-			switch c {
-			case '#':
-				if hasAt(s, i, "##PROGRESS##") {
-					f |= fRunbox
-				}
-			case '%':
-				if i+1 < len(s) {
-					if s[i+1] == '|' {
-						f |= fPctBar
-					} else if s[i+1] == ' ' && i+2 < len(s) && s[i+2] == '[' {
-						f |= fPctBracket
-					}
-				}
-			case 0xe2:
-				if hasAt(s, i, "━") {
-					f |= fHeavy
-				}
-			case '/':
-				if i > 0 && isDigit(s[i-1]) {
-					f |= fDigitSlash
-				}
-				if i+1 < len(s) {
-					if s[i+1] == 's' {
-						f |= fSlashS
-					} else if s[i+1] == 'i' {
-						f |= fSlashI
-					}
-				}
-			case '[':
-				f |= fBracket
-			case ']':
-				if i+1 < len(s) && s[i+1] == '\t' {
-					f |= fBracketTab
-				}
-			case '{':
-				f |= fBrace
-			case 'E':
-				if hasAt(s, i, "ETA") {
-					f |= fETA
-				} else if hasAt(s, i, "Epoch") {
-					f |= fEpochCap
-				} else if hasAt(s, i, "EPOCH") {
-					f |= fEpochUp
-				}
-			case 'e':
-				if hasAt(s, i, "epoch") {
-					f |= fEpochLow
-				}
-			case 'S':
-				if hasAt(s, i, "Step") {
-					f |= fStepCap
-				} else if hasAt(s, i, "STEP") {
-					f |= fStepUp
-				} else if hasAt(s, i, "Starting training") {
-					f |= fStarting
-				}
-			case 's':
-				if hasAt(s, i, "step") {
-					f |= fStepLow
-				}
-			case 'I':
-				if hasAt(s, i, "Iter") {
-					f |= fIterCap
-					if hasAt(s, i+4, " ") {
-						f |= fIterSpace
-					}
-				} else if hasAt(s, i, "ITER") {
-					f |= fIterUp
-				}
-			case 'i':
-				if hasAt(s, i, "iter") {
-					f |= fIterLow
-					if hasAt(s, i+4, ":") {
-						f |= fIterColon
-					}
-				}
-			case 'B':
-				if hasAt(s, i, "Batch") {
-					f |= fBatchCap
-				}
-			case 'b':
-				if hasAt(s, i, "batch") {
-					f |= fBatchLow
-				}
-			case 'P':
-				if hasAt(s, i, "Progress") {
-					f |= fProgCap
-				}
-			case 'p':
-				if hasAt(s, i, "progress") {
-					f |= fProgLow
-				}
-			case 'L':
-				if hasAt(s, i, "Loss") {
-					f |= fLossCap
-				} else if hasAt(s, i, "LOSS") {
-					f |= fLossUp
-				}
-			case 'l':
-				if hasAt(s, i, "loss") {
-					f |= fLossLow
-				}
-			}
+			f |= marksAt(s, b+bits.TrailingZeros64(hm))
 		}
 	}
-	return pre, f, raw
+	return f
+}
+
+// scanShort is scanLine for a line of fewer than eight bytes: the same
+// scan over a copy padded with zero bytes (which no mark contains).
+func scanShort(s string) (f uint64) {
+	var buf [16]byte
+	copy(buf[:], s)
+	p := unsafe.String(&buf[0], 16)
+	for i := 0; i < len(s); i++ {
+		f |= marksAt(p, i)
+	}
+	return f
+}
+
+// marksAt compares the marks of s[i]'s row at i (0 <= i < len(s),
+// len(s) >= 8), all eight of them, unrolled: a leaf function.
+func marksAt(s string, i int) uint64 {
+	var xb [4]uint64 // the words from i, i-1 and i-2 (zero bytes before s)
+	xb[0] = ld8(s, i)
+	k := i - 2
+	before := -k &^ (-k >> 63) // how far before s: max(-k, 0)
+	xb[2] = ld8(s, k+before) << (8 * uint(before) & 63)
+	xb[1] = xb[2]>>8 | xb[0]>>48&0xff<<56
+	x8 := ld8(s, i+8)
+	r := &markRows[markRowOf[byte(xb[0])]&63]
+	// fastai's "0       " (a digit, seven spaces), at its first space.
+	fastai := fPre & -(eq(xb[1]>>8, 0x20202020202020) & isDigit8(xb[1]&0xff))
+	return fastai | r[0].at(&xb, x8) | r[1].at(&xb, x8) | r[2].at(&xb, x8) | r[3].at(&xb, x8) |
+		r[4].at(&xb, x8) | r[5].at(&xb, x8) | r[6].at(&xb, x8) | r[7].at(&xb, x8)
+}
+
+// isFastaiLiteral reports a Prefilter literal of a digit and seven spaces.
+func isFastaiLiteral(w string) bool {
+	return len(w) == 8 && isDigit(w[0]) && w[1:] == "       "
+}
+
+// at returns c's bits when its word is at the position xb and x8 were read at.
+func (c *markCand) at(xb *[4]uint64, x8 uint64) uint64 {
+	d := (xb[c.back&3]&c.loMask ^ c.lo) | (x8&c.hiMask ^ c.hi)
+	return c.bits & ((d|-d)>>63 - 1)
 }
 
 // classify finds, in one pass over s, which markers it contains.
-func classify(s string) uint64 {
-	_, f, _ := scanLine(s)
-	return f
-}
+func classify(s string) uint64 { return scanLine(s) }
 
 // parseLine runs the parsers that can match s, most specific first; the
 // gates below only skip a parser that could not accept s.
@@ -237,17 +286,21 @@ func parseLine(s string, f uint64, st *state) (u sdk.Progress, ok bool) {
 	if f&fRunbox != 0 {
 		return parseRunbox(s)
 	}
-	if f&(fPctBar|fHeavy|fSlashS|fSlashI) != 0 {
+	// parseTqdm reads "%|" bars, rich bars (━ and •) and bars without a
+	// bar that show a rate.
+	if f&(fPctBar|fTqdmRate) != 0 || f&(fHeavy|fBullet) == fHeavy|fBullet {
 		if u, ok = parseTqdm(s, st); ok {
 			return u, true
 		}
 	}
-	if f&fDigitSlash != 0 && f&(fEpochCap|fETA|fSlashS|fHeavy|fLossLow) != 0 {
+	// parseKeras reads an "Epoch 3/10" header (two fields) or a count
+	// followed by a bar.
+	if f&fDigitSlash != 0 && f&(fEpochCap|fETA|fSlashS|fHeavy|fLossLow) != 0 && (mayBeKerasBar(s) || kerasHeader(s)) {
 		if u, ok = parseKeras(s); ok {
 			return u, true
 		}
 	}
-	if f&fBrace != 0 && f&(fEpochLow|fLossLow) != 0 {
+	if f&fBraceQuote != 0 && f&(fEpochLow|fLossLow) != 0 {
 		if u, ok = parseHFDict(s, st); ok {
 			return u, true
 		}
@@ -257,7 +310,7 @@ func parseLine(s string, f uint64, st *state) (u sdk.Progress, ok bool) {
 			return u, true
 		}
 	}
-	if f&fIterColon != 0 || f&(fEpochCap|fIterCap) != 0 && f&fBracket != 0 {
+	if f&fIterColon != 0 || f&(fEpochCap|fIterCap) != 0 && f&fBracket != 0 && mmGate(s, f) {
 		if u, ok = parseMM(s); ok {
 			return u, true
 		}
@@ -275,10 +328,82 @@ func parseLine(s string, f uint64, st *state) (u sdk.Progress, ok bool) {
 	if f&fGeneric == 0 {
 		return u, false
 	}
-	if f&(fEpochCap|fStepLow) != 0 && f&fBrace == 0 {
+	// parseHFBanner looks for "Num Epochs = " when s has "Epoch", else
+	// for "Total optimization steps = ".
+	if f&fBrace == 0 && (f&fEpochCap != 0 && f&fEpochsEq != 0 || f&fEpochCap == 0 && f&fStepsEq != 0) {
 		if u, ok = parseHFBanner(s, f); ok {
 			return u, true
 		}
 	}
 	return parseGeneric(s, f)
+}
+
+// mayBeKerasBar reports whether s may hold a Keras bar for parseKeras: a
+// digit, '/', then "Unknown", or digits then " [", " -" or " ━" (the
+// prefixes kerasBar accepts).
+func mayBeKerasBar(s string) bool {
+	for i := 1; i < len(s); i++ {
+		k := indexByte(s[i:], '/')
+		if k < 0 {
+			return false
+		}
+		i += k
+		if isDigit(s[i-1]) && kerasAfter(s, i) {
+			return true
+		}
+	}
+	return false
+}
+
+func kerasAfter(s string, i int) bool {
+	j := i + 1
+	if hasAt(s, j, "Unknown") {
+		return true
+	}
+	j += digitRun(s[j:])
+	return j+1 < len(s) && s[j] == ' ' && (s[j+1] == '[' || s[j+1] == '-' || s[j+1] == 0xe2)
+}
+
+// mmGate reports whether parseMM may read s through "Epoch" or "Iter":
+// parseMM looks at the first of each (not after a letter), which must be
+// followed by "(phase)", or by an optional ':', spaces and '['.
+func mmGate(s string, f uint64) bool {
+	return f&fEpochCap != 0 && mmAfter(s, "Epoch") || f&fIterCap != 0 && mmAfter(s, "Iter")
+}
+
+func mmAfter(s, kw string) bool {
+	k := index(s, kw)
+	if k < 0 || k > 0 && isLetter(s[k-1]) {
+		return false
+	}
+	j := k + len(kw)
+	if j < len(s) && s[j] == '(' {
+		return true
+	}
+	if j < len(s) && s[j] == ':' {
+		j++
+	}
+	j = skipSpaces(s, j)
+	return j < len(s) && s[j] == '['
+}
+
+// kerasHeader reports whether s may be Keras's "Epoch 3/10" header,
+// which parseKeras wants as exactly two strings.Fields: after "Epoch"
+// and the white space after it, no ASCII white space may follow (s is
+// trimmed, so any would separate a third field). Bytes >= 0x80 are
+// skipped with the white space: they may be Unicode spaces.
+func kerasHeader(s string) bool {
+	if len(s) < 6 || s[:6] != "Epoch " {
+		return false
+	}
+	i := 6
+	for i < len(s) && (asciiSpace(s[i]) || s[i] >= 0x80) {
+		i++
+	}
+	for ; i < len(s); i++ {
+		if asciiSpace(s[i]) {
+			return false
+		}
+	}
+	return true
 }

@@ -1,5 +1,11 @@
 package progress
 
+import (
+	"math/bits"
+	"runtime"
+	"unsafe"
+)
+
 // Under wazero with close-on-context-done every loop iteration costs an
 // exit to the host, so the scans here look at eight or sixteen positions
 // per iteration in straight-line code and fall back to one position per
@@ -120,19 +126,6 @@ func hot(s string, i int) uint64 {
 	return uint64(rareMark[s[i]]) | triMark[h>>6]>>(h&63)&1
 }
 
-// hotEnd is hot for any i: past the end nothing acts, and within two
-// bytes of the end only a rare byte can (every word is three bytes or
-// longer).
-func hotEnd(s string, i int) uint64 {
-	if i+2 < len(s) {
-		return hot(s, i)
-	}
-	if i < len(s) {
-		return uint64(rareMark[s[i]])
-	}
-	return 0
-}
-
 // isASCII reports whether s has no byte >= 0x80.
 func isASCII(s string) bool {
 	i := 0
@@ -154,13 +147,6 @@ func isASCII(s string) bool {
 func asciiSpace(c byte) bool {
 	return c == ' ' || c == '\t' || c == '\n' || c == '\v' || c == '\f' || c == '\r'
 }
-
-// noKV reports whether the eight bytes of t hold no '=' or ':'.
-func noKV(t string) bool {
-	return kvMark[t[0]]|kvMark[t[1]]|kvMark[t[2]]|kvMark[t[3]]|kvMark[t[4]]|kvMark[t[5]]|kvMark[t[6]]|kvMark[t[7]] == 0
-}
-
-var kvMark = [256]uint8{'=': 1, ':': 1}
 
 // noFold reports whether no byte of t is c when folded with 0x20.
 func noFold(t string, c byte) bool {
@@ -190,3 +176,92 @@ var (
 	lmTrain      = letterMask("train")
 	lmDataLoader = letterMask("DataLoader")
 )
+
+// Under wazero with close-on-context-done, the cost that dominates a
+// guest is a check for a timeout, made at every loop iteration and on
+// entry to every function that calls another (a leaf function, with no
+// loop and no call, costs none: its entry is no loop in the code the Go
+// compiler makes for wasm). A bounds check that may panic is a call. So
+// the hot scanners below are leaf functions that read eight bytes at a
+// time with unchecked loads whose bounds they establish themselves.
+
+// unalignedLE is true where a little-endian word can be loaded from any
+// address (the platforms that run the guest and the tests).
+const unalignedLE = runtime.GOARCH == "wasm" || runtime.GOARCH == "amd64" || runtime.GOARCH == "arm64"
+
+// word returns s[j:j+8] as a little-endian word; 0 <= j <= len(s)-8 is
+// the caller's to ensure (unchecked where unalignedLE).
+func word(s string, j int) uint64 {
+	if unalignedLE {
+		return *(*uint64)(unsafe.Add(unsafe.Pointer(unsafe.StringData(s)), j))
+	}
+	return load8(s[j:])
+}
+
+// ld8 returns the eight bytes of s from k >= 0 as a little-endian word,
+// bytes past the end of s read as zero (len(s) >= 8). It is branch-free:
+// min and max become jumps in larger functions.
+func ld8(s string, k int) uint64 {
+	d := k - (len(s) - 8) // > 0: how far past the last word
+	d &^= d >> 63         // max(d, 0)
+	keep := uint64((d - 8) >> 63)
+	return word(s, k-d) >> (8 * uint(d) & 63) & keep
+}
+
+// load8 reads s[0:8] as a little-endian word (len(s) >= 8). The Go
+// compiler merges the byte loads into one on amd64 and arm64 but not on
+// wasm, where a single (unaligned, little-endian) i64.load does it.
+func load8(s string) uint64 {
+	_ = s[7]
+	if runtime.GOARCH == "wasm" {
+		return *(*uint64)(unsafe.Pointer(unsafe.StringData(s)))
+	}
+	return uint64(s[0]) | uint64(s[1])<<8 | uint64(s[2])<<16 | uint64(s[3])<<24 |
+		uint64(s[4])<<32 | uint64(s[5])<<40 | uint64(s[6])<<48 | uint64(s[7])<<56
+}
+
+// nonDigits has the top bit of every byte of x that is not an ASCII
+// digit set (exact up to the first such byte; later ones may be wrong).
+func nonDigits(x uint64) uint64 {
+	const f0, d0, six, low7 = 0xF0F0F0F0F0F0F0F0, 0x3030303030303030, 0x0606060606060606, 0x7F7F7F7F7F7F7F7F
+	// A byte of y is zero iff that byte of x is a digit: its high nibble
+	// is 3, and stays 3 when 6 is added (the low nibble is at most 9).
+	// The addition carries into the next byte only from a byte >= 0xFA.
+	y := (x&f0 ^ d0) | ((x+six)&f0 ^ d0)
+	return ((y&low7 + low7) | y) &^ low7
+}
+
+// digitRun returns how many leading bytes of s are ASCII digits, eight
+// bytes per step.
+func digitRun(s string) int {
+	i := 0
+	for ; i+8 <= len(s); i += 8 {
+		if t := nonDigits(load8(s[i:])); t != 0 {
+			return i + bits.TrailingZeros64(t)/8
+		}
+	}
+	for i < len(s) && isDigit(s[i]) {
+		i++
+	}
+	return i
+}
+
+// indexByte is strings.IndexByte, eight bytes per step (the runtime's
+// wasm version looks at one byte per loop iteration).
+func indexByte(s string, c byte) int {
+	const lsb, msb = 0x0101010101010101, 0x8080808080808080
+	pat := lsb * uint64(c)
+	i := 0
+	for ; i+8 <= len(s); i += 8 {
+		x := load8(s[i:]) ^ pat
+		if t := (x - lsb) &^ x & msb; t != 0 {
+			return i + bits.TrailingZeros64(t)/8
+		}
+	}
+	for ; i < len(s); i++ {
+		if s[i] == c {
+			return i
+		}
+	}
+	return -1
+}

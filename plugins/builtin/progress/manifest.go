@@ -1,6 +1,10 @@
 package progress
 
-import "github.com/runbox/runbox/sdk"
+import (
+	"slices"
+
+	"github.com/runbox/runbox/sdk"
+)
 
 // Version of the plugin; bump it when what Parse reports changes.
 const Version = "0.1.1"
@@ -32,6 +36,59 @@ var Prefilter = []string{
 	"5       ", "6       ", "7       ", "8       ", "9       ",
 }
 
+// Patterns of the confirm entries below (RE2, matched around a literal).
+const (
+	// What kwNum reads after a keyword: "Step 45", "Step: [45/100]",
+	// "Iteration 45", and plurals only before a fraction ("Steps 45/100",
+	// "batches 3 of 10"); numbers after a plural are settings ("every 500
+	// steps 3", "epochs: 10").
+	kwSingular = `(?i:ation)?[ \t:=\[(#]*\d`
+	kwPlural   = `(?i:s|es|ations)[ \t:=\[(#]*\d+(?:/| of )\d`
+	// "45/100 steps": kwNum's count before the keyword.
+	kwCountBefore = `\d/\d+ `
+	// clean strips ANSI escapes before parsing, so a line with one may
+	// have the number anywhere: any ESC before or after lets it through.
+	escBefore = `\x1b.*`
+	escAfter  = `.*\x1b`
+)
+
+// confirmKeyword confirms a literal that ends a keyword kwNum reads;
+// first matches the keyword's bytes before the literal. kwNum wants the
+// keyword at the start of a word.
+func confirmKeyword(lit, first string) []sdk.PrefilterConfirm {
+	word := `(?:^|[^A-Za-z0-9_])` + first
+	return []sdk.PrefilterConfirm{
+		{Literal: lit, Before: word, After: kwSingular},
+		{Literal: lit, Before: word, After: kwPlural},
+		{Literal: lit, Before: kwCountBefore + first},
+		{Literal: lit, Before: escBefore},
+		{Literal: lit, After: escAfter},
+	}
+}
+
+// PrefilterConfirm narrows the literals that ordinary text is full of
+// ("steps", "batch_size", "dispatch", "iterator", "SummaryWriter", "in
+// progress") to the occurrences a parser here can read: every line any
+// parser accepts passes them (TestPrefilterCovers checks the fixtures,
+// FuzzPrefilterConfirm arbitrary input), and a host that predates them
+// just sends more lines.
+var PrefilterConfirm = slices.Concat(
+	confirmKeyword("tep", "[Ss]"), confirmKeyword("TEP", "S"),
+	[]sdk.PrefilterConfirm{
+		{Literal: "tep", After: `s = `}, // HF banner "Total optimization steps = 1,851"
+		{Literal: "tep", Before: `/s`},  // Keras "50ms/step"
+	},
+	confirmKeyword("atch", "[Bb]"),
+	confirmKeyword("Iter", ""), confirmKeyword("iter", ""), confirmKeyword("ITER", ""),
+	[]sdk.PrefilterConfirm{
+		{Literal: "iter", After: `s:[ \t]*\d`},                // MLX "Starting training..., iters: 600"
+		{Literal: "Iter", After: ` \d`},                       // MLX "Iter 10: Train loss 2.345"
+		{Literal: "Iter", After: `(?:\([^)]*\))?:?[ \t]*\[`},  // mmengine "Iter(train) [  50/1000]"
+		{Literal: "rogress", After: `[ \t:=\[(#]*[+-]?\.?\d`}, // "Progress: 45%"
+		{Literal: "rogress", Before: escBefore}, {Literal: "rogress", After: escAfter},
+	},
+)
+
 // Manifest describes the plugin to the host.
 var Manifest = sdk.Manifest{
 	Name:        "runbox-progress",
@@ -43,7 +100,8 @@ var Manifest = sdk.Manifest{
 		"runbox", "tqdm", "pytorch-lightning", "keras", "tensorflow", "transformers",
 		"mlx-lm", "xgboost", "lightgbm", "fastai", "detectron2", "mmcv", "mmengine", "pytorch",
 	},
-	Prefilter: Prefilter,
+	Prefilter:        Prefilter,
+	PrefilterConfirm: PrefilterConfirm,
 }
 
 // byFirst indexes Prefilter by first byte, and pairs marks the first two

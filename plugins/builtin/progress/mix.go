@@ -1,9 +1,6 @@
 package progress
 
-import (
-	"fmt"
-	"strconv"
-)
+import "strconv"
 
 // SyntheticMix returns n deterministic log lines, about 1% of them
 // progress lines of the formats this plugin reads and the rest ordinary
@@ -23,13 +20,38 @@ func SyntheticMix(n int) []string {
 		r := next()
 		if r%100 == 0 {
 			p := mixProgress[int(next()%uint32(len(mixProgress)))]
-			out = append(out, fmt.Sprintf(p, i%1000, 1000))
+			out = append(out, mixFormat(p, i%1000, 1000))
 			continue
 		}
 		t := mixOther[int(r>>8)%len(mixOther)]
 		out = append(out, "2024-05-17 10:"+two(i/60%60)+":"+two(i%60)+",123 "+t+" "+strconv.Itoa(i))
 	}
 	return out
+}
+
+// mixFormat is fmt.Sprintf(p, a, b) for the mixProgress patterns (two %d
+// verbs, %% for a percent sign), without linking fmt into the module.
+func mixFormat(p string, a, b int) string {
+	out := make([]byte, 0, len(p)+8)
+	args := [2]int{a, b}
+	n := 0
+	for i := 0; i < len(p); i++ {
+		if p[i] == '%' && i+1 < len(p) {
+			switch p[i+1] {
+			case 'd':
+				out = strconv.AppendInt(out, int64(args[n]), 10)
+				n++
+				i++
+				continue
+			case '%':
+				out = append(out, '%')
+				i++
+				continue
+			}
+		}
+		out = append(out, p[i])
+	}
+	return string(out)
 }
 
 func two(n int) string {

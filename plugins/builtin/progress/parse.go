@@ -17,6 +17,7 @@
 package progress
 
 import (
+	"math"
 	"strings"
 
 	"github.com/runbox/runbox/sdk"
@@ -52,17 +53,22 @@ func (st *state) apply(u *sdk.Progress) {
 	}
 }
 
-// Parse turns a batch of lines into progress updates, in order.
+// Parse turns a batch of lines into the batch's progress: the updates
+// its lines yield, in order, folded into one (sdk.ParseOutput.Collapsed:
+// what the host gets by merging them one after the other); no update
+// when no line yields one.
 func Parse(in sdk.ParseInput) sdk.ParseOutput {
-	var out sdk.ParseOutput
+	var acc sdk.Progress
+	var metrics metricFold
+	n := 0
 	var st *state
 	for _, raw := range in.Lines {
-		pre, f, special := scanLine(raw)
-		if !pre {
+		f := scanLine(raw)
+		if f&fPre == 0 {
 			continue
 		}
 		var s string
-		if special {
+		if f&fRaw != 0 {
 			s = clean(raw)
 			f = classify(s)
 		} else {
@@ -77,23 +83,31 @@ func Parse(in sdk.ParseInput) sdk.ParseOutput {
 			st = newState(in.Last)
 		}
 		if u, ok := parseLine(s, f, st); ok {
-			out.Updates = st.emit(out.Updates, u)
+			st.emit(&acc, &metrics, &u)
+			n++
 		}
 		// At most one glued piece per line: a glued piece's own glued
 		// text is dropped.
 		if g := st.glued; g != "" {
 			st.glued = ""
 			if u, ok := parseLine(g, classify(g), st); ok {
-				out.Updates = st.emit(out.Updates, u)
+				st.emit(&acc, &metrics, &u)
+				n++
 			}
 			st.glued = ""
 		}
 	}
-	return out
+	if n == 0 {
+		return sdk.ParseOutput{}
+	}
+	acc.Metrics = metrics.build()
+	return sdk.ParseOutput{Updates: []sdk.Progress{acc}}
 }
 
-// emit sanitises u, records it in st and appends it to us.
-func (st *state) emit(us []sdk.Progress, u sdk.Progress) []sdk.Progress {
+// emit sanitises u, records it in st and merges it into acc and metrics
+// as Progress.Merge does (the numbers without a branch: in a guest each
+// taken branch costs a check for a timeout).
+func (st *state) emit(acc *sdk.Progress, metrics *metricFold, u *sdk.Progress) {
 	if u.Percentage < 0 || u.Percentage > 100 || !finite(u.Percentage) {
 		u.Percentage = 0
 	}
@@ -103,8 +117,138 @@ func (st *state) emit(us []sdk.Progress, u sdk.Progress) []sdk.Progress {
 	if !finite(u.ETASeconds) || u.ETASeconds < 0 {
 		u.ETASeconds = 0
 	}
-	st.apply(&u)
-	return append(us, u)
+	st.apply(u)
+	acc.Step = orInt(u.Step, acc.Step)
+	acc.Total = orInt(u.Total, acc.Total)
+	acc.Percentage = orFloat(u.Percentage, acc.Percentage)
+	acc.Epoch = orInt(u.Epoch, acc.Epoch)
+	acc.EpochTotal = orInt(u.EpochTotal, acc.EpochTotal)
+	acc.ETASeconds = orFloat(u.ETASeconds, acc.ETASeconds)
+	acc.Rate = orFloat(u.Rate, acc.Rate)
+	if u.Phase != "" {
+		acc.Phase = u.Phase
+	}
+	if u.RateUnit != "" {
+		acc.RateUnit = u.RateUnit
+	}
+	if u.Message != "" {
+		acc.Message = u.Message
+	}
+	if u.Source != "" {
+		acc.Source = u.Source
+	}
+	for k, v := range u.Metrics {
+		metrics.set(k, v)
+	}
+}
+
+// metricFold merges a batch's metrics, later values winning, in a small
+// open-addressing table, and makes the map once at the end: merging a key
+// into a Go map costs a hash and a byte-at-a-time compare of the key, each
+// a guest's many checks for a timeout; here it is a hash and a compare of
+// eight bytes at a time. Past 48 keys the rest go to a map.
+type metricFold struct {
+	slot [64]struct {
+		k string
+		v float64
+		h uint64 // 0: empty
+	}
+	n    int
+	over map[string]float64 // keys set once the table was full
+}
+
+func (m *metricFold) set(k string, v float64) {
+	if m.over != nil {
+		m.over[k] = v
+		return
+	}
+	h := keyHash(k)
+	for i := h; ; i++ {
+		e := &m.slot[i&63]
+		if e.h == 0 {
+			if m.n == 48 {
+				m.over = map[string]float64{k: v}
+				return
+			}
+			e.k, e.v, e.h = k, v, h
+			m.n++
+			return
+		}
+		if e.h == h && keyEq(e.k, k) {
+			e.v = v
+			return
+		}
+	}
+}
+
+// build returns the merged metrics (nil when none).
+func (m *metricFold) build() map[string]float64 {
+	if m.n == 0 {
+		return nil
+	}
+	out := make(map[string]float64, m.n+len(m.over))
+	for i := range m.slot {
+		if e := &m.slot[i]; e.h != 0 {
+			out[e.k] = e.v
+		}
+	}
+	for k, v := range m.over { // set after the table was full: newer
+		out[k] = v
+	}
+	return out
+}
+
+// keyHash hashes a metric key (never empty); never 0.
+func keyHash(k string) uint64 {
+	n := len(k)
+	var a, b uint64
+	if n >= 8 {
+		a, b = word(k, 0), word(k, n-8)
+	} else {
+		a = uint64(k[0]) | uint64(k[n>>1])<<8 | uint64(k[n-1])<<16
+	}
+	h := (a*0x9E3779B97F4A7C15 ^ b*0xC2B2AE3D27D4EB4F ^ uint64(n)) * 0x165667B19E3779F9
+	return h ^ h>>29 | 1
+}
+
+// keyEq is a == b, eight bytes at a time.
+func keyEq(a, b string) bool {
+	n := len(a)
+	if n != len(b) {
+		return false
+	}
+	if n >= 8 {
+		for i := 0; i < n-8; i += 8 {
+			if word(a, i) != word(b, i) {
+				return false
+			}
+		}
+		return word(a, n-8) == word(b, n-8)
+	}
+	if n >= 4 {
+		return load4(a, 0) == load4(b, 0) && load4(a, n-4) == load4(b, n-4)
+	}
+	return n == 0 || a[0] == b[0] && a[n>>1] == b[n>>1] && a[n-1] == b[n-1]
+}
+
+// load4 reads s[i:i+4] as a little-endian word.
+func load4(s string, i int) uint32 {
+	t := s[i : i+4]
+	return uint32(t[0]) | uint32(t[1])<<8 | uint32(t[2])<<16 | uint32(t[3])<<24
+}
+
+// orInt returns a, or b when a is zero ("not known").
+func orInt(a, b int64) int64 {
+	m := (a | -a) >> 63 // all ones when a != 0
+	return a&m | b&^m
+}
+
+// orFloat returns a, or b when a is zero (of either sign), as Merge's
+// a != 0 decides.
+func orFloat(a, b float64) float64 {
+	x := math.Float64bits(a) &^ (1 << 63)
+	m := uint64(int64(x|-x) >> 63)
+	return math.Float64frombits(math.Float64bits(a)&m | math.Float64bits(b)&^m)
 }
 
 // clean strips what the terminal or a paste adds around the text: ANSI
@@ -127,6 +271,14 @@ func clean(s string) string {
 
 // trimPlain is clean for a line without ESC and CR bytes.
 func trimPlain(s string) string {
+	if len(s) == 0 {
+		return s
+	}
+	// Nothing to trim when s starts and ends with printable ASCII (and
+	// does not start with '>'): the common case, checked with no branch.
+	if inRange(s[0], 0x21, 0x7f)&inRange(s[len(s)-1], 0x21, 0x7f)&^eq(uint64(s[0]), '>') != 0 {
+		return s
+	}
 	s = strings.TrimSpace(s)
 	for len(s) > 0 && s[0] == '>' {
 		s = strings.TrimLeft(s[1:], " ")

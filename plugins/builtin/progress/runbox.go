@@ -1,9 +1,11 @@
 package progress
 
 import (
-	"encoding/json"
 	"math"
+	"strconv"
 	"strings"
+	"unicode/utf16"
+	"unicode/utf8"
 
 	"github.com/runbox/runbox/sdk"
 )
@@ -34,16 +36,30 @@ func parseRunbox(s string) (u sdk.Progress, ok bool) {
 		}
 		return runboxDone(u), true
 	}
-	var m map[string]any
-	dec := json.NewDecoder(strings.NewReader(rest))
-	if err := dec.Decode(&m); err != nil {
+	ms, ok := decodeMembers(rest)
+	if !ok {
 		return u, false
 	}
 	u.Source = "runbox"
-	for key, v := range m {
-		runboxField(&u, key, v)
+	// In order, a repeated key counting once, at its last place: as above,
+	// so that aliases ("step", "current", "n") resolve the same way
+	// whichever path reads the object.
+	for i, m := range ms {
+		if laterMember(ms[i+1:], m.key) {
+			continue
+		}
+		runboxField(&u, m.key, m.val)
 	}
 	return runboxDone(u), true
+}
+
+func laterMember(ms []member, key string) bool {
+	for _, m := range ms {
+		if m.key == key {
+			return true
+		}
+	}
+	return false
 }
 
 // runboxField applies one field of the contract object.
@@ -143,7 +159,7 @@ const (
 // scanFlat reads the common contract object by hand: a flat JSON object of
 // plain ASCII strings (no escapes), numbers, booleans and null, at most 16
 // members. Anything else (nesting, escapes, non-ASCII, bad syntax) returns
-// false and goes to encoding/json. Text after the object is ignored, as
+// false and goes to decodeMembers. Text after the object is ignored, as
 // json.Decoder does.
 func scanFlat(s string) ([]flatEnt, bool) {
 	var buf [16]flatEnt
@@ -265,4 +281,294 @@ func laterKey(ents []flatEnt, key string) bool {
 		}
 	}
 	return false
+}
+
+// member is one member of a JSON object.
+type member struct {
+	key string
+	val any
+}
+
+// decodeMembers reads the JSON object at the start of s as
+// json.NewDecoder(strings.NewReader(s)).Decode(&m) with m a
+// map[string]any does, without encoding/json (which would make the module
+// about 40% bigger; see sdk/jsondecode.go), but returns its members in
+// order, repeated keys included: text after the object is ignored; nested
+// objects become map[string]any (a repeated key's last value wins), arrays
+// []any, numbers float64 (false if one is out of range), strings unquoted
+// with invalid UTF-8 and lone surrogates as U+FFFD; the grammar is strict
+// and nesting at most 10000 deep. TestDecodeMembersMatchesEncodingJSON
+// compares the two.
+func decodeMembers(s string) ([]member, bool) {
+	d := anyDecoder{s: s}
+	d.ws()
+	if d.i >= len(s) || s[d.i] != '{' {
+		return nil, false
+	}
+	var ms []member
+	ok := d.object(func(k string, v any) { ms = append(ms, member{k, v}) })
+	return ms, ok
+}
+
+type anyDecoder struct {
+	s     string
+	i     int
+	depth int
+}
+
+func (d *anyDecoder) ws() { d.i = skipJSONSpace(d.s, d.i) }
+
+// value reads one value after optional white space.
+func (d *anyDecoder) value() (any, bool) {
+	d.ws()
+	if d.i >= len(d.s) {
+		return nil, false
+	}
+	switch c := d.s[d.i]; {
+	case c == '{':
+		m := map[string]any{}
+		if !d.object(func(k string, v any) { m[k] = v }) {
+			return nil, false
+		}
+		return m, true
+	case c == '[':
+		if d.depth++; d.depth > 10000 {
+			return nil, false
+		}
+		a := []any{}
+		d.i++
+		if d.ws(); d.i < len(d.s) && d.s[d.i] == ']' {
+			d.i++
+			d.depth--
+			return a, true
+		}
+		for {
+			v, ok := d.value()
+			if !ok {
+				return nil, false
+			}
+			a = append(a, v)
+			if !d.next(']') {
+				return nil, false
+			}
+			if d.s[d.i-1] == ']' {
+				d.depth--
+				return a, true
+			}
+		}
+	case c == '"':
+		return d.str()
+	case hasAt(d.s, d.i, "true"):
+		d.i += 4
+		return true, true
+	case hasAt(d.s, d.i, "false"):
+		d.i += 5
+		return false, true
+	case hasAt(d.s, d.i, "null"):
+		d.i += 4
+		return nil, true
+	case c == '-' || isDigit(c):
+		return d.number()
+	}
+	return nil, false
+}
+
+// object reads the object at d.i, calling member for each member in order.
+func (d *anyDecoder) object(member func(k string, v any)) bool {
+	if d.depth++; d.depth > 10000 {
+		return false
+	}
+	d.i++
+	if d.ws(); d.i < len(d.s) && d.s[d.i] == '}' {
+		d.i++
+		d.depth--
+		return true
+	}
+	for {
+		d.ws()
+		k, ok := d.str()
+		if !ok {
+			return false
+		}
+		if d.ws(); d.i >= len(d.s) || d.s[d.i] != ':' {
+			return false
+		}
+		d.i++
+		v, ok := d.value()
+		if !ok {
+			return false
+		}
+		member(k, v)
+		if !d.next('}') {
+			return false
+		}
+		if d.s[d.i-1] == '}' {
+			d.depth--
+			return true
+		}
+	}
+}
+
+// next consumes the ',' or the end byte after a member or element.
+func (d *anyDecoder) next(end byte) bool {
+	d.ws()
+	if d.i < len(d.s) && (d.s[d.i] == ',' || d.s[d.i] == end) {
+		d.i++
+		return true
+	}
+	return false
+}
+
+// number reads a number (strict grammar) as a float64.
+func (d *anyDecoder) number() (any, bool) {
+	s, start := d.s, d.i
+	i := start
+	if s[i] == '-' {
+		i++
+	}
+	digits := func() bool {
+		k := i
+		for i < len(s) && isDigit(s[i]) {
+			i++
+		}
+		return i > k
+	}
+	switch {
+	case i < len(s) && s[i] == '0':
+		i++
+	case !digits():
+		return nil, false
+	}
+	if i < len(s) && s[i] == '.' {
+		i++
+		if !digits() {
+			return nil, false
+		}
+	}
+	if i < len(s) && (s[i] == 'e' || s[i] == 'E') {
+		i++
+		if i < len(s) && (s[i] == '+' || s[i] == '-') {
+			i++
+		}
+		if !digits() {
+			return nil, false
+		}
+	}
+	d.i = i
+	f, err := strconv.ParseFloat(s[start:i], 64)
+	return f, err == nil
+}
+
+// str reads a string at d.i and unquotes it as encoding/json does.
+func (d *anyDecoder) str() (string, bool) {
+	s := d.s
+	if d.i >= len(s) || s[d.i] != '"' {
+		return "", false
+	}
+	start := d.i + 1
+	plain := true
+	for i := start; i < len(s); {
+		switch c := s[i]; {
+		case c == '"':
+			d.i = i + 1
+			if plain {
+				return s[start:i], true
+			}
+			return unquoteJSON(s[start:i]), true
+		case c == '\\':
+			plain = false
+			if i+1 >= len(s) {
+				return "", false
+			}
+			switch s[i+1] {
+			case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
+				i += 2
+			case 'u':
+				if hex4(s[i+2:]) < 0 {
+					return "", false
+				}
+				i += 6
+			default:
+				return "", false
+			}
+		case c < 0x20:
+			return "", false
+		case c >= utf8.RuneSelf:
+			plain = false
+			i++
+		default:
+			i++
+		}
+	}
+	return "", false
+}
+
+// unquoteJSON decodes the body of a valid JSON string.
+func unquoteJSON(s string) string {
+	b := make([]byte, 0, len(s)+utf8.UTFMax)
+	for r := 0; r < len(s); {
+		switch c := s[r]; {
+		case c == '\\':
+			switch e := s[r+1]; e {
+			case 'b':
+				b = append(b, '\b')
+			case 'f':
+				b = append(b, '\f')
+			case 'n':
+				b = append(b, '\n')
+			case 'r':
+				b = append(b, '\r')
+			case 't':
+				b = append(b, '\t')
+			case 'u':
+				rr := hex4(s[r+2:])
+				r += 6
+				if utf16.IsSurrogate(rr) {
+					if r+6 <= len(s) && s[r] == '\\' && s[r+1] == 'u' {
+						if dec := utf16.DecodeRune(rr, hex4(s[r+2:])); dec != utf8.RuneError {
+							b = utf8.AppendRune(b, dec)
+							r += 6
+							continue
+						}
+					}
+					rr = utf8.RuneError
+				}
+				b = utf8.AppendRune(b, rr)
+				continue
+			default: // " \ /
+				b = append(b, e)
+			}
+			r += 2
+		case c < utf8.RuneSelf:
+			b = append(b, c)
+			r++
+		default:
+			rr, size := utf8.DecodeRuneInString(s[r:])
+			b = utf8.AppendRune(b, rr) // U+FFFD for an invalid byte
+			r += size
+		}
+	}
+	return string(b)
+}
+
+// hex4 reads four hex digits at the start of s, or returns -1.
+func hex4(s string) rune {
+	if len(s) < 4 {
+		return -1
+	}
+	var r rune
+	for _, c := range []byte(s[:4]) {
+		switch {
+		case '0' <= c && c <= '9':
+			c -= '0'
+		case 'a' <= c && c <= 'f':
+			c -= 'a' - 10
+		case 'A' <= c && c <= 'F':
+			c -= 'A' - 10
+		default:
+			return -1
+		}
+		r = r<<4 | rune(c)
+	}
+	return r
 }

@@ -2,8 +2,11 @@ package progress
 
 import (
 	"math"
+	"math/bits"
+	"runtime"
 	"strconv"
 	"strings"
+	"unsafe"
 )
 
 // Small allocation-free scanners shared by the format parsers.
@@ -26,18 +29,74 @@ func skipSpaces(s string, i int) int {
 
 // parseUint reads decimal digits at s[i:]; it returns the value and the
 // index after the last digit. ok is false when there is no digit or the
-// number does not fit comfortably in an int64.
+// number does not fit comfortably in an int64 (16 digits or more; j is
+// then i+15). Eight digits per step (see value8), with no branch.
 func parseUint(s string, i int) (v int64, j int, ok bool) {
-	j = i
-	for j < len(s) && isDigit(s[j]) {
-		if j-i >= 15 {
-			return 0, j, false
-		}
-		v = v*10 + int64(s[j]-'0')
-		j++
+	var buf [16]byte
+	if len(s) < 8 {
+		s = pad16(&buf, s)
 	}
-	return v, j, j > i
+	x := ld8(s, i)
+	n := digits8(x)
+	y := ld8(s, i+8)
+	m := digits8(y) * int(eq(uint64(n), 8)) // digits after eight
+	v = int64(value8(x, n)*pow10u[m&15] + value8(y, m))
+	if m == 8 {
+		return 0, i + 15, false
+	}
+	return v, i + n + m, n > 0
 }
+
+// pad16 returns s (at most 16 bytes of it) at the start of buf, as a
+// string of 16 bytes: the eight-byte readers need eight bytes, and read a
+// zero byte past the end of s anyway. The string must not outlive buf.
+func pad16(buf *[16]byte, s string) string {
+	copy(buf[:], s)
+	return unsafe.String(&buf[0], len(buf))
+}
+
+// loadAt returns the eight bytes of s from i (i <= len(s)) as a
+// little-endian word, with zero bytes past the end of s.
+func loadAt(s string, i int) uint64 {
+	if i+8 > len(s) {
+		return loadTail(s, i)
+	}
+	if runtime.GOARCH == "wasm" {
+		return *(*uint64)(unsafe.Add(unsafe.Pointer(unsafe.StringData(s)), i))
+	}
+	return load8(s[i:])
+}
+
+//go:noinline
+func loadTail(s string, i int) uint64 {
+	if len(s) >= 8 {
+		return load8(s[len(s)-8:]) >> (8 * uint(8-(len(s)-i)))
+	}
+	var x uint64
+	for k := len(s) - 1; k >= i; k-- {
+		x = x<<8 | uint64(s[k])
+	}
+	return x
+}
+
+// digits8 returns how many of the eight bytes of x (from the lowest) are
+// ASCII digits before the first that is not.
+func digits8(x uint64) int {
+	return bits.TrailingZeros64(nonDigits(x)) / 8 // 64 / 8 for eight digits
+}
+
+// value8 returns the value of the first n (0..8) bytes of x, ASCII
+// digits, the first the most significant: the bytes after them are
+// shifted out, and the digits combined in pairs, fours and eights with
+// three multiplications (no loop: under wazero with close-on-context-done
+// each digit of a loop would cost a trip to the host).
+func value8(x uint64, n int) uint64 {
+	x = (x - 0x3030303030303030) << (64 - 8*uint(n))
+	x = x*10 + x>>8
+	return ((x&0x000000FF000000FF)*(100+1000000<<32) + (x>>16&0x000000FF000000FF)*(1+10000<<32)) >> 32
+}
+
+var pow10u = [16]uint64{1, 10, 100, 1000, 1e4, 1e5, 1e6, 1e7, 1e8}
 
 // numEnd returns the end of a float literal at s[i:] ([+-]digits[.digits]
 // [e[+-]digits], or nan/inf), or i when there is none.
@@ -86,10 +145,116 @@ func numEnd(s string, i int) int {
 }
 
 // pow10 holds the exactly representable powers of ten.
-var pow10 = [...]float64{1, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11, 1e12, 1e13, 1e14, 1e15}
+var pow10 = [...]float64{1, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11, 1e12, 1e13, 1e14, 1e15,
+	1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22}
 
-// parseNum reads a float at s[i:].
+// parseNum reads a float at s[i:] (see numEnd): numbers with at most
+// seven digits on each side of the point, the ones logs print, are read
+// by numFast with no branch and converted exactly as strconv.ParseFloat
+// would (an exact integer times or divided by an exact power of ten
+// rounds once); the rest go through numEnd and strconv.
 func parseNum(s string, i int) (v float64, j int, ok bool) {
+	var buf [16]byte
+	if len(s) < 8 {
+		s = pad16(&buf, s)
+	}
+	m, frac, minus, j, st := numFast(s, i)
+	switch st {
+	case numOK:
+		return withSign(float64(m)/pow10[frac&15], minus), j, true
+	case numNone:
+		return 0, i, false
+	case numExp:
+		if v, end, ok := numExponent(s, m, frac, j); ok {
+			return withSign(v, minus), end, true
+		}
+	}
+	return parseNumSlow(s, i)
+}
+
+// numFast's answers.
+const (
+	numOK   = iota // the number is m / 10**frac, negated if minus, and ends at e
+	numNone        // no number at s[i:]
+	numSlow        // a case for strconv: long, nan, inf
+	numExp         // the mantissa is m / 10**frac and an exponent follows at e
+)
+
+// numFast reads "[+-]digits[.digits]" (at most seven digits each side)
+// at s[i:] with no branch (len(s) >= 8).
+func numFast(s string, i int) (m uint64, frac int, minus uint64, e int, st int) {
+	c := ld8(s, i) & 0xff
+	minus = eq(c, '-')
+	j := i + int(minus|eq(c, '+'))
+	x := ld8(s, j)
+	n := digits8(x)
+	m = value8(x, n)
+	e = j + n
+	dot := eq(ld8(s, e)&0xff, '.')
+	y := ld8(s, e+1)
+	k := digits8(y)
+	take := dot & (nz(k) | nz(n)) // "5." and ".5" are numbers, "." is not
+	frac = k * int(take)
+	m = m*pow10u[frac&15] + value8(y, frac)
+	e += int(take) * (1 + k)
+	empty := eq(uint64(n+frac), 0)
+	b := x&0xff | 0x20
+	slow := eq(uint64(n), 8) | take&eq(uint64(k), 8) | empty&(eq(b, 'n')|eq(b, 'i'))
+	// An exponent: 'e' or 'E', an optional sign, a digit.
+	t := ld8(s, e)
+	sg := eq(t>>8&0xff, '-') | eq(t>>8&0xff, '+')
+	exp := eq(t&0xff|0x20, 'e') & isDigit8(t>>(8+8*sg)&0xff) &^ empty
+	st = int(slow*numSlow + (1-slow)*(empty*numNone+(1-empty)*exp*numExp))
+	return m, frac, minus, e, st
+}
+
+// numExponent reads the exponent at s[e:] of the mantissa m / 10**frac,
+// in strconv's exact case: the power of ten exact in a float64.
+func numExponent(s string, m uint64, frac, e int) (float64, int, bool) {
+	k := e + 1
+	eneg := s[k] == '-'
+	if eneg || s[k] == '+' {
+		k++
+	}
+	x, end, ok := parseUint(s, k)
+	if !ok || x > 22 {
+		return 0, 0, false
+	}
+	p := int(x)
+	if eneg {
+		p = -p
+	}
+	if p -= frac; p < -22 || p > 22 {
+		return 0, 0, false
+	}
+	if p >= 0 {
+		return float64(m) * pow10[p], end, true
+	}
+	return float64(m) / pow10[-p], end, true
+}
+
+// withSign returns v negated when minus is 1.
+func withSign(v float64, minus uint64) float64 {
+	return math.Float64frombits(math.Float64bits(v) ^ minus<<63)
+}
+
+// eq returns 1 when a == b (a^b < 1<<63), else 0.
+func eq(a, b uint64) uint64 { return (a ^ b - 1) >> 63 }
+
+// nz returns 1 when n != 0 (n >= 0), else 0.
+func nz(n int) uint64 { return uint64(n|-n) >> 63 }
+
+// inRange returns 1 when lo <= c < hi, else 0.
+func inRange(c byte, lo, hi uint64) uint64 {
+	d := uint64(c) - lo
+	return (d - (hi - lo)) >> 63 &^ (d >> 63)
+}
+
+// isDigit8 returns 1 when the byte c is an ASCII digit, else 0.
+func isDigit8(c uint64) uint64 { return (c - '0' - 10) >> 63 &^ ((c - '0') >> 63) }
+
+// parseNumSlow is parseNum for any float literal numEnd accepts.
+func parseNumSlow(s string, i int) (v float64, j int, ok bool) {
 	j = numEnd(s, i)
 	if j == i {
 		return 0, i, false
@@ -305,25 +470,22 @@ func addMetric(m *map[string]float64, k string, v float64) {
 // plain number, and calls fn for each. Keys are identifiers that may also
 // contain '/', '.', '-' inside (train/loss, val-acc). Values followed by
 // ':' or '/' (clock times, fractions) or by letters (1234M) are skipped.
+// Separators are found eight bytes at a time, keys read back eight bytes
+// at a time.
 func scanKV(s string, fn func(k string, v float64)) {
 	for i := 0; i < len(s); i++ {
-		if i&7 == 0 && i+8 <= len(s) && noKV(s[i:i+8]) {
-			i += 7
-			continue
+		k := indexKV(s[i:])
+		if k < 0 {
+			return
 		}
+		i += k
 		c := s[i]
-		if c != '=' && c != ':' {
-			continue
-		}
 		// key: back over identifier bytes.
 		e := i
 		for e > 0 && s[e-1] == ' ' && c == '=' {
 			e--
 		}
-		b := e
-		for b > 0 && (isWordByte(s[b-1]) || s[b-1] == '/' || s[b-1] == '.' || s[b-1] == '-' || s[b-1] == '@') {
-			b--
-		}
+		b := keyStart(s, e)
 		if b == e || !isLetter(s[b]) && s[b] != '_' {
 			continue
 		}
@@ -346,12 +508,128 @@ func scanKV(s string, fn func(k string, v float64)) {
 	}
 }
 
+// indexKV returns the index of the first '=' or ':' in s, or -1.
+func indexKV(s string) int {
+	const lsb, msb = 0x0101010101010101, 0x8080808080808080
+	i := 0
+	for ; i+8 <= len(s); i += 8 {
+		x := word(s, i)
+		y, z := x^lsb*'=', x^lsb*':'
+		if t := ((y-lsb)&^y | (z-lsb)&^z) & msb; t != 0 {
+			return i + bits.TrailingZeros64(t)/8
+		}
+	}
+	for ; i < len(s); i++ {
+		if s[i] == '=' || s[i] == ':' {
+			return i
+		}
+	}
+	return -1
+}
+
+// keyByte marks the bytes of a metric key: identifier bytes and / . - @.
+var keyByte = func() (t [256]uint8) {
+	for c := range 256 {
+		if isWordByte(byte(c)) || strings.IndexByte("/.-@", byte(c)) >= 0 {
+			t[c] = 1
+		}
+	}
+	return t
+}()
+
+// keyStart returns where the run of key bytes that ends at s[e] starts,
+// eight bytes per step.
+func keyStart(s string, e int) int {
+	for e >= 8 {
+		x := word(s, e-8)
+		m := uint(keyByte[byte(x)]) | uint(keyByte[byte(x>>8)])<<1 | uint(keyByte[byte(x>>16)])<<2 |
+			uint(keyByte[byte(x>>24)])<<3 | uint(keyByte[byte(x>>32)])<<4 | uint(keyByte[byte(x>>40)])<<5 |
+			uint(keyByte[byte(x>>48)])<<6 | uint(keyByte[byte(x>>56)])<<7
+		if m != 0xff {
+			return e - bits.LeadingZeros8(^uint8(m))
+		}
+		e -= 8
+	}
+	for e > 0 && keyByte[s[e-1]] != 0 {
+		e--
+	}
+	return e
+}
+
 // structuralKey reports keys that are not metrics but progress fields or
 // bookkeeping (Lightning's v_num, counters).
 func structuralKey(k string) bool {
+	if len(k) < 2 || len(k) > 16 {
+		return false
+	}
+	var buf [16]byte
+	p := pad16(&buf, k)
+	lo, hi := ld8(p, 0), ld8(p, 8)
+	if (lo|hi)&0x8080808080808080 != 0 {
+		return structuralKeySlow(k) // Unicode case folding
+	}
+	lo, hi = lowerASCII(lo), lowerASCII(hi)
+	w := &structuralKeys.slot[structuralHash(lo, hi, structuralKeys.mul)]
+	return isZero(lo^w.lo|hi^w.hi|uint64(len(k)^w.n)) != 0
+}
+
+// structuralKeys is structuralKeySlow's words in a perfect hash table on
+// their bytes (two little-endian words, zero bytes after the word).
+var structuralKeys = func() (t struct {
+	mul  uint64
+	slot [32]struct {
+		lo, hi uint64
+		n      int // 0 in an empty slot: never a key's length
+	}
+}) {
+	words := []string{"eta", "epoch", "epochs", "step", "steps", "iter", "iteration", "it", "v_num", "batch", "global_step", "progress"}
+	for seed := uint64(1); ; seed++ {
+		mul := (seed*0x9E3779B97F4A7C15 ^ seed>>7) * 0xBF58476D1CE4E5B9 // splitmix-like
+		mul ^= mul >> 27
+		var used uint32
+		ok := true
+		for _, w := range words {
+			var buf [16]byte
+			p := pad16(&buf, w)
+			h := structuralHash(ld8(p, 0), ld8(p, 8), mul)
+			if used&(1<<h) != 0 {
+				ok = false
+				break
+			}
+			used |= 1 << h
+			t.slot[h].lo, t.slot[h].hi, t.slot[h].n = ld8(p, 0), ld8(p, 8), len(w)
+		}
+		if ok {
+			t.mul = mul
+			return t
+		}
+		t.slot = [32]struct {
+			lo, hi uint64
+			n      int
+		}{}
+	}
+}()
+
+func structuralHash(lo, hi, mul uint64) uint64 {
+	x := lo ^ hi*0x9E3779B97F4A7C15
+	x ^= x >> 31
+	return x * mul >> 59
+}
+
+func structuralKeySlow(k string) bool {
 	switch strings.ToLower(k) {
 	case "eta", "epoch", "epochs", "step", "steps", "iter", "iteration", "it", "v_num", "batch", "global_step", "progress":
 		return true
 	}
 	return false
 }
+
+// lowerASCII maps the bytes 'A'-'Z' of x (no byte >= 0x80) to lower case.
+func lowerASCII(x uint64) uint64 {
+	const c41, c5b = 0x3F3F3F3F3F3F3F3F, 0x2525252525252525 // + 0x3F: >= 'A'; + 0x25: > 'Z'
+	upper := (x + c41) &^ (x + c5b) & 0x8080808080808080
+	return x | upper>>2
+}
+
+// isZero returns 1 when x is zero, else 0.
+func isZero(x uint64) uint64 { return (x|-x)>>63 ^ 1 }
