@@ -303,12 +303,14 @@ func (d *jsonDec) str() string {
 	if plain {
 		return body
 	}
-	return jsonUnquote(body)
+	return UnquoteJSON(body)
 }
 
-// jsonUnquote decodes the body of a valid JSON string as encoding/json
-// does: invalid UTF-8 and lone surrogates become U+FFFD.
-func jsonUnquote(s string) string {
+// UnquoteJSON decodes the body of a valid JSON string (what is between
+// the quotes) as encoding/json does: invalid UTF-8 and lone surrogates
+// become U+FFFD. Guest code that scans JSON itself can use it instead of
+// linking encoding/json.
+func UnquoteJSON(s string) string {
 	b := make([]byte, 0, len(s)+utf8.UTFMax)
 	for r := 0; r < len(s); {
 		if n := plainRun(s[r:], false); n > 0 {

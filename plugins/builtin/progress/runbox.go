@@ -4,7 +4,6 @@ import (
 	"math"
 	"strconv"
 	"strings"
-	"unicode/utf16"
 	"unicode/utf8"
 
 	"github.com/runbox/runbox/sdk"
@@ -474,7 +473,7 @@ func (d *anyDecoder) str() (string, bool) {
 			if plain {
 				return s[start:i], true
 			}
-			return unquoteJSON(s[start:i]), true
+			return sdk.UnquoteJSON(s[start:i]), true
 		case c == '\\':
 			plain = false
 			if i+1 >= len(s) {
@@ -501,54 +500,6 @@ func (d *anyDecoder) str() (string, bool) {
 		}
 	}
 	return "", false
-}
-
-// unquoteJSON decodes the body of a valid JSON string.
-func unquoteJSON(s string) string {
-	b := make([]byte, 0, len(s)+utf8.UTFMax)
-	for r := 0; r < len(s); {
-		switch c := s[r]; {
-		case c == '\\':
-			switch e := s[r+1]; e {
-			case 'b':
-				b = append(b, '\b')
-			case 'f':
-				b = append(b, '\f')
-			case 'n':
-				b = append(b, '\n')
-			case 'r':
-				b = append(b, '\r')
-			case 't':
-				b = append(b, '\t')
-			case 'u':
-				rr := hex4(s[r+2:])
-				r += 6
-				if utf16.IsSurrogate(rr) {
-					if r+6 <= len(s) && s[r] == '\\' && s[r+1] == 'u' {
-						if dec := utf16.DecodeRune(rr, hex4(s[r+2:])); dec != utf8.RuneError {
-							b = utf8.AppendRune(b, dec)
-							r += 6
-							continue
-						}
-					}
-					rr = utf8.RuneError
-				}
-				b = utf8.AppendRune(b, rr)
-				continue
-			default: // " \ /
-				b = append(b, e)
-			}
-			r += 2
-		case c < utf8.RuneSelf:
-			b = append(b, c)
-			r++
-		default:
-			rr, size := utf8.DecodeRuneInString(s[r:])
-			b = utf8.AppendRune(b, rr) // U+FFFD for an invalid byte
-			r += size
-		}
-	}
-	return string(b)
 }
 
 // hex4 reads four hex digits at the start of s, or returns -1.
