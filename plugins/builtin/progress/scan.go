@@ -570,7 +570,7 @@ func structuralKey(k string) bool {
 	}
 	lo, hi = lowerASCII(lo), lowerASCII(hi)
 	w := &structuralKeys.slot[structuralHash(lo, hi, structuralKeys.mul)]
-	return isZero(lo^w.lo|hi^w.hi|uint64(len(k)^w.n)) != 0
+	return isZero((lo^w.lo)|(hi^w.hi)|uint64(len(k)^w.n)) != 0
 }
 
 // structuralKeys is structuralKeySlow's words in a perfect hash table on

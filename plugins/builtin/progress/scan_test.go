@@ -135,3 +135,13 @@ func FuzzScanKV(f *testing.F) {
 		}
 	})
 }
+
+// A key that is not structural must not match one that is through a
+// mis-grouped comparison (regression: "G,oBAl_Step" counted as structural).
+func TestStructuralKeyAgreesWithSlow(t *testing.T) {
+	for _, k := range []string{"G,oBAl_Step", "global_step", "step", "Step", "loss", "lr", "epoch", "xstep", "steps_x"} {
+		if got, want := structuralKey(k), structuralKeySlow(k); got != want {
+			t.Errorf("structuralKey(%q) = %v, structuralKeySlow says %v", k, got, want)
+		}
+	}
+}
