@@ -22,8 +22,10 @@ import (
 // treeScript starts a tree that tries every way to outlive its run: a
 // background child, an orphaned grandchild (its parent exits), one in its
 // own session (setsid), and a foreground shell that ignores SIGTERM. Each
-// records its pid in pids; it prints "up" once all four have.
+// records its pid in pids; it prints "up" once all four have. pids is
+// created first: a wait loop reading a missing file would end at once.
 const treeScript = `
+: > pids
 sh -c 'echo $$ >> pids; exec sleep 1000' &
 (sh -c 'echo $$ >> pids; exec sleep 1000' &) 
 setsid sh -c 'echo $$ >> pids; exec sleep 1000' &
@@ -88,7 +90,7 @@ func TestTimeoutDuringSetup(t *testing.T) {
 
 func TestLeftoversEndWithTheRun(t *testing.T) {
 	// The main command exits at once; its background children hold stdout open.
-	spec := shSpec(t, `sh -c 'echo $$ >> pids; exec sleep 1000' & setsid sh -c 'echo $$ >> pids; exec sleep 1000' &
+	spec := shSpec(t, `: > pids; sh -c 'echo $$ >> pids; exec sleep 1000' & setsid sh -c 'echo $$ >> pids; exec sleep 1000' &
 while [ "$(wc -l < pids)" -lt 2 ]; do sleep 0.01; done; echo done`)
 	e, out := run(t, spec)
 	if e.Code != 0 || string(out[runlog.Stdout]) != "done\n" {
