@@ -212,29 +212,35 @@ func hasAt(s string, i int, w string) bool {
 
 // scanLine finds, in one pass over s, the marks s contains: fPre when
 // s has a Prefilter literal, fRaw when it has ESC or CR, and the feature
-// bits. Eight positions per step look up their pair of bytes in
+// bits. Sixteen positions per step look up their pair of bytes in
 // markPairs; at the few marked ones marksAt compares the marks of that
-// byte's row. One loop iteration per eight bytes and per marked
+// byte's row. One loop iteration per sixteen bytes and per marked
 // position (see fastscan.go for why that is what counts).
 func scanLine(s string) (f uint64) {
 	n := len(s)
 	if n < 8 {
 		return scanShort(s)
 	}
-	for b := 0; b < n; b += 8 {
-		w := ld8(s, b)
-		x := ld8(s, b+8) & 0xff
-		k0, k1, k2, k3 := uint16(w), uint16(w>>8), uint16(w>>16), uint16(w>>24)
-		k4, k5, k6, k7 := uint16(w>>32), uint16(w>>40), uint16(w>>48), uint16(w>>56|x<<8)
-		hm := markPairs[k0>>6]>>(k0&63)&1 | markPairs[k1>>6]>>(k1&63)&1<<1 |
-			markPairs[k2>>6]>>(k2&63)&1<<2 | markPairs[k3>>6]>>(k3&63)&1<<3 |
-			markPairs[k4>>6]>>(k4&63)&1<<4 | markPairs[k5>>6]>>(k5&63)&1<<5 |
-			markPairs[k6>>6]>>(k6&63)&1<<6 | markPairs[k7>>6]>>(k7&63)&1<<7
+	for b := 0; b < n; b += 16 {
+		w, v := ld8(s, b), ld8(s, b+8)
+		x := ld8(s, b+16) & 0xff
+		hm := pairMarks(w, v&0xff) | pairMarks(v, x)<<8
 		for ; hm != 0; hm &= hm - 1 {
 			f |= marksAt(s, b+bits.TrailingZeros64(hm))
 		}
 	}
 	return f
+}
+
+// pairMarks has bit j set when the pair of bytes at j of w (the next
+// byte after w is x) is in markPairs.
+func pairMarks(w, x uint64) uint64 {
+	k0, k1, k2, k3 := uint16(w), uint16(w>>8), uint16(w>>16), uint16(w>>24)
+	k4, k5, k6, k7 := uint16(w>>32), uint16(w>>40), uint16(w>>48), uint16(w>>56|x<<8)
+	return markPairs[k0>>6]>>(k0&63)&1 | markPairs[k1>>6]>>(k1&63)&1<<1 |
+		markPairs[k2>>6]>>(k2&63)&1<<2 | markPairs[k3>>6]>>(k3&63)&1<<3 |
+		markPairs[k4>>6]>>(k4&63)&1<<4 | markPairs[k5>>6]>>(k5&63)&1<<5 |
+		markPairs[k6>>6]>>(k6&63)&1<<6 | markPairs[k7>>6]>>(k7&63)&1<<7
 }
 
 // scanShort is scanLine for a line of fewer than eight bytes: the same
@@ -335,7 +341,7 @@ func parseLine(s string, f uint64, st *state) (u sdk.Progress, ok bool) {
 			return u, true
 		}
 	}
-	return parseGeneric(s, f)
+	return parseGeneric(s, f, st)
 }
 
 // mayBeKerasBar reports whether s may hold a Keras bar for parseKeras: a

@@ -87,45 +87,6 @@ func index(s, w string) int {
 	return -1
 }
 
-// rareMark marks the bytes at which scanLine may act on its own; triMark
-// holds (hashed) the first three bytes of every word scanLine looks for
-// that starts with a common byte. A position neither marks is one where
-// scanLine does nothing.
-var rareMark = func() (t [256]uint8) {
-	for _, c := range []byte("#%\xe2/[]{\x1b\r") {
-		t[c] = 1
-	}
-	return t
-}()
-
-var triMark = func() (t [1 << 15 / 64]uint64) {
-	words := []string{"ETA", "Epoch", "EPOCH", "epoch", "Step", "STEP", "Starting training",
-		"step", "Iter", "ITER", "iter", "Batch", "batch", "Progress", "progress", "Loss", "LOSS", "loss"}
-	for _, p := range Prefilter {
-		if rareMark[p[0]] == 0 {
-			if len(p) < 3 {
-				panic("progress: short Prefilter literal " + p)
-			}
-			words = append(words, p)
-		}
-	}
-	for _, w := range words {
-		h := tri(w, 0)
-		t[h>>6] |= 1 << (h & 63)
-	}
-	return t
-}()
-
-func tri(s string, i int) uint32 {
-	return (uint32(s[i]) | uint32(s[i+1])<<8 | uint32(s[i+2])<<16) * 0x9E3779B1 >> 17
-}
-
-// hot reports whether scanLine may act at i; i+2 < len(s).
-func hot(s string, i int) uint64 {
-	h := tri(s, i)
-	return uint64(rareMark[s[i]]) | triMark[h>>6]>>(h&63)&1
-}
-
 // isASCII reports whether s has no byte >= 0x80.
 func isASCII(s string) bool {
 	i := 0
@@ -228,6 +189,15 @@ func nonDigits(x uint64) uint64 {
 	// is 3, and stays 3 when 6 is added (the low nibble is at most 9).
 	// The addition carries into the next byte only from a byte >= 0xFA.
 	y := (x&f0 ^ d0) | ((x+six)&f0 ^ d0)
+	return ((y&low7 + low7) | y) &^ low7
+}
+
+// nonDigitsExact is nonDigits exact for every byte (no carry crosses
+// from one byte to the next).
+func nonDigitsExact(x uint64) uint64 {
+	const f0, d0, f, six, low7 = 0xF0F0F0F0F0F0F0F0, 0x3030303030303030, 0x0F0F0F0F0F0F0F0F, 0x0606060606060606, 0x7F7F7F7F7F7F7F7F
+	// Zero iff a digit: high nibble 3, and low nibble + 6 under 16.
+	y := (x&f0 ^ d0) | (x&f+six)&f0
 	return ((y&low7 + low7) | y) &^ low7
 }
 

@@ -17,6 +17,15 @@ func FuzzFastscan(f *testing.F) {
 		if got := digitRun(s); got != n {
 			t.Fatalf("digitRun(%q) = %d, want %d", s, got, n)
 		}
+		for e := 0; e <= len(s); e++ {
+			want := 0
+			for want < 16 && e-want > 0 && isDigit(s[e-want-1]) {
+				want++
+			}
+			if got := digitsBefore(s, e); got != want {
+				t.Fatalf("digitsBefore(%q, %d) = %d, want %d", s, e, got, want)
+			}
+		}
 		for _, w := range []string{"a", "ab", "/s", "━", strings.Repeat("x", 9)} {
 			if got, want := index(s, w), strings.Index(s, w); got != want {
 				t.Fatalf("index(%q, %q) = %d, want %d", s, w, got, want)

@@ -55,8 +55,11 @@ func kwMask(ks []keyword) (m uint64) {
 	return m
 }
 
-// parseGeneric reads s, whose classify bits are f.
-func parseGeneric(s string, f uint64) (u sdk.Progress, ok bool) {
+// parseGeneric reads s, whose classify bits are f. Its metrics go to
+// st.metrics, not u.Metrics (emit merges them): a map per line costs a
+// guest more than the line's parsing.
+func parseGeneric(s string, f uint64, st *state) (u sdk.Progress, ok bool) {
+	st.metrics = st.metrics[:0]
 	found := false
 	if n, m, end, ok := kwNum(s, maskEpoch, f); ok {
 		u.Epoch, u.EpochTotal, found = n, m, true
@@ -87,17 +90,19 @@ func parseGeneric(s string, f uint64) (u sdk.Progress, ok bool) {
 	if !found && f&fLossAny == 0 {
 		return sdk.Progress{}, false // no key can hold "loss"
 	}
+	ms := st.metrics
 	scanKV(s, func(k string, v float64) {
-		if structuralKey(k) {
+		if !finite(v) || k == "" || structuralKey(k) { // as addMetric
 			return
 		}
 		if found || containsAny(k, kwLoss) {
-			addMetric(&u.Metrics, k, v)
+			ms = append(ms, metric{k, v})
 		}
 	})
-	if !found && len(u.Metrics) == 0 {
+	if !found && len(ms) == 0 {
 		return sdk.Progress{}, false
 	}
+	st.metrics = ms
 	u.Source = "generic"
 	return u, true
 }

@@ -29,6 +29,14 @@ type state struct {
 	source     string   // format of the latest update
 	fastaiCols []string // fastai table header, if known
 	glued      string   // text printed right after a bar, to parse next
+	// metrics of the update parseGeneric returned (instead of a map in
+	// it), in order; emit takes them.
+	metrics []metric
+}
+
+type metric struct {
+	k string
+	v float64
 }
 
 func newState(last *sdk.Progress) *state {
@@ -108,14 +116,13 @@ func Parse(in sdk.ParseInput) sdk.ParseOutput {
 // as Progress.Merge does (the numbers without a branch: in a guest each
 // taken branch costs a check for a timeout).
 func (st *state) emit(acc *sdk.Progress, metrics *metricFold, u *sdk.Progress) {
-	if u.Percentage < 0 || u.Percentage > 100 || !finite(u.Percentage) {
-		u.Percentage = 0
-	}
-	if !finite(u.Rate) || u.Rate < 0 {
-		u.Rate, u.RateUnit = 0, ""
-	}
-	if !finite(u.ETASeconds) || u.ETASeconds < 0 {
-		u.ETASeconds = 0
+	// Out of range, NaN or infinite numbers are "not known": a float's
+	// bits compare as an unsigned number, and every negative one (-0
+	// included), NaN and +Inf is above 100's or the largest float's.
+	u.Percentage = upTo(u.Percentage, 100)
+	u.ETASeconds = upTo(u.ETASeconds, math.MaxFloat64)
+	if r := upTo(u.Rate, math.MaxFloat64); r != u.Rate {
+		u.Rate, u.RateUnit = 0, "" // NaN != 0 too
 	}
 	st.apply(u)
 	acc.Step = orInt(u.Step, acc.Step)
@@ -140,6 +147,10 @@ func (st *state) emit(acc *sdk.Progress, metrics *metricFold, u *sdk.Progress) {
 	for k, v := range u.Metrics {
 		metrics.set(k, v)
 	}
+	for _, m := range st.metrics {
+		metrics.set(m.k, m.v)
+	}
+	st.metrics = st.metrics[:0]
 }
 
 // metricFold merges a batch's metrics, later values winning, in a small
@@ -235,6 +246,13 @@ func keyEq(a, b string) bool {
 func load4(s string, i int) uint32 {
 	t := s[i : i+4]
 	return uint32(t[0]) | uint32(t[1])<<8 | uint32(t[2])<<16 | uint32(t[3])<<24
+}
+
+// upTo returns v when 0 <= v <= max (max > 0), else 0, with no branch.
+func upTo(v, max float64) float64 {
+	a, b := math.Float64bits(v), math.Float64bits(max)
+	over := (^b&a | (^b|a)&(b-a)) >> 63 // a > b, unsigned
+	return math.Float64frombits(a &^ -over)
 }
 
 // orInt returns a, or b when a is zero ("not known").

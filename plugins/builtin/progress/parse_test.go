@@ -2,6 +2,7 @@ package progress
 
 import (
 	"maps"
+	"math"
 	"strconv"
 	"testing"
 )
@@ -61,4 +62,19 @@ func FuzzKeyEq(f *testing.F) {
 			t.Fatalf("keyHash(%q) = 0", a)
 		}
 	})
+}
+
+func TestUpTo(t *testing.T) {
+	for _, v := range []float64{0, math.Copysign(0, -1), 1, 99.5, 100, 100.0000001, -1, math.NaN(), math.Inf(1), math.Inf(-1),
+		math.MaxFloat64, math.SmallestNonzeroFloat64, -math.SmallestNonzeroFloat64} {
+		for _, max := range []float64{100, math.MaxFloat64} {
+			want := v
+			if !(v >= 0 && v <= max) || v == 0 {
+				want = 0
+			}
+			if got := upTo(v, max); math.Float64bits(got) != math.Float64bits(want) {
+				t.Errorf("upTo(%v, %v) = %v, want %v", v, max, got, want)
+			}
+		}
+	}
 }

@@ -3,7 +3,6 @@ package progress
 import (
 	"math"
 	"math/bits"
-	"runtime"
 	"strconv"
 	"strings"
 	"unsafe"
@@ -53,30 +52,6 @@ func parseUint(s string, i int) (v int64, j int, ok bool) {
 func pad16(buf *[16]byte, s string) string {
 	copy(buf[:], s)
 	return unsafe.String(&buf[0], len(buf))
-}
-
-// loadAt returns the eight bytes of s from i (i <= len(s)) as a
-// little-endian word, with zero bytes past the end of s.
-func loadAt(s string, i int) uint64 {
-	if i+8 > len(s) {
-		return loadTail(s, i)
-	}
-	if runtime.GOARCH == "wasm" {
-		return *(*uint64)(unsafe.Add(unsafe.Pointer(unsafe.StringData(s)), i))
-	}
-	return load8(s[i:])
-}
-
-//go:noinline
-func loadTail(s string, i int) uint64 {
-	if len(s) >= 8 {
-		return load8(s[len(s)-8:]) >> (8 * uint(8-(len(s)-i)))
-	}
-	var x uint64
-	for k := len(s) - 1; k >= i; k-- {
-		x = x<<8 | uint64(s[k])
-	}
-	return x
 }
 
 // digits8 returns how many of the eight bytes of x (from the lowest) are
@@ -318,7 +293,7 @@ func parseClock(s string) (float64, bool) {
 		return 0, false
 	}
 	days := 0.0
-	if k := strings.Index(s, "day"); k > 0 {
+	if k := index(s, "day"); k > 0 {
 		d, _, ok := parseUint(strings.TrimSpace(s[:k]), 0)
 		if !ok {
 			return 0, false
@@ -326,12 +301,12 @@ func parseClock(s string) (float64, bool) {
 		days = float64(d)
 		s = strings.TrimLeft(s[k+3:], "s, ")
 	}
-	if strings.IndexByte(s, ':') >= 0 {
+	if indexByte(s, ':') >= 0 {
 		total := 0.0
 		parts := 0
 		for s != "" {
 			part := s
-			if k := strings.IndexByte(s, ':'); k >= 0 {
+			if k := indexByte(s, ':'); k >= 0 {
 				part, s = s[:k], s[k+1:]
 			} else {
 				s = ""
@@ -387,10 +362,7 @@ func fraction(s string, slash int) (n, m int64, ok bool) {
 	if slash <= 0 || slash+1 >= len(s) || s[slash] != '/' {
 		return 0, 0, false
 	}
-	i := slash
-	for i > 0 && isDigit(s[i-1]) {
-		i--
-	}
+	i := slash - digitsBefore(s, slash)
 	if i == slash || slash-i > 12 {
 		return 0, 0, false
 	}
@@ -540,8 +512,8 @@ var keyByte = func() (t [256]uint8) {
 // keyStart returns where the run of key bytes that ends at s[e] starts,
 // eight bytes per step.
 func keyStart(s string, e int) int {
-	for e >= 8 {
-		x := word(s, e-8)
+	for {
+		x := wordBefore(s, e) // zero bytes before s: not key bytes
 		m := uint(keyByte[byte(x)]) | uint(keyByte[byte(x>>8)])<<1 | uint(keyByte[byte(x>>16)])<<2 |
 			uint(keyByte[byte(x>>24)])<<3 | uint(keyByte[byte(x>>32)])<<4 | uint(keyByte[byte(x>>40)])<<5 |
 			uint(keyByte[byte(x>>48)])<<6 | uint(keyByte[byte(x>>56)])<<7
@@ -550,10 +522,32 @@ func keyStart(s string, e int) int {
 		}
 		e -= 8
 	}
-	for e > 0 && keyByte[s[e-1]] != 0 {
-		e--
+}
+
+// digitsBefore returns how many ASCII digits end at s[e] (counted up to
+// sixteen), eight bytes per step.
+func digitsBefore(s string, e int) int {
+	n := bits.LeadingZeros64(nonDigitsExact(wordBefore(s, e))) / 8
+	if n == 8 {
+		n += bits.LeadingZeros64(nonDigitsExact(wordBefore(s, e-8))) / 8
 	}
-	return e
+	return n
+}
+
+// wordBefore returns the eight bytes of s that end at e (e <= len(s)) as
+// a little-endian word, zero bytes before the start of s.
+func wordBefore(s string, e int) uint64 {
+	switch {
+	case e >= 8:
+		return word(s, e-8)
+	case e <= 0:
+		return 0
+	case len(s) >= 8:
+		return word(s, 0) << (8 * uint(8-e))
+	}
+	var buf [16]byte
+	copy(buf[8:], s)
+	return word(unsafe.String(&buf[0], len(buf)), e)
 }
 
 // structuralKey reports keys that are not metrics but progress fields or

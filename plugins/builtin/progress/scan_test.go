@@ -63,7 +63,7 @@ func TestValue8(t *testing.T) {
 func FuzzStructuralKey(f *testing.F) {
 	for _, k := range []string{"", "e", "eta", "ETA", "Epoch", "epochs", "STEP", "steps", "Iter", "ITERATION", "it", "IT",
 		"v_num", "V_NUM", "batch", "global_step", "Global_Step", "progress", "loss", "lr", "eta\x00", "İter", "ſtep",
-		"\u212Aeta", "progress_bar", "iterations", "0123456789abcdefg", "step "} {
+		"\u212Aeta", "progress_bar", "iterations", "0123456789abcdefg", "step ", "G,oBAl_Step", "sTEq", "eta\x00\x00"} {
 		f.Add(k)
 	}
 	f.Fuzz(func(t *testing.T, k string) {
