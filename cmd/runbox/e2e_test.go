@@ -111,6 +111,8 @@ func TestUnknownIDsAndBadFlags(t *testing.T) {
 		{[]string{"run", "--sandbox", "vm", "--", "true"}, "--sandbox"},
 		{[]string{"run", "--timeout", "soon", "--", "true"}, "--timeout"},
 		{[]string{"run"}, "no command"},
+		{[]string{"run", "--no-such-flag", "--", "true"}, "unknown flag --no-such-flag"},
+		{[]string{"plan", "--sandbox", "process", "--bogus"}, "unknown flag --bogus"},
 		{[]string{"ls", "--state", "bogus"}, "unknown state"},
 		{[]string{"frobnicate"}, "unexpected argument"},
 	} {

@@ -53,6 +53,9 @@ type exitError struct{ code int }
 
 func (e exitError) Error() string { return fmt.Sprintf("exit %d", e.code) }
 
+// usageError is a command line kong accepted but runbox does not: exit 2.
+type usageError struct{ error }
+
 // ExitCode returns an error that makes Main exit with code and print nothing.
 func ExitCode(code int) error { return exitError{code} }
 
@@ -68,43 +71,85 @@ type Engine interface {
 // Main parses args (without the program name), runs the command and
 // returns the process exit code.
 func Main(args []string, engine Engine) int {
-	var cli CLI
-	parser, err := kong.New(&cli,
-		kong.Name("runbox"),
-		kong.Description("runbox runs scripts — training jobs, data processing, generated code — in a Docker container or a supervised process, and tells you whether it is progressing and, when it fails, why and what to do next."),
-		kong.UsageOnError(),
-		kong.ConfigureHelp(kong.HelpOptions{Compact: true, NoExpandSubcommands: true}),
-		kong.Vars{"version": Version},
-	)
+	kctx, globals, err := parse(args)
 	if err != nil {
-		fmt.Fprintln(os.Stderr, "runbox:", err)
-		return 2
-	}
-	kctx, err := parser.Parse(args)
-	if err != nil {
-		var pe *kong.ParseError
-		if errors.As(err, &pe) {
-			fmt.Fprintln(os.Stderr, "runbox:", err)
-			return 2
-		}
 		fmt.Fprintln(os.Stderr, "runbox:", err)
 		return 2
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM)
 	defer stop()
-	app := newApp(&cli.Globals, engine)
+	app := newApp(globals, engine)
 	kctx.BindTo(ctx, (*context.Context)(nil))
 	err = kctx.Run(app)
 	var ee exitError
+	var ue usageError
 	switch {
 	case err == nil:
 		return 0
 	case errors.As(err, &ee):
 		return ee.code
+	case errors.As(err, &ue):
+		fmt.Fprintln(os.Stderr, "runbox:", err)
+		return 2 // as for the flags kong rejects
 	default:
 		fmt.Fprintln(os.Stderr, "runbox:", err)
 		return 1
 	}
+}
+
+// parse parses args with kong. `runbox run` is parsed with a model of that
+// command alone first: kong builds its model of every command and flag at
+// each start (tag parsing, interpolation), a millisecond or more, and run
+// is the command whose start-up users wait on. Help and anything the small
+// model rejects go to the full model, so what is printed is the same.
+func parse(args []string) (*kong.Context, *Globals, error) {
+	if len(args) > 0 && args[0] == "run" && !asksHelp(args) {
+		var c runOnly
+		if p, err := newParser(&c); err == nil {
+			if kctx, err := p.Parse(args); err == nil {
+				return kctx, &c.Globals, nil
+			}
+		}
+	}
+	var c CLI
+	p, err := newParser(&c)
+	if err != nil {
+		return nil, nil, err
+	}
+	kctx, err := p.Parse(args)
+	return kctx, &c.Globals, err
+}
+
+func newParser(grammar any) (*kong.Kong, error) {
+	return kong.New(grammar,
+		kong.Name("runbox"),
+		kong.Description(description),
+		kong.UsageOnError(),
+		kong.ConfigureHelp(kong.HelpOptions{Compact: true, NoExpandSubcommands: true}),
+		kong.Vars{"version": Version},
+	)
+}
+
+const description = "runbox runs scripts — training jobs, data processing, generated code — in a Docker container or a supervised process, and tells you whether it is progressing and, when it fails, why and what to do next."
+
+// runOnly is CLI with only the run command (see parse).
+type runOnly struct {
+	Globals
+	Run RunCmd `cmd:"" help:"Run a command and stream its output (attached), or start it in the background (--detach)."`
+}
+
+// asksHelp reports a help flag before "--" (after it, flags are the
+// command's own).
+func asksHelp(args []string) bool {
+	for _, a := range args {
+		switch a {
+		case "--":
+			return false
+		case "-h", "--help":
+			return true
+		}
+	}
+	return false
 }
 
 // VersionCmd prints the version.

@@ -128,8 +128,13 @@ func (f *SpecFlags) request(cmd []string) (api.RunRequest, error) {
 // commandArgs is the command after "--" (kong keeps the separator in a
 // passthrough argument), or an error saying how to give one.
 func commandArgs(args []string, verb string) ([]string, error) {
-	if len(args) > 0 && args[0] == "--" {
+	switch {
+	case len(args) > 0 && args[0] == "--":
 		args = args[1:]
+	case len(args) > 0 && strings.HasPrefix(args[0], "-") && args[0] != "-":
+		// kong hands a flag it does not know to the passthrough command
+		// rather than reject it: a typo must not become the command.
+		return nil, usageError{errorf("unknown flag %s (put the command after --: runbox %s [flags] -- CMD [ARGS...])", args[0], verb)}
 	}
 	if len(args) == 0 {
 		return nil, errorf("no command given: runbox %s [flags] -- CMD [ARGS...]", verb)
