@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"sync"
 	"syscall"
 	"time"
 
@@ -19,9 +20,40 @@ import (
 type handle struct {
 	pid      int // supervisor; 0 when it never wrote its pid file
 	stateDir string
-	done     <-chan struct{}
+	done     <-chan struct{} // the run has ended: see ended
 	signal   func(syscall.Signal) error
 	waitErr  string // how the supervisor exited, for Start's own child
+
+	// Started here only: reaped closes once the supervisor is reaped
+	// (waitErr is set then), recorded once it said its exit record is on
+	// disk, which is sooner.
+	reaped     <-chan struct{}
+	recorded   chan struct{}
+	recordOnce sync.Once
+}
+
+// exited returns a channel closed once the supervisor process is gone:
+// for a started handle, once it is reaped (waitErr is set then).
+func (h *handle) exited() <-chan struct{} {
+	if h.reaped != nil {
+		return h.reaped
+	}
+	return h.done
+}
+
+// endedChan returns a channel closed when the supervisor has been reaped
+// or has reported its exit record written, whichever comes first.
+func (h *handle) endedChan() <-chan struct{} {
+	h.recorded = make(chan struct{})
+	done := make(chan struct{})
+	go func() {
+		select {
+		case <-h.reaped:
+		case <-h.recorded:
+		}
+		close(done)
+	}()
+	return done
 }
 
 // Ref is the supervisor's pid.

@@ -26,12 +26,27 @@ func TestMain(m *testing.M) {
 	if len(os.Args) > 1 {
 		switch os.Args[1] {
 		case "__supervise":
-			os.Exit(process.SupervisorMain(os.Args[2:]))
+			code := process.SupervisorMain(os.Args[2:])
+			lingerUntil(os.Getenv("RUNBOX_TEST_LINGER_UNTIL"))
+			os.Exit(code)
 		case "__start_helper":
 			os.Exit(startHelper(os.Args[2]))
 		}
 	}
 	os.Exit(m.Run())
+}
+
+// lingerUntil keeps a supervisor that has finished its run alive until
+// the file path exists (TestWaitEndsAtTheExitRecord).
+func lingerUntil(path string) {
+	if path == "" {
+		return
+	}
+	for deadline := time.Now().Add(time.Minute); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+		if _, err := os.Stat(path); err == nil {
+			return
+		}
+	}
 }
 
 // startHelper plays a daemon: it starts the run described by the JSON spec,

@@ -144,7 +144,7 @@ func (s *Sandbox) Start(ctx context.Context, spec sandbox.Spec) (sandbox.Handle,
 		os.Remove(filepath.Join(dir, specFile))
 		return nil, fmt.Errorf("start run %s: %w", spec.RunID, err)
 	}
-	err = waitReady(ctx, ready)
+	err = h.waitReady(ctx, ready)
 	if err != nil && standby && ctx.Err() == nil && neverTookRun(h, dir) {
 		// The standby died before it took the run (its spec is unread):
 		// a fresh supervisor runs it instead.
@@ -152,7 +152,7 @@ func (s *Sandbox) Start(ctx context.Context, spec sandbox.Spec) (sandbox.Handle,
 			os.Remove(filepath.Join(dir, specFile))
 			return nil, fmt.Errorf("start run %s: %w", spec.RunID, err)
 		}
-		err = waitReady(ctx, ready)
+		err = h.waitReady(ctx, ready)
 	}
 	if err != nil {
 		if ctx.Err() != nil {
@@ -160,7 +160,7 @@ func (s *Sandbox) Start(ctx context.Context, spec sandbox.Spec) (sandbox.Handle,
 			_ = h.signal(syscall.SIGTERM)
 			return nil, fmt.Errorf("start run %s: %w", spec.RunID, ctx.Err())
 		}
-		<-h.done
+		<-h.exited()
 		if _, rerr := readExit(dir); rerr == nil {
 			return h, nil // it ended before it could report; Wait tells why
 		}
@@ -213,8 +213,9 @@ func startSupervisor(exe string, args []string, errf, extra *os.File) (*handle, 
 		r.Close()
 		return nil, nil, fmt.Errorf("start supervisor: %w", err)
 	}
-	done := make(chan struct{})
-	h := &handle{pid: cmd.Process.Pid, done: done}
+	reaped := make(chan struct{})
+	h := &handle{pid: cmd.Process.Pid, reaped: reaped}
+	h.done = h.endedChan()
 	h.signal = func(sig syscall.Signal) error {
 		// pidfd-backed in os: never signals a recycled pid.
 		if err := cmd.Process.Signal(sig); err != nil && !errors.Is(err, os.ErrProcessDone) {
@@ -230,23 +231,43 @@ func startSupervisor(exe string, args []string, errf, extra *os.File) (*handle, 
 		} else {
 			h.waitErr = "exit status 0"
 		}
-		close(done)
+		close(reaped)
 	}()
 	return h, r, nil
 }
 
-func waitReady(ctx context.Context, r *os.File) error {
-	defer r.Close()
+// The supervisor's messages on its ready pipe: the run is under way; its
+// exit record is on disk.
+const (
+	readyMsg  = "ok\n"
+	exitedMsg = "exited\n"
+)
+
+// waitReady waits for the supervisor's "ok" on r. Once it came, r is
+// watched in the background for "exited", which ends h at once rather
+// than when the supervisor process has gone.
+func (h *handle) waitReady(ctx context.Context, r *os.File) error {
 	stop := context.AfterFunc(ctx, func() { _ = r.SetReadDeadline(time.Now()) })
-	defer stop()
-	line, err := bufio.NewReader(r).ReadString('\n')
-	if line == "ok\n" {
-		return nil
+	br := bufio.NewReader(r)
+	line, err := br.ReadString('\n')
+	if !stop() {
+		r.Close()
+		return ctx.Err()
 	}
-	if err == nil {
-		err = fmt.Errorf("unexpected ready message %q", line)
+	if line != readyMsg {
+		r.Close()
+		if err == nil {
+			err = fmt.Errorf("unexpected ready message %q", line)
+		}
+		return err
 	}
-	return err
+	go func() {
+		defer r.Close()
+		if line, _ := br.ReadString('\n'); line == exitedMsg {
+			h.recordOnce.Do(func() { close(h.recorded) })
+		}
+	}()
+	return nil
 }
 
 // tail returns the last lines of a small diagnostic file.

@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -295,4 +296,31 @@ func TestHealth(t *testing.T) {
 	if h.Name != sandbox.Process || !h.Available || h.Info["memory_limit"] == "" {
 		t.Fatalf("health %+v", h)
 	}
+}
+
+// TestWaitEndsAtTheExitRecord: the supervisor says on its ready pipe when
+// the exit record is on disk, and Wait returns then, without waiting for
+// the supervisor process to exit (here it lingers on purpose); the
+// supervisor is still reaped once it does exit.
+func TestWaitEndsAtTheExitRecord(t *testing.T) {
+	release := filepath.Join(t.TempDir(), "release")
+	t.Setenv("RUNBOX_TEST_LINGER_UNTIL", release)
+	spec := newSpec(t, "sh", "-c", "echo done; exit 3")
+	h := start(t, newSandbox(process.Options{}), spec)
+	e := wait(t, h)
+	if e.Code != 3 {
+		t.Fatalf("exit %+v, want code 3", e)
+	}
+	sup, _ := strconv.Atoi(h.Ref())
+	if !alive(sup) {
+		t.Fatal("the supervisor had exited: Wait did not end at the exit record")
+	}
+	if err := os.WriteFile(release, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	proc := "/proc/" + h.Ref()
+	waitFor(t, "the supervisor to be reaped", func() bool {
+		_, err := os.Stat(proc)
+		return err != nil
+	})
 }

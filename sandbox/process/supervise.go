@@ -36,7 +36,9 @@ func SupervisorMain(args []string) int {
 	sigs := make(chan os.Signal, 1)
 	signal.Notify(sigs, syscall.SIGTERM, syscall.SIGINT)
 	signal.Ignore(syscall.SIGHUP, syscall.SIGPIPE)
+	var warm warmState
 	if len(args) == 1 && args[0] == standbyArg {
+		warm = warmUp()
 		dir, ok := awaitRun()
 		if !ok {
 			return 0 // the daemon went away before it had a run for us
@@ -47,9 +49,9 @@ func SupervisorMain(args []string) int {
 		fmt.Fprintln(os.Stderr, "usage: __supervise STATE_DIR")
 		return 2
 	}
-	s := &supervisor{stateDir: args[0], sigs: sigs, self: os.Getpid(), started: time.Now()}
+	s := &supervisor{stateDir: args[0], sigs: sigs, self: os.Getpid(), started: time.Now(), selfStart: warm.selfStart}
 	s.ready = readyPipe()
-	defer s.signalReady()
+	defer s.signalEnded()
 	if err := s.run(); err != nil {
 		fmt.Fprintf(os.Stderr, "runbox supervisor: %v\n", err)
 		if !exists(s.path(exitFile)) {
@@ -76,6 +78,7 @@ type supervisor struct {
 	spec          sandbox.Spec
 	forceWatchdog bool
 	self          int
+	selfStart     uint64 // the kernel's start time of self, if known yet
 	started       time.Time
 	grace         time.Duration
 	sigs          chan os.Signal
@@ -98,13 +101,29 @@ type supervisor struct {
 
 func (s *supervisor) path(name string) string { return filepath.Join(s.stateDir, name) }
 
+// signalReady tells Start the run is under way ("ok"). The pipe stays
+// open for signalEnded.
 func (s *supervisor) signalReady() {
 	s.readyOnce.Do(func() {
 		if s.ready != nil {
-			_, _ = s.ready.Write([]byte("ok\n"))
-			s.ready.Close()
+			_, _ = s.ready.Write([]byte(readyMsg))
 		}
 	})
+}
+
+// signalEnded tells the starter that the exit record is on disk
+// ("exited"), so it need not wait for this process to exit, then closes
+// the pipe. Without a record the pipe just closes: the starter then goes
+// by the process's exit.
+func (s *supervisor) signalEnded() {
+	s.signalReady()
+	if s.ready == nil {
+		return
+	}
+	if exists(s.path(exitFile)) {
+		_, _ = s.ready.Write([]byte(exitedMsg))
+	}
+	s.ready.Close()
 }
 
 func (s *supervisor) run() error {
@@ -113,11 +132,14 @@ func (s *supervisor) run() error {
 		return fmt.Errorf("read spec: %w", err)
 	}
 	s.spec, s.forceWatchdog = b.Spec, b.ForceWatchdog
-	start, err := procStart(s.self)
-	if err != nil {
-		return fmt.Errorf("own start time: %w", err)
+	if s.selfStart == 0 {
+		start, err := procStart(s.self)
+		if err != nil {
+			return fmt.Errorf("own start time: %w", err)
+		}
+		s.selfStart = start
 	}
-	if err := writeJSON(s.path(pidFile), pidRecord{Pid: s.self, Start: start}, false); err != nil {
+	if err := writeJSON(s.path(pidFile), pidRecord{Pid: s.self, Start: s.selfStart}, false); err != nil {
 		return fmt.Errorf("write pid file: %w", err)
 	}
 	os.Remove(s.path(specFile)) // it may hold secrets (env, stdin)
