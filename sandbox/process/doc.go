@@ -12,8 +12,11 @@
 // output), enforces timeout, stop and memory limit on the whole tree, and
 // finally writes the exit record. Start returns once the supervisor reports
 // on its ready pipe (fd 3) that the first command has started, so a fast
-// command costs no polling anywhere: Start blocks on a pipe read, Wait on
-// the supervisor's exit (cmd.Wait in Start's process, a pidfd after Recover).
+// command costs no polling anywhere: Start blocks on a pipe read. The
+// supervisor says "exited" on the same pipe once its exit record is on
+// disk, and Wait returns then; without that message (the supervisor died)
+// Wait goes by the supervisor's exit (cmd.Wait in Start's process, a pidfd
+// after Recover).
 //
 // On Linux the supervisor is a child subreaper: a grandchild that escapes
 // the process group (setsid, double fork) is reparented to it, so it is
