@@ -76,6 +76,9 @@ type pendingRun struct {
 	smoke *sandbox.Spec
 	// prepared: the run is already in preparing (created so, or recovered).
 	prepared bool
+	// backend is the run's sandbox, so a prepared run starts without
+	// reading its record back.
+	backend string
 }
 
 // ErrClosed is returned once the engine is shutting down.

@@ -218,7 +218,7 @@ func (e *Engine) recoverRun(ctx context.Context, run *store.Run) {
 			// Its queued spec is removed once it has started; still there
 			// means it never did, so it starts now.
 			if p, perr := loadPending(e.runDir(run.ID)); perr == nil {
-				p.prepared = true
+				p.prepared, p.backend = true, run.Sandbox
 				e.enqueue(run.ID, p)
 				return
 			}

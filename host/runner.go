@@ -64,20 +64,24 @@ func (r *runner) start(p *pendingRun) {
 	ctx := r.e.ctx
 	defer r.e.finish(r.id)
 	r.e.log.Debug("run: preparing", "run", r.id)
-	var run *store.Run
-	var err error
-	if r.prepared {
-		run, err = r.e.cfg.Store.GetRun(ctx, r.id)
-	} else {
-		run, err = r.e.cfg.Store.Transition(ctx, r.id, store.Preparing, "preparing", nil)
+	backend := p.backend
+	if !r.prepared || backend == "" {
+		var run *store.Run
+		var err error
+		if r.prepared {
+			run, err = r.e.cfg.Store.GetRun(ctx, r.id)
+		} else {
+			run, err = r.e.cfg.Store.Transition(ctx, r.id, store.Preparing, "preparing", nil)
+		}
+		if err != nil {
+			r.e.log.Error("run: preparing", "run", r.id, "err", err)
+			return
+		}
+		backend = run.Sandbox
 	}
-	if err != nil {
-		r.e.log.Error("run: preparing", "run", r.id, "err", err)
-		return
-	}
-	sb, ok := r.e.cfg.Sandboxes[run.Sandbox]
+	sb, ok := r.e.cfg.Sandboxes[backend]
 	if !ok {
-		r.fail(ctx, sandbox.Exit{Error: fmt.Sprintf("sandbox %q is not available in this daemon", run.Sandbox)}, false)
+		r.fail(ctx, sandbox.Exit{Error: fmt.Sprintf("sandbox %q is not available in this daemon", backend)}, false)
 		return
 	}
 	if err := prepareDirs(p.spec); err != nil {

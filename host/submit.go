@@ -96,7 +96,7 @@ func (e *Engine) Submit(ctx context.Context, req api.RunRequest) (*store.Run, er
 			run.PlanID = parent.PlanID
 		}
 	}
-	p := &pendingRun{spec: spec}
+	p := &pendingRun{spec: spec, backend: backend}
 	if req.Smoke {
 		if plan == nil || plan.Result.Smoke == nil {
 			return nil, badRequest("--smoke needs a plan with a smoke command (runbox plan found none)")

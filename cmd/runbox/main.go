@@ -16,7 +16,6 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"syscall"
 
 	"github.com/runbox/runbox/cmd/internal/cli"
@@ -50,15 +49,9 @@ func (execEngine) Run(_ context.Context, _ *cli.App, _ any) error {
 // engineBinary finds runboxd: beside this binary (symlinks resolved), else
 // on PATH.
 func engineBinary() (string, error) {
-	self, err := os.Executable()
+	sib, self, err := cli.Sibling("runboxd")
 	if err == nil {
-		if real, err := filepath.EvalSymlinks(self); err == nil {
-			self = real
-		}
-		sib := filepath.Join(filepath.Dir(self), "runboxd")
-		if st, err := os.Stat(sib); err == nil && st.Mode().IsRegular() && st.Mode()&0o111 != 0 {
-			return sib, nil
-		}
+		return sib, nil
 	}
 	if p, err := exec.LookPath("runboxd"); err == nil {
 		return p, nil

@@ -49,16 +49,12 @@ func runDaemon(ctx context.Context, a *cli.App, c *cli.DaemonCmd) error {
 // of runboxd's and whose resident size is a third, else runboxd itself
 // (both carry the supervisor).
 func supervisorExe() (string, error) {
-	self, err := os.Executable()
-	if err != nil {
-		return "", fmt.Errorf("daemon: find own binary: %w", err)
-	}
-	if real, err := filepath.EvalSymlinks(self); err == nil {
-		self = real
-	}
-	sib := filepath.Join(filepath.Dir(self), "runbox")
-	if st, err := os.Stat(sib); err == nil && st.Mode().IsRegular() && st.Mode()&0o111 != 0 {
+	sib, self, err := cli.Sibling("runbox")
+	switch {
+	case err == nil:
 		return sib, nil
+	case self == "":
+		return "", fmt.Errorf("daemon: %w", err)
 	}
 	return self, nil
 }

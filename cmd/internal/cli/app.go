@@ -62,10 +62,24 @@ func friendly(err error) error {
 	if errors.As(err, &ce) {
 		return errors.New(ce.Msg)
 	}
-	if errors.Is(err, client.ErrNoDaemon) {
-		return err
-	}
 	return err
+}
+
+// Sibling returns the executable named name in the directory of this
+// process's binary (symlinks resolved), and this binary's path.
+func Sibling(name string) (sib, self string, err error) {
+	self, err = os.Executable()
+	if err != nil {
+		return "", "", fmt.Errorf("find own binary: %w", err)
+	}
+	if real, err := filepath.EvalSymlinks(self); err == nil {
+		self = real
+	}
+	sib = filepath.Join(filepath.Dir(self), name)
+	if st, err := os.Stat(sib); err != nil || !st.Mode().IsRegular() || st.Mode()&0o111 == 0 {
+		return "", self, fmt.Errorf("no executable %s next to %s", name, self)
+	}
+	return sib, self, nil
 }
 
 func errorf(format string, a ...any) error { return fmt.Errorf(format, a...) }
