@@ -44,9 +44,26 @@ func (s *Sandbox) begin(exe, dir string) (h *handle, ready *os.File, standby boo
 		h, ready, err = s.launch(exe, dir)
 		return h, ready, false, err
 	}
-	// The next standby starts a little later, so its exec does not compete
-	// for the CPU with the run just handed over (short runs end first).
-	defer time.AfterFunc(refillDelay, func() { s.fillStandby(exe) })
+	// The next standby starts once this run has ended or after
+	// refillDelay, whichever is first: its start-up does not compete for
+	// the CPU with a short run, and back-to-back short runs still find
+	// one (already exec'd, if not yet through its start-up: the run's
+	// directory waits in its pipe).
+	defer func() {
+		var ended <-chan struct{}
+		if h != nil {
+			ended = h.done
+		}
+		go func() {
+			t := time.NewTimer(refillDelay)
+			defer t.Stop()
+			select {
+			case <-ended:
+			case <-t.C:
+			}
+			s.fillStandby(exe)
+		}()
+	}()
 	if sb := s.takeStandby(); sb != nil {
 		_, err := fmt.Fprintf(sb.control, "%s\n", dir)
 		sb.control.Close()
