@@ -33,7 +33,7 @@ func runDaemon(ctx context.Context, a *cli.App, c *cli.DaemonCmd) error {
 		sandbox.Process: process.New(process.Options{Exe: exe, Args: []string{cli.SuperviseArg}, Standby: true}),
 	}
 	if !c.NoDocker {
-		sbs[sandbox.Docker] = docker.New(docker.Options{DefaultImage: c.DefaultImage})
+		sbs[sandbox.Docker] = docker.New(docker.Options{DefaultImage: c.DefaultImage, Home: a.G.Home})
 	}
 	judge := newJudge(log, c.PluginIdle)
 	defer judge.Close()

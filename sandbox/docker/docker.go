@@ -33,6 +33,10 @@ const WorkspaceMount = "/workspace"
 const (
 	LabelRunID   = "io.runbox.run-id"
 	LabelManaged = "io.runbox.managed"
+	// LabelHome is the runbox home (state directory) whose daemon made the
+	// container: two homes may share one Docker daemon, and each sweeps
+	// only its own containers.
+	LabelHome = "io.runbox.home"
 )
 
 // ErrImage means the image is neither present nor pullable. It is returned
@@ -56,6 +60,10 @@ type Options struct {
 	KeepContainers bool
 	// PullTimeout bounds pulling a missing image (default 10 minutes).
 	PullTimeout time.Duration
+	// Home is the runbox home this sandbox serves. Its containers are
+	// labelled with it (LabelHome) and Sweep removes only those: another
+	// home's daemon on the same Docker daemon keeps its runs.
+	Home string
 }
 
 // Sandbox is the Docker backend. It implements sandbox.Sandbox and

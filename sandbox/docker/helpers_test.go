@@ -49,6 +49,8 @@ func helperMain(specJSON string) int {
 	select {} // copy output until SIGKILLed
 }
 
+const testHome = "runbox sandbox/docker tests"
+
 type env struct {
 	sb    *Sandbox
 	cli   *client.Client
@@ -59,7 +61,9 @@ func setup(t *testing.T) env {
 	t.Helper()
 	cli := dockertest.Require(t)
 	img := dockertest.BusyboxImage(t)
-	sb := New(Options{DefaultImage: img})
+	// A home of their own: a runbox daemon started by another package's
+	// tests on the same Docker daemon must not sweep these containers.
+	sb := New(Options{DefaultImage: img, Home: testHome})
 	t.Cleanup(func() { sb.Close() })
 	return env{sb: sb, cli: cli, image: img}
 }

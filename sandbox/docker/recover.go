@@ -93,8 +93,9 @@ func findRun(ctx context.Context, cli *client.Client, runID string) ([]container
 	return cs, nil
 }
 
-// Sweep removes the containers runbox created for runs that known says are
-// no longer live (orphans of a crash, or kept containers of old runs).
+// Sweep removes the containers this home's runbox created (LabelHome is
+// Options.Home) for runs that known says are no longer live: orphans of a
+// crash, or kept containers of old runs. Other homes' containers stay.
 func (s *Sandbox) Sweep(ctx context.Context, known func(runID string) bool) (int, error) {
 	cli, err := s.ready(ctx)
 	if err != nil {
@@ -110,7 +111,7 @@ func (s *Sandbox) Sweep(ctx context.Context, known func(runID string) bool) (int
 	n := 0
 	var errs []error
 	for _, c := range cs {
-		if known(c.Labels[LabelRunID]) {
+		if c.Labels[LabelHome] != s.opts.Home || known(c.Labels[LabelRunID]) {
 			continue
 		}
 		if err := cli.ContainerRemove(ctx, c.ID, container.RemoveOptions{Force: true}); err != nil {

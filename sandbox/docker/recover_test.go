@@ -176,13 +176,24 @@ func TestSweep(t *testing.T) {
 		}
 		ids = append(ids, spec.RunID)
 	}
+	// A run of another home on the same Docker daemon: not ours to sweep,
+	// though this home does not know it.
+	other := New(Options{DefaultImage: e.image, Home: testHome + " (another)"})
+	t.Cleanup(func() { other.Close() })
+	theirs := e.newSpec(t, "sleep", "60")
+	if _, err := other.Start(ctx, theirs); err != nil {
+		t.Fatal(err)
+	}
 	// Only the second run counts as an orphan; everything else on this
 	// daemon (other tests' runs included) is "known" and must stay.
-	n, err := e.sb.Sweep(ctx, func(id string) bool { return id != ids[1] })
+	n, err := e.sb.Sweep(ctx, func(id string) bool { return id != ids[1] && id != theirs.RunID })
 	if err != nil || n != 1 {
 		t.Fatalf("sweep = %d, %v; want 1", n, err)
 	}
 	if len(e.containers(t, ids[0])) != 1 || len(e.containers(t, ids[1])) != 0 {
 		t.Error("sweep removed the wrong container")
+	}
+	if len(e.containers(t, theirs.RunID)) != 1 {
+		t.Error("sweep removed another home's container")
 	}
 }

@@ -53,6 +53,7 @@ func (s *Sandbox) Start(ctx context.Context, spec sandbox.Spec) (sandbox.Handle,
 	if err != nil {
 		return nil, fmt.Errorf("docker start: %w", err)
 	}
+	p.config.Labels[LabelHome] = s.opts.Home
 	st, err := loadState(spec.StateDir)
 	if err != nil {
 		return nil, err
