@@ -1,6 +1,7 @@
 package plugins
 
 import (
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"math/bits"
@@ -31,6 +32,15 @@ type prefilter struct {
 	single  [256]*literal        // one-byte literals
 	tri     [1 << 15 / 64]uint64 // first three bytes of every literal, hashed
 	byFirst [256][]*literal      // longer literals by first byte
+	// pairs, when no literal is a single byte, marks two adjacent byte
+	// pairs of every literal, at offsets j and j+1 (0 <= j <= 3, where
+	// the pairs look rarest in text; a two-byte literal: itself, and its
+	// second byte followed by any byte): matchPairs looks at every other
+	// position only (see there). A literal at p shows a marked pair at p
+	// +j or p+j+1, so a marked pair at q sends q-j-1 ... q to at. An
+	// entry, by the pair's bytes a | b<<8, is 1 | back<<1 for a marked
+	// pair, back the largest j+1 of its literals; 0 for the others.
+	pairs *[1 << 16]uint8
 }
 
 // literal is one Prefilter literal and its confirm entries (none: plain).
@@ -112,6 +122,33 @@ func newPrefilter(literals []string, confirms []sdk.PrefilterConfirm) (*prefilte
 		}
 		st.entries = append(st.entries, confirm{before, after})
 	}
+	pairs := new([1 << 16]uint8)
+	markPair := func(a, b byte, back int) {
+		k := uint16(a) | uint16(b)<<8
+		pairs[k] = max(pairs[k], 1|uint8(back)<<1)
+	}
+	for _, s := range literals {
+		switch {
+		case len(s) == 1:
+			pairs = nil // a lone byte is in no pair: matchTri
+		case pairs == nil || len(s) == 0:
+		case len(s) == 2:
+			markPair(s[0], s[1], 1)
+			for c := range 256 {
+				markPair(s[1], byte(c), 1)
+			}
+		default:
+			j := 0
+			for k := 1; k+3 <= len(s) && k <= 3; k++ {
+				if pairCommon(s[k:k+3]) < pairCommon(s[j:j+3]) {
+					j = k
+				}
+			}
+			markPair(s[j], s[j+1], j+1)
+			markPair(s[j+1], s[j+2], j+1)
+		}
+	}
+	f.pairs = pairs
 	for _, s := range literals {
 		l := newLiteral(s)
 		if st := conf[s]; st != nil && !st.plain {
@@ -194,6 +231,110 @@ func (f *prefilter) match(line string) bool {
 			}
 		}
 	}
+	if f.pairs != nil {
+		return f.matchPairs(line)
+	}
+	return f.matchTri(line)
+}
+
+// matchPairs is match for a prefilter with pairs: it looks up the byte
+// pair at every even position of line in pairs, four per 8-byte load.
+// An occurrence of a literal (two bytes or more) at p shows its pair at
+// offset j at p+j when p+j is even, else its pair at offset j+1; so a
+// marked pair at q sends positions q-back ... q to at (through tri
+// first). The last bytes are looked at the same way, padded with zero
+// bytes to 16.
+func (f *prefilter) matchPairs(line string) bool {
+	n := len(line)
+	i := 0
+	for ; i+16 <= n; i += 16 {
+		t := line[i : i+16]
+		w := uint64(t[0]) | uint64(t[1])<<8 | uint64(t[2])<<16 | uint64(t[3])<<24 |
+			uint64(t[4])<<32 | uint64(t[5])<<40 | uint64(t[6])<<48 | uint64(t[7])<<56
+		v := uint64(t[8]) | uint64(t[9])<<8 | uint64(t[10])<<16 | uint64(t[11])<<24 |
+			uint64(t[12])<<32 | uint64(t[13])<<40 | uint64(t[14])<<48 | uint64(t[15])<<56
+		if hm := f.pairMarks(w, v); hm != 0 && f.pairsAt(line, i, hm) {
+			return true
+		}
+	}
+	if i < n {
+		// The last bytes, padded with zero bytes: a pair that holds one
+		// only sends positions inside line to at.
+		var buf [16]byte
+		copy(buf[:], line[i:])
+		w, v := binary.LittleEndian.Uint64(buf[:8]), binary.LittleEndian.Uint64(buf[8:])
+		if hm := f.pairMarks(w, v); hm != 0 && f.pairsAt(line, i, hm) {
+			return true
+		}
+	}
+	return false
+}
+
+// pairMarks has bit 2k set when the pair of bytes 2k, 2k+1 of the 16
+// bytes w, v (little-endian) is marked in pairs.
+func (f *prefilter) pairMarks(w, v uint64) uint64 {
+	pairs := f.pairs
+	return uint64(pairs[uint16(w)]&1) | uint64(pairs[uint16(w>>16)]&1)<<2 |
+		uint64(pairs[uint16(w>>32)]&1)<<4 | uint64(pairs[uint16(w>>48)]&1)<<6 |
+		uint64(pairs[uint16(v)]&1)<<8 | uint64(pairs[uint16(v>>16)]&1)<<10 |
+		uint64(pairs[uint16(v>>32)]&1)<<12 | uint64(pairs[uint16(v>>48)]&1)<<14
+}
+
+// pairsAt checks, for each marked pair at i+q (bit q of hm), the
+// positions of line from the pair's back before it to it.
+func (f *prefilter) pairsAt(line string, i int, hm uint64) bool {
+	n := len(line)
+	for ; hm != 0; hm &= hm - 1 {
+		q := i + bits.TrailingZeros64(hm)
+		if q >= n {
+			break // a pair of padding only: no literal ends past line
+		}
+		k := uint16(line[q])
+		if q+1 < n {
+			k |= uint16(line[q+1]) << 8
+		} // else the pair's second byte is padding: zero
+		for p := max(q-int(f.pairs[k]>>1), 0); p <= q; p++ {
+			if f.triAt(line, p) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// pairCommon scores how common the two pairs of the three bytes t are in
+// log text, roughly: spaces and digits most, then vowels; a pair that
+// repeats counts once.
+func pairCommon(t string) int {
+	w := func(c byte) int {
+		switch {
+		case c == ' ':
+			return 8
+		case '0' <= c && c <= '9':
+			return 6
+		case strings.IndexByte("aeiou", c) >= 0:
+			return 4
+		case 'a' <= c && c <= 'z':
+			return 2
+		}
+		return 1
+	}
+	if t[0] == t[1] && t[1] == t[2] {
+		return w(t[0]) * w(t[1])
+	}
+	return w(t[0])*w(t[1]) + w(t[1])*w(t[2])
+}
+
+// triAt is at behind the check of tri.
+func (f *prefilter) triAt(line string, i int) bool {
+	h := triHash(uint32(load(line, i)))
+	return f.tri[h>>6]&(1<<(h&63)) != 0 && f.at(line, i)
+}
+
+// matchTri is match for any prefilter: it looks up the three bytes at
+// every position of line in tri, eight per 8-byte load.
+func (f *prefilter) matchTri(line string) bool {
+	n := len(line)
 	if n == 0 {
 		return false
 	}

@@ -245,4 +245,58 @@ func BenchmarkPrefilter(b *testing.B) {
 	f, _ := newPrefilter(lits, nil)
 	b.Run("literals", func(b *testing.B) { count(b, f.match) })
 	b.Run("confirmed", func(b *testing.B) { count(b, manifestFilter(b, progress.Manifest).match) })
+	// matchTri: the scan of every position, which match uses when a
+	// literal is a single byte.
+	b.Run("confirmed-tri", func(b *testing.B) { count(b, manifestFilter(b, progress.Manifest).matchTri) })
+}
+
+// TestPrefilterPairs: match through pairs (no literal of one byte) agrees
+// with matchTri, the scan of every position, on random literals and
+// lines over small alphabets (many occurrences, at every offset and near
+// both ends of a line), including literals whose pairs are chosen past
+// their first bytes (spaces, digits).
+func TestPrefilterPairs(t *testing.T) {
+	x := uint64(88172645463325252)
+	rnd := func(n int) int { // xorshift64
+		x ^= x << 13
+		x ^= x >> 7
+		x ^= x << 17
+		return int(x % uint64(n))
+	}
+	word := func(alpha string, n int) string {
+		b := make([]byte, n)
+		for i := range b {
+			b[i] = alpha[rnd(len(alpha))]
+		}
+		return string(b)
+	}
+	for _, alpha := range []string{"ab", "ab 0", "a1 \t|%]", "ste p0\xe2\x94", "a\x00b"} {
+		for range 300 {
+			var lits []string
+			for range 1 + rnd(4) {
+				lits = append(lits, word(alpha, 2+rnd(8)))
+			}
+			f, _ := newPrefilter(lits, nil)
+			if f.pairs == nil {
+				t.Fatalf("%q: no pairs", lits)
+			}
+			for range 40 {
+				l := word(alpha, rnd(70))
+				if got, want := f.match(l), f.matchTri(l); got != want {
+					t.Fatalf("%q in %q: pairs %v, tri %v", lits, l, got, want)
+				}
+			}
+		}
+	}
+	for _, c := range confirmSets {
+		f, _ := newPrefilter(c.lits, c.confirms)
+		if f.pairs == nil {
+			continue
+		}
+		for _, l := range testLines() {
+			if got, want := f.match(l), f.matchTri(l); got != want {
+				t.Fatalf("%q in %q: pairs %v, tri %v", c.lits, l, got, want)
+			}
+		}
+	}
 }

@@ -13,8 +13,8 @@ import (
 //	[10]	valid_0's l2: 0.123	valid_0's l1: 0.2
 //
 // "[LightGBM] [Info] ..." lines are not progress.
-func parseBoost(s string) (u sdk.Progress, ok bool) {
-	k := strings.Index(s, "]\t")
+func parseBoost(s string, st *state) (u sdk.Progress, ok bool) {
+	k := index(s, "]\t")
 	if k < 0 {
 		return u, false
 	}
@@ -27,7 +27,10 @@ func parseBoost(s string) (u sdk.Progress, ok bool) {
 	}
 	n, _, _ := parseUint(s, b)
 	u.Source = "xgboost"
-	for _, f := range strings.Split(s[k+2:], "\t") {
+	// The fields of strings.Split(s[k+2:], "\t"), without its slice.
+	for rest, more := s[k+2:], true; more; {
+		var f string
+		f, rest, more = strings.Cut(rest, "\t")
 		c := strings.LastIndexByte(f, ':')
 		if c <= 0 {
 			continue
@@ -37,12 +40,12 @@ func parseBoost(s string) (u sdk.Progress, ok bool) {
 		if !ok || key == "" {
 			continue
 		}
-		if strings.Contains(key, "'s ") {
+		if index(key, "'s ") >= 0 {
 			u.Source = "lightgbm"
 		}
-		addMetric(&u.Metrics, key, v)
+		st.addMetric(key, v)
 	}
-	if len(u.Metrics) == 0 {
+	if len(st.metrics) == 0 {
 		return sdk.Progress{}, false
 	}
 	u.Step = n

@@ -289,6 +289,7 @@ func classify(s string) uint64 { return scanLine(s) }
 // parseLine runs the parsers that can match s, most specific first; the
 // gates below only skip a parser that could not accept s.
 func parseLine(s string, f uint64, st *state) (u sdk.Progress, ok bool) {
+	st.metrics = st.metrics[:0]
 	if f&fRunbox != 0 {
 		return parseRunbox(s)
 	}
@@ -298,38 +299,45 @@ func parseLine(s string, f uint64, st *state) (u sdk.Progress, ok bool) {
 		if u, ok = parseTqdm(s, st); ok {
 			return u, true
 		}
+		st.metrics = st.metrics[:0] // the parser declined: drop its metrics
 	}
 	// parseKeras reads an "Epoch 3/10" header (two fields) or a count
 	// followed by a bar.
 	if f&fDigitSlash != 0 && f&(fEpochCap|fETA|fSlashS|fHeavy|fLossLow) != 0 && (mayBeKerasBar(s) || kerasHeader(s)) {
-		if u, ok = parseKeras(s); ok {
+		if u, ok = parseKeras(s, st); ok {
 			return u, true
 		}
+		st.metrics = st.metrics[:0] // the parser declined: drop its metrics
 	}
 	if f&fBraceQuote != 0 && f&(fEpochLow|fLossLow) != 0 {
 		if u, ok = parseHFDict(s, st); ok {
 			return u, true
 		}
+		st.metrics = st.metrics[:0] // the parser declined: drop its metrics
 	}
 	if f&(fStarting|fIterSpace) != 0 {
 		if u, ok = parseMLX(s, st); ok {
 			return u, true
 		}
+		st.metrics = st.metrics[:0] // the parser declined: drop its metrics
 	}
 	if f&fIterColon != 0 || f&(fEpochCap|fIterCap) != 0 && f&fBracket != 0 && mmGate(s, f) {
-		if u, ok = parseMM(s); ok {
+		if u, ok = parseMM(s, st); ok {
 			return u, true
 		}
+		st.metrics = st.metrics[:0] // the parser declined: drop its metrics
 	}
 	if f&fBracketTab != 0 {
-		if u, ok = parseBoost(s); ok {
+		if u, ok = parseBoost(s, st); ok {
 			return u, true
 		}
+		st.metrics = st.metrics[:0] // the parser declined: drop its metrics
 	}
 	if f&fPctBracket != 0 || isDigit(s[0]) || strings.HasPrefix(s, "epoch") {
 		if u, ok = parseFastai(s, f, st); ok {
 			return u, true
 		}
+		st.metrics = st.metrics[:0] // the parser declined: drop its metrics
 	}
 	if f&fGeneric == 0 {
 		return u, false
@@ -340,6 +348,7 @@ func parseLine(s string, f uint64, st *state) (u sdk.Progress, ok bool) {
 		if u, ok = parseHFBanner(s, f); ok {
 			return u, true
 		}
+		st.metrics = st.metrics[:0] // the parser declined: drop its metrics
 	}
 	return parseGeneric(s, f, st)
 }

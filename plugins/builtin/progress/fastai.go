@@ -38,7 +38,7 @@ func parseFastai(s string, fl uint64, st *state) (u sdk.Progress, ok bool) {
 	}
 	if strings.HasPrefix(s, "epoch") {
 		f := strings.Fields(s)
-		if len(f) >= 3 && f[0] == "epoch" && f[len(f)-1] == "time" && strings.Contains(s, "train_loss") {
+		if len(f) >= 3 && f[0] == "epoch" && f[len(f)-1] == "time" && index(s, "train_loss") >= 0 {
 			st.fastaiCols = f
 			return sdk.Progress{Source: "fastai", Phase: "train", Message: fastaiPrefix + strings.Join(f, " ")}, true
 		}
@@ -55,7 +55,7 @@ func parseFastai(s string, fl uint64, st *state) (u sdk.Progress, ok bool) {
 	if len(f) < 3 {
 		return u, false
 	}
-	if _, ok := parseClock(f[len(f)-1]); !ok || strings.IndexByte(f[len(f)-1], ':') < 0 {
+	if _, ok := parseClock(f[len(f)-1]); !ok || indexByte(f[len(f)-1], ':') < 0 {
 		return u, false
 	}
 	names := st.fastaiCols
@@ -84,13 +84,13 @@ func parseFastai(s string, fl uint64, st *state) (u sdk.Progress, ok bool) {
 		default:
 			name = "metric_" + itoa(int64(i-2))
 		}
-		addMetric(&u.Metrics, name, v)
+		st.addMetric(name, v)
 	}
 	return u, true
 }
 
 func decimals(f string) int {
-	k := strings.IndexByte(f, '.')
+	k := indexByte(f, '.')
 	if k < 0 {
 		return 0
 	}
@@ -131,7 +131,7 @@ func fastprogressBar(s string, k int) (u sdk.Progress, ok bool) {
 	}
 	u = sdk.Progress{Source: "fastai", Step: n, Total: m, Percentage: pct(n, m)}
 	rest := s[j:]
-	if lt := strings.IndexByte(rest, '<'); lt >= 0 {
+	if lt := indexByte(rest, '<'); lt >= 0 {
 		t := rest[lt+1:]
 		if e := strings.IndexAny(t, " ]"); e >= 0 {
 			t = t[:e]

@@ -87,6 +87,35 @@ func index(s, w string) int {
 	return -1
 }
 
+// lastIndex is strings.LastIndex(s, w) for a non-empty w: sixteen
+// positions per step, backwards (the strings version hashes one byte per
+// loop iteration).
+func lastIndex(s, w string) int {
+	n := len(w)
+	c := w[0]
+	i := len(s) - n // the last position w may start at
+	for ; i >= 15; i -= 16 {
+		t := s[i-15 : i+1]
+		if t[0] != c && t[1] != c && t[2] != c && t[3] != c &&
+			t[4] != c && t[5] != c && t[6] != c && t[7] != c &&
+			t[8] != c && t[9] != c && t[10] != c && t[11] != c &&
+			t[12] != c && t[13] != c && t[14] != c && t[15] != c {
+			continue
+		}
+		for k := 15; k >= 0; k-- {
+			if p := i - 15 + k; t[k] == c && s[p:p+n] == w {
+				return p
+			}
+		}
+	}
+	for ; i >= 0; i-- {
+		if s[i] == c && s[i:i+n] == w {
+			return i
+		}
+	}
+	return -1
+}
+
 // isASCII reports whether s has no byte >= 0x80.
 func isASCII(s string) bool {
 	i := 0

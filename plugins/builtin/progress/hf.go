@@ -16,11 +16,11 @@ import (
 // Every numeric value becomes a metric; 'epoch' also sets Epoch to the
 // epoch in progress (ceil: 0.5 is the first epoch, 1.0 the end of it).
 func parseHFDict(s string, st *state) (u sdk.Progress, ok bool) {
-	b := strings.IndexByte(s, '{')
+	b := indexByte(s, '{')
 	if b < 0 || b+2 >= len(s) || (s[b+1] != '\'' && s[b+1] != '"') {
 		return u, false
 	}
-	if !strings.Contains(s, "epoch") && !strings.Contains(s, "loss") {
+	if index(s, "epoch") < 0 && index(s, "loss") < 0 {
 		return u, false
 	}
 	eval := false
@@ -29,7 +29,7 @@ func parseHFDict(s string, st *state) (u sdk.Progress, ok bool) {
 		if q != '\'' && q != '"' {
 			break
 		}
-		e := strings.IndexByte(s[i+1:], q)
+		e := indexByte(s[i+1:], q)
 		if e < 0 {
 			break
 		}
@@ -46,11 +46,11 @@ func parseHFDict(s string, st *state) (u sdk.Progress, ok bool) {
 				if v > 0 && v < 1e9 {
 					u.Epoch = int64(math.Ceil(v))
 				}
-				addMetric(&u.Metrics, key, v)
+				st.addMetric(key, v)
 			case "step", "global_step":
 				u.Step = toInt(v)
 			default:
-				addMetric(&u.Metrics, key, v)
+				st.addMetric(key, v)
 			}
 			if strings.HasPrefix(key, "eval_") {
 				eval = true
@@ -68,18 +68,18 @@ func parseHFDict(s string, st *state) (u sdk.Progress, ok bool) {
 		}
 		i = skipSpaces(s, k+1)
 	}
-	if len(u.Metrics) == 0 && u.Epoch == 0 && u.Step == 0 {
+	if len(st.metrics) == 0 && u.Epoch == 0 && u.Step == 0 {
 		return u, false
 	}
 	u.Source = "huggingface"
 	if u.Step > 0 && st.total >= u.Step {
 		u.Percentage = pct(u.Step, st.total)
 	}
-	if _, ok := u.Metrics["train_runtime"]; ok {
+	if st.hasMetric("train_runtime") {
 		u.Phase = "done"
 	} else if eval {
 		u.Phase = "evaluation"
-	} else if _, ok := u.Metrics["loss"]; ok {
+	} else if st.hasMetric("loss") {
 		u.Phase = "train"
 	}
 	return u, true
@@ -97,7 +97,7 @@ func parseHFBanner(s string, f uint64) (u sdk.Progress, ok bool) {
 	if f&fEpochCap != 0 {
 		key, epochs = "Num Epochs = ", true
 	}
-	k := strings.Index(s, key)
+	k := index(s, key)
 	if k < 0 {
 		return u, false
 	}

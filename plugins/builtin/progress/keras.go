@@ -13,15 +13,15 @@ import (
 //	100/100 [==============] - 5s 50ms/step - loss: 0.1 - val_loss: 0.2
 //	 45/100 ━━━━━━━━━━━━━━━━━━━━ 1s 12ms/step - accuracy: 0.9 - loss: 0.1
 //	100/100 - 5s - 50ms/step - loss: 0.1          (verbose=2)
-func parseKeras(s string) (u sdk.Progress, ok bool) {
+func parseKeras(s string, st *state) (u sdk.Progress, ok bool) {
 	if strings.HasPrefix(s, "Epoch ") {
-		n, m, ok := fraction(s, strings.IndexByte(s, '/'))
-		if ok && strings.IndexByte(s, '/') > 6 && len(strings.Fields(s)) == 2 {
+		n, m, ok := fraction(s, indexByte(s, '/'))
+		if ok && indexByte(s, '/') > 6 && len(strings.Fields(s)) == 2 {
 			return sdk.Progress{Source: "keras", Epoch: n, EpochTotal: m}, true
 		}
 	}
-	if !strings.Contains(s, "ETA") && !strings.Contains(s, "/step") && !strings.Contains(s, "/sample") &&
-		!strings.Contains(s, "━") && !strings.Contains(s, "loss") {
+	if index(s, "ETA") < 0 && index(s, "/step") < 0 && index(s, "/sample") < 0 &&
+		index(s, "━") < 0 && index(s, "loss") < 0 {
 		return u, false
 	}
 	// A pasted line may hold several redraws ("41/90 [==>..] - ETA: 3s -
@@ -31,7 +31,7 @@ func parseKeras(s string) (u sdk.Progress, ok bool) {
 	var rest string
 	var keras3 bool
 	for off := 0; off < len(s); {
-		k := strings.IndexByte(s[off:], '/')
+		k := indexByte(s[off:], '/')
 		if k < 0 {
 			break
 		}
@@ -67,7 +67,7 @@ func parseKeras(s string) (u sdk.Progress, ok bool) {
 		return u, false
 	}
 	u = sdk.Progress{Source: "keras", Step: n, Total: m, Percentage: pct(n, m)}
-	kerasSegments(rest, n < m && keras3, &u)
+	kerasSegments(rest, n < m && keras3, &u, st)
 	return u, true
 }
 
@@ -78,7 +78,7 @@ func kerasBar(t string) (rest string, keras3, ok bool) {
 		if len(t) < 3 || (t[2] != '=' && t[2] != '.' && t[2] != '>') {
 			return "", false, false
 		}
-		k := strings.IndexByte(t, ']')
+		k := indexByte(t, ']')
 		if k < 0 {
 			return "", false, true // wrapped mid-bar
 		}
@@ -97,8 +97,11 @@ func kerasBar(t string) (rest string, keras3, ok bool) {
 
 // kerasSegments reads " - ETA: 12s - loss: 0.1 - 50ms/step" pieces.
 // etaFirst: a bare duration before the rate is the ETA (Keras 3 mid-epoch).
-func kerasSegments(rest string, etaFirst bool, u *sdk.Progress) {
-	for _, seg := range strings.Split(rest, " - ") {
+func kerasSegments(rest string, etaFirst bool, u *sdk.Progress, st *state) {
+	// The pieces of strings.Split(rest, " - "), without its slice.
+	for more := true; more; {
+		var seg string
+		seg, rest, more = strings.Cut(rest, " - ")
 		seg = strings.TrimSpace(seg)
 		if seg == "" {
 			continue
@@ -109,7 +112,7 @@ func kerasSegments(rest string, etaFirst bool, u *sdk.Progress) {
 			}
 			continue
 		}
-		if strings.Contains(seg, "/step") || strings.Contains(seg, "/sample") {
+		if index(seg, "/step") >= 0 || index(seg, "/sample") >= 0 {
 			f := strings.Fields(seg)
 			last := f[len(f)-1]
 			if v, j, ok := parseNum(last, 0); ok && v > 0 {
@@ -122,7 +125,7 @@ func kerasSegments(rest string, etaFirst bool, u *sdk.Progress) {
 			}
 			continue
 		}
-		if strings.IndexByte(seg, ' ') < 0 && etaFirst {
+		if indexByte(seg, ' ') < 0 && etaFirst {
 			if eta, ok := parseClock(seg); ok {
 				u.ETASeconds = eta
 				continue
@@ -130,7 +133,7 @@ func kerasSegments(rest string, etaFirst bool, u *sdk.Progress) {
 		}
 		scanKV(seg, func(k string, v float64) {
 			if !structuralKey(k) {
-				addMetric(&u.Metrics, k, v)
+				st.addMetric(k, v)
 			}
 		})
 	}

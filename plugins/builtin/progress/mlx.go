@@ -1,6 +1,7 @@
 package progress
 
 import (
+	"math/bits"
 	"strings"
 
 	"github.com/runbox/runbox/sdk"
@@ -12,15 +13,15 @@ import (
 //	Iter 10: Train loss 2.345, Learning Rate 1.000e-05, It/sec 1.234, Tokens/sec 567.8, Trained Tokens 1234, Peak mem 5.678 GB
 //	Iter 20: Val loss 2.100, Val took 3.400s
 func parseMLX(s string, st *state) (u sdk.Progress, ok bool) {
-	if k := strings.Index(s, "Starting training"); k >= 0 {
-		if i := strings.Index(s[k:], "iters:"); i >= 0 {
+	if k := index(s, "Starting training"); k >= 0 {
+		if i := index(s[k:], "iters:"); i >= 0 {
 			if n, _, ok := parseUint(s, skipSpaces(s, k+i+6)); ok && n > 0 {
 				return sdk.Progress{Source: "mlx", Total: n, Phase: "train"}, true
 			}
 		}
 		return u, false
 	}
-	k := strings.Index(s, "Iter ")
+	k := index(s, "Iter ")
 	if k < 0 || (k > 0 && isLetter(s[k-1])) {
 		return u, false
 	}
@@ -37,51 +38,66 @@ func parseMLX(s string, st *state) (u sdk.Progress, ok bool) {
 	}
 	if !isASCII(rest) {
 		for _, seg := range strings.Split(rest, ",") {
-			mlxSeg(&u, strings.Fields(seg))
+			mlxSeg(&u, strings.Fields(seg), st)
 		}
 		return u, true
 	}
-	// strings.Split and strings.Fields by hand, for ASCII text.
+	// strings.Split and strings.Fields by hand, for ASCII text, from one
+	// separator (a comma or a space) to the next.
 	var buf [12]string
 	f := buf[:0]
-	b, over := -1, false
-	for i := 0; i <= len(rest); i++ {
-		c := byte(',')
-		if i < len(rest) {
-			c = rest[i]
-		}
-		if c != ',' && !asciiSpace(c) {
-			if b < 0 {
-				b = i
-			}
-			continue
-		}
-		if b >= 0 {
+	over := false
+	for i := 0; i <= len(rest); {
+		e := mlxSep(rest, i)
+		if e > i {
 			if len(f) < len(buf) {
-				f = append(f, rest[b:i])
+				f = append(f, rest[i:e])
 			} else {
 				over = true
 			}
-			b = -1
 		}
-		if c == ',' {
+		if e == len(rest) || rest[e] == ',' {
 			if over {
-				j := i - 1
+				j := e - 1
 				for j >= 0 && rest[j] != ',' {
 					j--
 				}
-				f = strings.Fields(rest[j+1 : i])
+				f = strings.Fields(rest[j+1 : e])
 			}
-			mlxSegASCII(&u, f)
+			mlxSegASCII(&u, f, st)
 			f, over = buf[:0], false
 		}
+		i = e + 1
 	}
 	return u, true
 }
 
+// mlxSep returns the index of the first comma or ASCII space in s from i
+// on, or len(s): eight bytes per step.
+func mlxSep(s string, i int) int {
+	const lsb, msb = 0x0101010101010101, 0x8080808080808080
+	for ; i+8 <= len(s); i += 8 {
+		x := load8(s[i:])
+		y := x ^ lsb*','
+		// Bytes below 0x21 (spaces among them) and commas; exact up to
+		// the first one, so each is checked.
+		for t := ((x-lsb*0x21)&^x | (y-lsb)&^y) & msb; t != 0; t &= t - 1 {
+			if k := i + bits.TrailingZeros64(t)/8; s[k] == ',' || asciiSpace(s[k]) {
+				return k
+			}
+		}
+	}
+	for ; i < len(s); i++ {
+		if s[i] == ',' || asciiSpace(s[i]) {
+			return i
+		}
+	}
+	return len(s)
+}
+
 // mlxSeg reads the fields of one comma-separated segment: "Train loss
 // 2.345", "It/sec 1.234", "Peak mem 5.678 GB".
-func mlxSeg(u *sdk.Progress, f []string) {
+func mlxSeg(u *sdk.Progress, f []string, st *state) {
 	for i := 1; i < len(f); i++ {
 		v, e, ok := parseNum(f[i], 0)
 		if !ok {
@@ -107,13 +123,13 @@ func mlxSeg(u *sdk.Progress, f []string) {
 		if unit != "" && len(unit) <= 3 && isLetter(unit[0]) {
 			name += "_" + strings.ToLower(unit)
 		}
-		addMetric(&u.Metrics, name, v)
+		st.addMetric(name, v)
 		break
 	}
 }
 
 // mlxSegASCII is mlxSeg for ASCII fields, building the name in place.
-func mlxSegASCII(u *sdk.Progress, f []string) {
+func mlxSegASCII(u *sdk.Progress, f []string, st *state) {
 	for i := 1; i < len(f); i++ {
 		v, e, ok := parseNum(f[i], 0)
 		if !ok {
@@ -142,17 +158,28 @@ func mlxSegASCII(u *sdk.Progress, f []string) {
 		}
 		suffix := unit != "" && len(unit) <= 3 && isLetter(unit[0])
 		if index(string(b), "/sec") >= 0 {
-			name := strings.ReplaceAll(string(b), "/sec", "_per_sec")
-			if suffix {
-				name += "_" + strings.ToLower(unit)
+			// strings.ReplaceAll(b, "/sec", "_per_sec"), in place.
+			var nb [96]byte
+			r := nb[:0]
+			for rest := b; ; {
+				k := index(string(rest), "/sec")
+				if k < 0 {
+					r = append(r, rest...)
+					break
+				}
+				r = append(append(r, rest[:k]...), "_per_sec"...)
+				rest = rest[k+4:]
 			}
-			addMetric(&u.Metrics, name, v)
+			if suffix {
+				r = appendLower(append(r, '_'), unit)
+			}
+			st.addMetric(st.intern(r), v)
 			break
 		}
 		if suffix {
 			b = appendLower(append(b, '_'), unit)
 		}
-		addMetric(&u.Metrics, string(b), v)
+		st.addMetric(st.intern(b), v)
 		break
 	}
 }

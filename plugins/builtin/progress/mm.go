@@ -12,25 +12,25 @@ import (
 //	Epoch [1][50/500]	lr: 1.000e-02, eta: 0:10:00, time: 0.5, loss: 1.2
 //	Epoch(train)  [1][ 50/500]  lr: 1.0000e-02  eta: 0:10:00  loss: 1.2
 //	Iter(train) [  50/1000]  lr: 1.0000e-02  eta: 0:10:00  loss: 1.2
-func parseMM(s string) (u sdk.Progress, ok bool) {
-	if k := strings.Index(s, "iter:"); k >= 0 && (k == 0 || !isWordByte(s[k-1])) {
+func parseMM(s string, st *state) (u sdk.Progress, ok bool) {
+	if k := index(s, "iter:"); k >= 0 && (k == 0 || !isWordByte(s[k-1])) {
 		n, _, ok := parseUint(s, skipSpaces(s, k+5))
 		if !ok {
 			return u, false
 		}
 		u = sdk.Progress{Source: "detectron2", Step: n}
-		mmRest(s, &u)
+		mmRest(s, &u, st)
 		return u, true
 	}
 	for _, kw := range []string{"Epoch", "Iter"} {
-		k := strings.Index(s, kw)
+		k := index(s, kw)
 		if k < 0 || (k > 0 && isLetter(s[k-1])) {
 			continue
 		}
 		i := k + len(kw)
 		phase := "train"
 		if i < len(s) && s[i] == '(' {
-			e := strings.IndexByte(s[i:], ')')
+			e := indexByte(s[i:], ')')
 			if e < 0 {
 				continue
 			}
@@ -71,21 +71,21 @@ func parseMM(s string) (u sdk.Progress, ok bool) {
 			phase = "validation"
 		}
 		u = sdk.Progress{Source: "mmcv", Epoch: epoch, Step: n, Total: m, Percentage: pct(n, m), Phase: phase}
-		mmRest(s[j:], &u)
+		mmRest(s[j:], &u, st)
 		return u, true
 	}
 	return u, false
 }
 
-func mmRest(s string, u *sdk.Progress) {
-	if k := strings.Index(s, "eta:"); k >= 0 {
+func mmRest(s string, u *sdk.Progress, st *state) {
+	if k := index(s, "eta:"); k >= 0 {
 		if eta, ok := parseClock(etaToken(strings.TrimSpace(s[k+4:]))); ok {
 			u.ETASeconds = eta
 		}
 	}
 	scanKV(s, func(k string, v float64) {
 		if !structuralKey(k) {
-			addMetric(&u.Metrics, k, v)
+			st.addMetric(k, v)
 		}
 	})
 }
@@ -98,7 +98,7 @@ func etaToken(t string) string {
 		return t
 	}
 	if strings.HasPrefix(t[end:], " day") {
-		c := strings.IndexByte(t[end:], ',')
+		c := indexByte(t[end:], ',')
 		if c < 0 {
 			return t
 		}

@@ -29,9 +29,48 @@ type state struct {
 	source     string   // format of the latest update
 	fastaiCols []string // fastai table header, if known
 	glued      string   // text printed right after a bar, to parse next
-	// metrics of the update parseGeneric returned (instead of a map in
-	// it), in order; emit takes them.
+	// metrics of the update the parsers returned (instead of a map in
+	// it), in order; emit takes them. parseLine empties it before each
+	// parser it tries.
 	metrics []metric
+	mbuf    [8]metric // metrics' first backing array
+	names   []string  // metric names built by the parsers (intern)
+}
+
+// addMetric records a finite metric of the line being parsed, as
+// addMetric does into a map: a map per line costs a guest (Go compiled
+// to wasm) about as much as all the rest of the line's parsing.
+func (st *state) addMetric(k string, v float64) {
+	if !finite(v) || k == "" {
+		return
+	}
+	st.metrics = append(st.metrics, metric{k, v})
+}
+
+// intern returns string(b), the same string for the same bytes within a
+// batch: MLX lines repeat their metric names, and a guest pays dearly
+// for each allocation.
+func (st *state) intern(b []byte) string {
+	for _, s := range st.names {
+		if s == string(b) {
+			return s
+		}
+	}
+	s := string(b)
+	if len(st.names) < 16 {
+		st.names = append(st.names, s)
+	}
+	return s
+}
+
+// hasMetric reports whether the line being parsed recorded metric k.
+func (st *state) hasMetric(k string) bool {
+	for _, m := range st.metrics {
+		if m.k == k {
+			return true
+		}
+	}
+	return false
 }
 
 type metric struct {
@@ -41,6 +80,7 @@ type metric struct {
 
 func newState(last *sdk.Progress) *state {
 	st := &state{}
+	st.metrics = st.mbuf[:0]
 	if last == nil {
 		return st
 	}

@@ -13,12 +13,13 @@ import (
 // the marker (timestamps, logger prefixes) is ignored, and so is text after
 // the JSON object.
 func parseRunbox(s string) (u sdk.Progress, ok bool) {
-	k := strings.LastIndex(s, "##PROGRESS##")
+	k := lastIndex(s, "##PROGRESS##")
 	rest := strings.TrimSpace(s[k+len("##PROGRESS##"):])
 	if rest == "" || rest[0] != '{' {
 		return u, false
 	}
-	if ents, ok := scanFlat(rest); ok {
+	var buf [16]flatEnt // scanFlat's members: on the stack, not the heap
+	if ents, ok := scanFlat(rest, &buf); ok {
 		u.Source = "runbox"
 		for i, e := range ents {
 			if laterKey(ents[i+1:], e.key) {
@@ -159,9 +160,8 @@ const (
 // plain ASCII strings (no escapes), numbers, booleans and null, at most 16
 // members. Anything else (nesting, escapes, non-ASCII, bad syntax) returns
 // false and goes to decodeMembers. Text after the object is ignored, as
-// json.Decoder does.
-func scanFlat(s string) ([]flatEnt, bool) {
-	var buf [16]flatEnt
+// json.Decoder does. The members go to buf.
+func scanFlat(s string, buf *[16]flatEnt) ([]flatEnt, bool) {
 	n := 0
 	i := skipJSONSpace(s, 1)
 	if i < len(s) && s[i] == '}' {

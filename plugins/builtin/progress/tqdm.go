@@ -13,13 +13,13 @@ import (
 //	1.23M/4.56M [00:01<00:02, 1.20MB/s]
 //	Epoch 3/9 ━━━━━━━━━━━━ 45/100 0:00:10 • 0:00:12 4.50it/s v_num: 0 loss: 0.1
 func parseTqdm(s string, st *state) (u sdk.Progress, ok bool) {
-	if p := strings.LastIndex(s, "%|"); p >= 0 {
+	if p := lastIndex(s, "%|"); p >= 0 {
 		return tqdmBar(s, p, st)
 	}
-	if strings.Contains(s, "━") && strings.Contains(s, "•") {
+	if index(s, "━") >= 0 && index(s, "•") >= 0 {
 		return richBar(s, st)
 	}
-	if strings.Contains(s, "/s]") || strings.Contains(s, "/s,") || strings.Contains(s, "it/s") || strings.Contains(s, "s/it") {
+	if index(s, "/s]") >= 0 || index(s, "/s,") >= 0 || index(s, "it/s") >= 0 || index(s, "s/it") >= 0 {
 		return tqdmNoBar(s, st)
 	}
 	return u, false
@@ -38,7 +38,7 @@ func tqdmBar(s string, p int, st *state) (u sdk.Progress, ok bool) {
 		return u, false
 	}
 	tail := s[p+2:]
-	if q := strings.IndexByte(tail, '|'); q >= 0 {
+	if q := indexByte(tail, '|'); q >= 0 {
 		tail = tail[q+1:]
 	} else {
 		tail = "" // wrapped mid-bar
@@ -49,8 +49,8 @@ func tqdmBar(s string, p int, st *state) (u sdk.Progress, ok bool) {
 		tail = cutGlued(tail, i, st)
 	}
 	if hasCount {
-		tqdmBracket(tail, i, &u)
-		if strings.Contains(tail, "v_num") {
+		tqdmBracket(tail, i, &u, st)
+		if index(tail, "v_num") >= 0 {
 			u.Source = "lightning"
 		}
 	}
@@ -74,6 +74,7 @@ func applyDesc(desc string, n, total int64, disp float64, u *sdk.Progress, st *s
 		// MLX-LM's validation pass between "Iter N:" lines: the step
 		// and total stay the training run's.
 		*u = sdk.Progress{Source: "mlx", Phase: "validation"}
+		st.metrics = st.metrics[:0]
 		return
 	}
 	d := describe(desc)
@@ -161,7 +162,7 @@ func describe(desc string) (d descInfo) {
 	case d.phase == "":
 		d.phase = lastSegment(desc)
 	}
-	if lm&lmDataLoader == lmDataLoader && strings.Contains(desc, "DataLoader") {
+	if lm&lmDataLoader == lmDataLoader && index(desc, "DataLoader") >= 0 {
 		d.lightning = true
 	}
 	return d
@@ -197,7 +198,7 @@ func skipSep(s string, i int) int {
 // or "" when it is too long or empty to be a phase.
 func lastSegment(desc string) string {
 	for _, sep := range []string{"] ", " - ", ": ", " | "} {
-		if k := strings.LastIndex(desc, sep); k >= 0 {
+		if k := lastIndex(desc, sep); k >= 0 {
 			desc = desc[k+len(sep):]
 		}
 	}
@@ -208,7 +209,9 @@ func lastSegment(desc string) string {
 	return strings.ToValidUTF8(desc, "")
 }
 
-var siMult = map[byte]float64{'k': 1e3, 'K': 1e3, 'M': 1e6, 'G': 1e9, 'T': 1e12, 'P': 1e15}
+// siMult holds the multiplier of each SI suffix byte, 0 for the others
+// (a table, not a map: a map lookup costs a guest many branches).
+var siMult = [256]float64{'k': 1e3, 'K': 1e3, 'M': 1e6, 'G': 1e9, 'T': 1e12, 'P': 1e15}
 
 // tqdmCount reads "45/100", "1.23M/4.56M", "45it", "1.23MB" at s[i:]
 // (after spaces). It returns the end index.
@@ -238,7 +241,7 @@ func scaledNum(s string, i int) (float64, int, bool) {
 		return 0, i, false
 	}
 	if j < len(s) {
-		if m, ok := siMult[s[j]]; ok && (j+1 == len(s) || s[j+1] != 's') {
+		if m := siMult[s[j]]; m != 0 && (j+1 == len(s) || s[j+1] != 's') {
 			v *= m
 			j++
 		}
@@ -247,7 +250,7 @@ func scaledNum(s string, i int) (float64, int, bool) {
 }
 
 // tqdmBracket reads "[00:10<00:12, 4.50it/s, loss=0.123]" at s[i:].
-func tqdmBracket(s string, i int, u *sdk.Progress) {
+func tqdmBracket(s string, i int, u *sdk.Progress, st *state) {
 	i = skipSpaces(s, i)
 	if i >= len(s) || s[i] != '[' {
 		return
@@ -267,7 +270,7 @@ func tqdmBracket(s string, i int, u *sdk.Progress) {
 	if post != "" {
 		scanKV(post, func(k string, v float64) {
 			if !structuralKey(k) {
-				addMetric(&u.Metrics, k, v)
+				st.addMetric(k, v)
 			}
 		})
 	}
@@ -281,7 +284,7 @@ func parseRate(r string) (float64, string) {
 		return 0, ""
 	}
 	unit := strings.TrimSpace(r[j:])
-	if unit == "" || len(unit) > 16 || strings.IndexByte(unit, '/') < 0 || strings.IndexByte(unit, ' ') >= 0 {
+	if unit == "" || len(unit) > 16 || indexByte(unit, '/') < 0 || indexByte(unit, ' ') >= 0 {
 		return 0, ""
 	}
 	return v, unit
@@ -291,7 +294,7 @@ func parseRate(r string) (float64, string) {
 // 4.50it/s]") and bars squeezed to no bar ("45/100 [00:10<00:12, ...]").
 func tqdmNoBar(s string, st *state) (u sdk.Progress, ok bool) {
 	for off := 0; off < len(s); {
-		k := strings.IndexByte(s[off:], '[')
+		k := indexByte(s[off:], '[')
 		if k < 0 {
 			return u, false
 		}
@@ -304,7 +307,7 @@ func tqdmNoBar(s string, st *state) (u sdk.Progress, ok bool) {
 		for c < len(s) && (isDigit(s[c]) || s[c] == ':') {
 			c++
 		}
-		if c >= len(s) || (s[c] != ',' && s[c] != '<') || strings.IndexByte(s[k+1:c], ':') < 0 {
+		if c >= len(s) || (s[c] != ',' && s[c] != '<') || indexByte(s[k+1:c], ':') < 0 {
 			continue
 		}
 		// the count is the last field before the bracket.
@@ -324,8 +327,8 @@ func tqdmNoBar(s string, st *state) (u sdk.Progress, ok bool) {
 			continue
 		}
 		u.Source = "tqdm"
-		tqdmBracket(s, k, &u)
-		if u.Rate == 0 && u.ETASeconds == 0 && !strings.Contains(s[k:], "?") {
+		tqdmBracket(s, k, &u, st)
+		if u.Rate == 0 && u.ETASeconds == 0 && index(s[k:], "?") < 0 {
 			return sdk.Progress{}, false
 		}
 		applyDesc(s[:b], n, total, 0, &u, st)
@@ -338,7 +341,7 @@ func tqdmNoBar(s string, st *state) (u sdk.Progress, ok bool) {
 //
 //	Epoch 3/9  ━━━━━━━━━━━━ 45/100 0:00:10 • 0:00:12 4.50it/s v_num: 0 loss: 0.1
 func richBar(s string, st *state) (u sdk.Progress, ok bool) {
-	b := strings.Index(s, "━")
+	b := index(s, "━")
 	i := b
 	for i < len(s) && (s[i] >= 0x80 || s[i] == ' ') {
 		i++
@@ -361,7 +364,7 @@ func richBar(s string, st *state) (u sdk.Progress, ok bool) {
 		}
 		scanKV(after, func(k string, v float64) {
 			if !structuralKey(k) {
-				addMetric(&u.Metrics, k, v)
+				st.addMetric(k, v)
 			}
 		})
 	}
@@ -380,7 +383,7 @@ func cutGlued(tail string, i int, st *state) string {
 	if i >= len(tail) || tail[i] != '[' {
 		return tail
 	}
-	k := strings.IndexByte(tail[i:], ']')
+	k := indexByte(tail[i:], ']')
 	if k < 0 {
 		return tail
 	}
