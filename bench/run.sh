@@ -76,9 +76,13 @@ analyze_bench() {
   local f
   f=$(ls $log/*.log 2>/dev/null | head -1 || true)
   [ -n "$f" ] || { f=$OUT/small.log; printf 'Traceback (most recent call last):\n  File "t.py", line 1, in <module>\nModuleNotFoundError: No module named '"'"'torch'"'"'\n' >"$f"; }
+  # A failed run's log with progress in it too: both kinds of plugin load.
+  local g=plugins/builtin/progress/testdata/tqdm_basic.log
   "$RB" analyze --json "$f" >/dev/null
+  "$RB" analyze --json "$g" >/dev/null
   hyperfine -N --warmup 3 --runs ${RUNS:-30} --export-json "$OUT/analyze.json" \
-    -n 'runbox analyze (warm cache)' "$RB analyze --json $f"
+    -n 'runbox analyze (warm cache)' "$RB analyze --json $f" \
+    -n 'runbox analyze, log with progress (warm cache)' "$RB analyze --json $g"
   hyperfine --runs 5 --export-json "$OUT/analyze-cold.json" \
     --prepare "rm -rf $RUNBOX_HOME/cache" \
     -n 'runbox analyze (first run ever: empty cache)' "$RB analyze --json $f"

@@ -105,13 +105,15 @@ type Info struct {
 	Frameworks  []string   `json:"frameworks,omitempty"`
 	Priority    int        `json:"priority,omitempty"`
 	Prefilter   []string   `json:"prefilter,omitempty"`
-	Source      string     `json:"source"` // file path, or "builtin:NAME"
-	Builtin     bool       `json:"builtin"`
-	SHA256      string     `json:"sha256"`
-	Status      Status     `json:"status"`
-	LastError   string     `json:"last_error,omitempty"`
-	Calls       uint64     `json:"calls"`
-	Failures    uint64     `json:"failures"`
+	// PrefilterConfirm are the manifest's checks around prefilter hits.
+	PrefilterConfirm []sdk.PrefilterConfirm `json:"prefilter_confirm,omitempty"`
+	Source           string                 `json:"source"` // file path, or "builtin:NAME"
+	Builtin          bool                   `json:"builtin"`
+	SHA256           string                 `json:"sha256"`
+	Status           Status                 `json:"status"`
+	LastError        string                 `json:"last_error,omitempty"`
+	Calls            uint64                 `json:"calls"`
+	Failures         uint64                 `json:"failures"`
 }
 
 // Plugins describes every plugin found. It waits (bounded by ctx) for those
@@ -122,13 +124,14 @@ func (h *Host) Plugins(ctx context.Context) []Info {
 		loaded := m.wait(ctx)
 		open, calls, failures, lastErr := m.breaker.snapshot()
 		i := Info{
-			Source: m.source, Builtin: m.builtin, SHA256: m.sha,
+			Source: m.source, Builtin: m.builtin, SHA256: m.sha(),
 			Calls: calls, Failures: failures, Status: StatusReady,
 		}
 		if loaded {
 			man := m.manifest
 			i.Name, i.Version, i.Kinds, i.Description = man.Name, man.Version, man.Kinds, man.Description
 			i.Frameworks, i.Priority, i.Prefilter = man.Frameworks, man.Priority, man.Prefilter
+			i.PrefilterConfirm = man.PrefilterConfirm
 		}
 		switch {
 		case !loaded && ctx.Err() != nil:

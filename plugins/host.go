@@ -6,13 +6,16 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"runtime"
 	"sort"
 	"sync"
 	"sync/atomic"
 	"time"
 
+	"github.com/runbox/runbox/plugins/builtin/progress"
 	"github.com/runbox/runbox/sdk"
 	"github.com/tetratelabs/wazero"
+	"github.com/tetratelabs/wazero/experimental"
 	"github.com/tetratelabs/wazero/imports/wasi_snapshot_preview1"
 )
 
@@ -54,7 +57,7 @@ func NewHost(ctx context.Context, cfg Config) (*Host, error) {
 		_ = rt.Close(ctx)
 		return nil, fmt.Errorf("instantiate wasi: %w", err)
 	}
-	h := &Host{cfg: cfg, log: cfg.Logger, rt: rt, cache: cache}
+	h := &Host{cfg: cfg, log: cfg.Logger, rt: compiler{rt}, cache: cache}
 	h.ctx, h.cancel = context.WithCancel(context.WithoutCancel(ctx))
 	for _, s := range discover(cfg) {
 		m := newModule(h, s.path, s.builtin, sdk.Kind(s.kind), s.wasm)
@@ -82,6 +85,46 @@ func (h *Host) Warm(kinds ...sdk.Kind) {
 			m.start()
 		}
 	}
+}
+
+// ProgressFilter returns a func that reports whether a line could be sent
+// to a progress plugin at all (would pass the prefilter of one of them),
+// known without loading any; nil when that cannot be known before they are
+// loaded (a plugin whose kinds or prefilter only its module can tell: any
+// user plugin). A caller that creates its Parser only once a line passes
+// gets the same progress as one that fed it every line, without loading
+// the progress plugins for an output that has no progress in it.
+func (h *Host) ProgressFilter() func(line string) bool {
+	var filters []*prefilter
+	for _, m := range h.modules {
+		if m.kind != "" && m.kind != sdk.KindProgress {
+			continue
+		}
+		man, ok := builtinManifests[m.source]
+		if !ok || !m.builtin || m.kind != sdk.KindProgress {
+			return nil
+		}
+		f, _ := cachedPrefilter(man.Prefilter, man.PrefilterConfirm)
+		filters = append(filters, f)
+	}
+	limit := h.cfg.MaxLineBytes
+	return func(line string) bool {
+		if len(line) > limit {
+			line = line[:limit] // as Parser.Feed cuts it
+		}
+		for _, f := range filters {
+			if f.match(line) {
+				return true
+			}
+		}
+		return false
+	}
+}
+
+// builtinManifests are the manifests of built-ins known without loading
+// them, by source: what their modules describe (TestBuiltinManifests).
+var builtinManifests = map[string]*sdk.Manifest{
+	"builtin:progress": &progress.Manifest,
 }
 
 func contains(ks []sdk.Kind, k sdk.Kind) bool {
@@ -189,4 +232,15 @@ func (h *Host) recordFailure(m *module, fn string, err error) {
 			"plugin", m.manifest.Name, "source", m.source,
 			"failures", h.cfg.FailureThreshold, "cooldown", h.cfg.Cooldown)
 	}
+}
+
+// compiler is the runtime a Host compiles with: modules are compiled with
+// their data segments merged (mergeDataSegments), on all cores.
+type compiler struct{ wazero.Runtime }
+
+func (c compiler) CompileModule(ctx context.Context, wasm []byte) (wazero.CompiledModule, error) {
+	// Not in the cache (a first run, a new plugin): compile the functions
+	// on every core rather than on one.
+	ctx = experimental.WithCompilationWorkers(ctx, runtime.GOMAXPROCS(0))
+	return c.Runtime.CompileModule(ctx, mergeDataSegments(wasm))
 }

@@ -31,7 +31,7 @@ type module struct {
 	builtin bool
 	kind    sdk.Kind // known before compiling (built-ins); "" = unknown
 	wasm    []byte
-	sha     string
+	sha     func() string // hex sha256 of wasm, computed when first asked
 	logs    *ringBuffer
 
 	once     sync.Once
@@ -46,10 +46,14 @@ type module struct {
 }
 
 func newModule(h *Host, source string, builtin bool, kind sdk.Kind, wasm []byte) *module {
-	sum := sha256.Sum256(wasm)
 	return &module{
 		h: h, source: source, builtin: builtin, kind: kind, wasm: wasm,
-		sha:   hex.EncodeToString(sum[:]),
+		// Lazily: hashing every module on each start costs analyze ~5 ms,
+		// and only plugins ls/info show it.
+		sha: sync.OnceValue(func() string {
+			sum := sha256.Sum256(wasm)
+			return hex.EncodeToString(sum[:])
+		}),
 		logs:  &ringBuffer{n: h.cfg.LogBytes},
 		ready: make(chan struct{}),
 		pool:  make(chan *instance, h.cfg.PoolSize),

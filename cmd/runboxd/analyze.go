@@ -12,6 +12,7 @@ import (
 	"github.com/runbox/runbox/cmd/internal/cli"
 	"github.com/runbox/runbox/host"
 	"github.com/runbox/runbox/host/api"
+	"github.com/runbox/runbox/plugins"
 	"github.com/runbox/runbox/sandbox/runlog"
 	"github.com/runbox/runbox/sdk"
 )
@@ -34,11 +35,31 @@ func runAnalyze(ctx context.Context, a *cli.App, c *cli.AnalyzeCmd) error {
 		in = f
 	}
 	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
-	judge := newJudge(log, 0)
+	// The plugins as the daemon opens them, held here too to ask which
+	// lines could have progress in them.
+	ph, herr := plugins.NewHost(ctx, pluginConfig(log))
+	if herr == nil {
+		defer ph.Close(context.WithoutCancel(ctx)) // the judge closes it only once it used it
+	}
+	judge := host.NewPluginJudge(func(context.Context) (*plugins.Host, error) { return ph, herr }, 0, log)
 	defer judge.Close()
-	// Both kinds are needed: load them side by side, not one after the other.
-	judge.Warm(sdk.KindProgress, sdk.KindClassifier)
-	res, err := analyze(ctx, judge, in, c.ClassifyInput())
+	// Load the kinds needed side by side, not one after the other: the
+	// classifiers only when the command did not succeed; the progress
+	// parsers only once a line may need them, when that can be known before
+	// loading them (a failed command's short log often has no progress at
+	// all); never the planners.
+	cin := c.ClassifyInput()
+	if needsClassify(cin) {
+		judge.Warm(sdk.KindClassifier)
+	}
+	var mayProgress func(string) bool
+	if herr == nil {
+		mayProgress = ph.ProgressFilter()
+	}
+	if mayProgress == nil {
+		judge.Warm(sdk.KindProgress)
+	}
+	res, err := analyze(ctx, judge, in, cin, mayProgress)
 	if err != nil {
 		return err
 	}
@@ -51,9 +72,31 @@ func runAnalyze(ctx context.Context, a *cli.App, c *cli.AnalyzeCmd) error {
 
 // analyze feeds a log through a judge: lines to the progress parser and
 // the last 64 KiB to the classifiers, as a live run's stderr tail would be.
-func analyze(ctx context.Context, j host.Judge, r io.Reader, in sdk.ClassifyInput) (api.Analysis, error) {
+// With mayProgress, the parser is created at the first line it passes
+// (the lines before it could not have reached a progress plugin), and not
+// at all when none does; without, at once.
+func analyze(ctx context.Context, j host.Judge, r io.Reader, in sdk.ClassifyInput, mayProgress func(string) bool) (api.Analysis, error) {
 	var res api.Analysis
-	p := j.NewParser()
+	var p host.Parser
+	newParser := func() {
+		p = j.NewParser()
+		// A parser whose plugin is still loading keeps only the newest
+		// lines; analyze waits for it, so its answer does not depend on
+		// how fast the plugin loaded.
+		p.Flush(ctx)
+	}
+	if mayProgress == nil {
+		newParser()
+	}
+	feed := func(line string) {
+		if p == nil {
+			if !mayProgress(line) {
+				return
+			}
+			newParser()
+		}
+		p.Feed(ctx, "stdout", line)
+	}
 	tail := make([]byte, 0, 64<<10)
 	sp := runlog.NewLineSplitter(16 << 10)
 	br := bufio.NewReaderSize(r, 256<<10)
@@ -62,7 +105,7 @@ func analyze(ctx context.Context, j host.Judge, r io.Reader, in sdk.ClassifyInpu
 		n, err := br.Read(buf)
 		if n > 0 {
 			chunk := buf[:n]
-			sp.Write(chunk, func(line string) { p.Feed(ctx, "stdout", line) })
+			sp.Write(chunk, feed)
 			if len(chunk) >= cap(tail) {
 				tail = append(tail[:0], chunk[len(chunk)-cap(tail):]...)
 			} else {
@@ -79,10 +122,12 @@ func analyze(ctx context.Context, j host.Judge, r io.Reader, in sdk.ClassifyInpu
 			return res, fmt.Errorf("analyze: read: %w", err)
 		}
 	}
-	sp.Close(func(line string) { p.Feed(ctx, "stdout", line) })
-	p.Flush(ctx)
-	res.Progress = p.State()
-	if in.ExitCode == 0 && in.Signal == "" && !in.OOMKilled && !in.TimedOut {
+	sp.Close(feed)
+	if p != nil {
+		p.Flush(ctx)
+		res.Progress = p.State()
+	}
+	if !needsClassify(in) {
 		return res, nil
 	}
 	var d runlog.TextDecoder
@@ -91,4 +136,10 @@ func analyze(ctx context.Context, j host.Judge, r io.Reader, in sdk.ClassifyInpu
 	f := host.Classify(ctx, j, in)
 	res.Failure = f
 	return res, nil
+}
+
+// needsClassify reports whether a command that ended as in did fail, and so
+// whether its log goes to the classifiers.
+func needsClassify(in sdk.ClassifyInput) bool {
+	return in.ExitCode != 0 || in.Signal != "" || in.OOMKilled || in.TimedOut
 }

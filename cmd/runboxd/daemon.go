@@ -63,10 +63,16 @@ func supervisorExe() (string, error) {
 // with the compilation cache in the user's cache dir.
 func newJudge(log *slog.Logger, idle time.Duration) *host.PluginJudge {
 	return host.NewPluginJudge(func(ctx context.Context) (*plugins.Host, error) {
-		return plugins.NewHost(ctx, plugins.Config{
-			CacheDir: filepath.Join(paths.CacheDir(), "wazero"),
-			Dirs:     []string{paths.PluginDir()},
-			Logger:   log,
-		})
+		return plugins.NewHost(ctx, pluginConfig(log))
 	}, idle, log)
+}
+
+// pluginConfig is where the daemon and analyze find plugins and keep
+// their compilation cache.
+func pluginConfig(log *slog.Logger) plugins.Config {
+	return plugins.Config{
+		CacheDir: filepath.Join(paths.CacheDir(), "wazero"),
+		Dirs:     []string{paths.PluginDir()},
+		Logger:   log,
+	}
 }
