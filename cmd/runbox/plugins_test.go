@@ -66,6 +66,9 @@ func TestUserPluginChangesAnalyze(t *testing.T) {
 	if out := e.must("plugins", "ls"); !strings.Contains(out, "myc") {
 		t.Errorf("plugins ls does not list myc:\n%s", out)
 	}
+	if out := e.must("plugins", "info", "runbox-progress"); !strings.Contains(out, "prefilter confirm:") || !strings.Contains(out, "prefilter:") {
+		t.Errorf("plugins info does not show the prefilter:\n%s", out)
+	}
 	after := analyze()
 	if after.Failure == nil || after.Failure.Code != "CUDA_OOM" || after.Failure.Plugin != "myc" {
 		t.Fatalf("after: %+v, want CUDA_OOM from myc", after.Failure)

@@ -72,6 +72,9 @@ func pluginsInfo(ctx context.Context, a *cli.App, c *cli.PluginsInfoCmd) error {
 		if len(i.Prefilter) > 0 {
 			fmt.Fprintf(w, "prefilter:\t%q\n", i.Prefilter)
 		}
+		if n := len(i.PrefilterConfirm); n > 0 {
+			fmt.Fprintf(w, "prefilter confirm:\t%d patterns around the literals (--json lists them)\n", n)
+		}
 		fmt.Fprintf(w, "priority:\t%d\ncalls:\t%d (%d failed)\n", i.Priority, i.Calls, i.Failures)
 		if i.LastError != "" {
 			fmt.Fprintf(w, "last error:\t%s\n", i.LastError)
