@@ -26,6 +26,14 @@ func main() {
 	if len(os.Args) > 1 && os.Args[1] == cli.SuperviseArg {
 		os.Exit(process.SupervisorMain(os.Args[2:]))
 	}
+	if len(os.Args) > 1 && cli.IsEngineCommand(os.Args[1]) {
+		// runboxd parses the same command line: hand it over before
+		// building the whole grammar here too. If runboxd is missing,
+		// Main says so after parsing, as for `runbox --json analyze`.
+		if bin, err := engineBinary(); err == nil {
+			handOver(bin)
+		}
+	}
 	os.Exit(cli.Main(os.Args[1:], execEngine{}))
 }
 
@@ -39,6 +47,12 @@ func (execEngine) Run(_ context.Context, _ *cli.App, _ any) error {
 	if err != nil {
 		return err
 	}
+	return handOver(bin)
+}
+
+// handOver replaces this process with bin and the same arguments; it
+// returns only if the exec failed.
+func handOver(bin string) error {
 	argv := append([]string{bin}, os.Args[1:]...)
 	if err := syscall.Exec(bin, argv, os.Environ()); err != nil {
 		return fmt.Errorf("exec %s: %w", bin, err)

@@ -13,6 +13,7 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
+	"slices"
 	"syscall"
 
 	"github.com/alecthomas/kong"
@@ -66,6 +67,16 @@ type Engine interface {
 	// Run runs one such command; cmd is the parsed command (*DaemonCmd,
 	// *AnalyzeCmd, *PluginsLsCmd, ...).
 	Run(ctx context.Context, a *App, cmd any) error
+}
+
+// EngineCommands are the top-level commands that run in runboxd (their Run
+// goes to the Engine). runbox may hand them over before parsing anything:
+// runboxd parses the same command line.
+var EngineCommands = []string{"analyze", "plugins", "daemon"}
+
+// IsEngineCommand reports whether name is one of EngineCommands.
+func IsEngineCommand(name string) bool {
+	return slices.Contains(EngineCommands, name)
 }
 
 // Main parses args (without the program name), runs the command and

@@ -1,6 +1,8 @@
 package cli
 
 import (
+	"context"
+	"os"
 	"reflect"
 	"testing"
 )
@@ -73,5 +75,43 @@ func TestRunModelFallsBack(t *testing.T) {
 	}
 	if asksHelp([]string{"run", "--", "python", "-h"}) {
 		t.Error("the command's own -h taken for runbox's")
+	}
+}
+
+// recordingEngine notes the commands handed to it.
+type recordingEngine struct{ got []any }
+
+func (r *recordingEngine) Run(_ context.Context, _ *App, cmd any) error {
+	r.got = append(r.got, cmd)
+	return nil
+}
+
+// TestEngineCommands: every command that goes to runboxd is under a
+// top-level command in EngineCommands (runbox hands those over before
+// parsing), and the commands runbox runs itself are not.
+func TestEngineCommands(t *testing.T) {
+	dir := t.TempDir()
+	file := dir + "/f"
+	if err := os.WriteFile(file, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("RUNBOX_HOME", dir)
+	for _, args := range [][]string{
+		{"analyze", file}, {"daemon"},
+		{"plugins", "ls"}, {"plugins", "info", "x"}, {"plugins", "test", file}, {"plugins", "new", "--kind", "progress", "x"},
+		{"plugins", "install", dir}, {"plugins", "remove", "x"}, {"plugins", "pack", dir, "out"}, {"plugins", "verify", dir},
+	} {
+		var e recordingEngine
+		if code := Main(args, &e); code != 0 || len(e.got) != 1 {
+			t.Errorf("%q: exit %d, engine got %v", args, code, e.got)
+		}
+		if !IsEngineCommand(args[0]) {
+			t.Errorf("%q goes to the engine but %q is not in EngineCommands", args, args[0])
+		}
+	}
+	for _, name := range []string{"run", "plan", "exec", "status", "wait", "stop", "logs", "ls", "retry", "backends", "version"} {
+		if IsEngineCommand(name) {
+			t.Errorf("%s is runbox's own command, listed in EngineCommands", name)
+		}
 	}
 }
