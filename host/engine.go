@@ -34,6 +34,8 @@ type Judge interface {
 type Parser interface {
 	Feed(ctx context.Context, stream string, line string)
 	Flush(ctx context.Context)
+	// Ready waits (bounded by ctx) until the parser's plugins are loaded.
+	Ready(ctx context.Context)
 	State() *sdk.Progress
 }
 

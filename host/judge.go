@@ -145,12 +145,14 @@ type pluginParser struct{ p *plugins.Parser }
 
 func (p pluginParser) Feed(_ context.Context, stream, line string) { p.p.Feed(stream, line) }
 func (p pluginParser) Flush(ctx context.Context)                   { p.p.Flush(ctx) }
+func (p pluginParser) Ready(ctx context.Context)                   { p.p.Ready(ctx) }
 func (p pluginParser) State() *sdk.Progress                        { return p.p.State() }
 
 type noParser struct{}
 
 func (noParser) Feed(context.Context, string, string) {}
 func (noParser) Flush(context.Context)                {}
+func (noParser) Ready(context.Context)                {}
 func (noParser) State() *sdk.Progress                 { return nil }
 
 // idleWatcher is implemented by judges that can release resources when the

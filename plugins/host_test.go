@@ -171,6 +171,47 @@ func TestBacklogBeforeLoad(t *testing.T) {
 	}
 }
 
+// TestFlushAndReadyWhileLoading: with nothing fed, Flush has nothing to
+// wait for and leaves the plugins loading (a run with no output ends
+// without waiting on a first-ever compile); Ready waits for them. The
+// cache is empty, so the built-in progress plugin takes a compile to load.
+func TestFlushAndReadyWhileLoading(t *testing.T) {
+	h, err := NewHost(context.Background(), Config{CacheDir: t.TempDir(), Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer h.Close(context.Background())
+	var prog *module
+	for _, m := range h.modules {
+		if m.kind == sdk.KindProgress {
+			prog = m
+		}
+	}
+	if prog == nil {
+		t.Fatal("no built-in progress module")
+	}
+	p := h.NewParser()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	p.Flush(ctx)
+	select {
+	case <-prog.ready:
+		t.Fatal("Flush with nothing fed waited for the plugin to load")
+	default:
+	}
+	p.Ready(ctx)
+	select {
+	case <-prog.ready:
+	default:
+		t.Fatal("Ready returned before the plugin was loaded")
+	}
+	p.Feed("stdout", "##PROGRESS## {\"step\": 3, \"total\": 9}")
+	p.Flush(ctx)
+	if s := p.State(); s == nil || s.Step != 3 {
+		t.Fatalf("state = %+v", s)
+	}
+}
+
 // testModule builds a module with one memory of 4 pages (imported when
 // importMem) and the given data segments: an offset < 0 makes a passive one.
 func testModule(importMem, dataCount bool, segs []testSegment) []byte {

@@ -63,15 +63,28 @@ func (p *Parser) Feed(stream, line string) {
 }
 
 // Flush sends every pending batch, waiting (bounded by ctx) for plugins
-// still loading. Call it every ~200 ms while a run is live and once at its end.
+// still loading if lines are waiting for them. Call it every ~200 ms while
+// a run is live and once at its end.
 func (p *Parser) Flush(ctx context.Context) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if p.targets == nil && !p.resolve(ctx, true) {
-		return
+	if p.targets == nil && (len(p.backlog) == 0 || !p.resolve(ctx, true)) {
+		return // nothing fed yet, or the plugins are not there in time
 	}
 	for _, t := range p.targets {
 		p.send(ctx, t)
+	}
+}
+
+// Ready waits (bounded by ctx) until the progress plugins are loaded, so
+// that no line fed afterwards waits in the backlog, where the oldest are
+// dropped: what a Parser makes of an output then does not depend on how
+// fast the plugins loaded.
+func (p *Parser) Ready(ctx context.Context) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.targets == nil {
+		p.resolve(ctx, true)
 	}
 }
 

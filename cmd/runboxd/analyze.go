@@ -83,7 +83,7 @@ func analyze(ctx context.Context, j host.Judge, r io.Reader, in sdk.ClassifyInpu
 		// A parser whose plugin is still loading keeps only the newest
 		// lines; analyze waits for it, so its answer does not depend on
 		// how fast the plugin loaded.
-		p.Flush(ctx)
+		p.Ready(ctx)
 	}
 	if mayProgress == nil {
 		newParser()
