@@ -50,7 +50,7 @@ idle() {
   echo "== daemon RSS when idle"
   "$RB" run --sandbox process -- true >/dev/null
   for _ in 1 2 3 4 5 6 7 8 9 10; do "$RB" run --sandbox process -- true >/dev/null; done
-  sleep 40 # past the 30 s after which an idle daemon unloads its plugins
+  sleep 50 # past the 30 s after which an idle daemon unloads its plugins, and the scavenger returning the memory
   local pid
   pid=$(cat "$RUNBOX_HOME/daemon.lock")
   grep -E 'VmRSS|VmHWM' /proc/"$pid"/status | tee "$OUT/idle.txt"
