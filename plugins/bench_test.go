@@ -27,7 +27,7 @@ func builtinHost(b *testing.B, cfg Config) *Host {
 	}
 	b.Cleanup(func() { h.Close(context.Background()) })
 	if p := h.NewParser(); true {
-		p.Flush(context.Background()) // load
+		p.Ready(context.Background()) // load before the timed loop
 	}
 	return h
 }

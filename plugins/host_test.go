@@ -138,7 +138,7 @@ func TestCircuitBreaker(t *testing.T) {
 func TestPrefilterAndBatching(t *testing.T) {
 	h, _ := newTestHost(t, Config{BatchLines: 100}, pluginDir(t, "echo"))
 	p := h.NewParser()
-	p.Flush(context.Background()) // wait for loading so Feed sends full batches
+	p.Ready(context.Background()) // wait for loading so Feed sends full batches
 	for i := range 1000 {
 		line := "ordinary log line"
 		if i%4 == 0 {
