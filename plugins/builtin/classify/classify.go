@@ -97,7 +97,7 @@ var codeRank = map[string]int{
 	sdk.CodeShapeMismatch: 80, sdk.CodeFileNotFound: 78, sdk.CodePermissionDenied: 78,
 	sdk.CodeNetworkError: 76, sdk.CodeNaNLoss: 74, sdk.CodeScriptError: 70, sdk.CodeSegfault: 68,
 	sdk.CodeDistributedError: 62, sdk.CodeAborted: 60, sdk.CodeInterrupted: 58,
-	sdk.CodeTerminated: 56, sdk.CodeKilled: 55, sdk.CodePythonException: 40, sdk.CodeNonzeroExit: 1,
+	sdk.CodeTimeout: 57, sdk.CodeTerminated: 56, sdk.CodeKilled: 55, sdk.CodePythonException: 40, sdk.CodeNonzeroExit: 1,
 }
 
 // consequence codes are usually what other processes report after the real

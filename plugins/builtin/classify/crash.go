@@ -28,7 +28,7 @@ func matchCrash(sc *scanner, i int, l *line) bool {
 		n = 4
 	case strings.HasPrefix(lc, "keyboardinterrupt") || sc.roles[i] == roleExc && strings.HasSuffix(sc.excType(i), "KeyboardInterrupt"):
 		n = 2
-	case lc == "killed" || strings.HasPrefix(lc, "killed: 9") || strings.HasPrefix(lc, "zsh: killed") || jobKilled(lc, " killed") ||
+	case lc == "killed" || gluedKilled(t) || strings.HasPrefix(lc, "killed: 9") || strings.HasPrefix(lc, "zsh: killed") || jobKilled(lc, " killed") ||
 		strings.Contains(lc, "killed by signal: killed") || has(lc, "sigkill") && !has(lc, "sending"):
 		n = 9
 	case lc == "terminated" || strings.HasPrefix(lc, "zsh: terminated") || jobKilled(lc, " terminated") || has(lc, "got signal: 15", "signal 15 (sigterm)") ||
@@ -96,3 +96,14 @@ func jobKilled(lc, word string) bool {
 
 var gateCrash = []string{"fault", "0xc0000005", "0xc00000fd", "-1073741819", "-1073741571", "3221225477", "3221225725", "windows fatal exception", "sigsegv", "sigbus", "signal", "abort", "sigabrt", "terminate", "check failed", "double free", "free(): ", "malloc(): ",
 	"stack smashing", "illegal", "sigill", "avx", "exec format", "interrupt", "killed", "sigkill", "sigterm", "cancelled at", "preempt"}
+
+// gluedKilled spots the shell's "Killed" stuck to the end of a progress
+// line that had no newline: "... - loss: 0.60 - accuracy: 0.77Killed",
+// "45%|████▌     | 450/1000 [01:02<01:15, 7.2it/s]Killed".
+func gluedKilled(t string) bool {
+	if len(t) <= 6 || !strings.HasSuffix(t, "Killed") {
+		return false
+	}
+	c := t[len(t)-7]
+	return isDigit(c) || c == ']' || c == '|' || c == ')' || c == '%' || c >= 0x80
+}

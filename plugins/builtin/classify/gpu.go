@@ -233,7 +233,9 @@ func gpuError(sc *scanner, i int, l *line) bool {
 			"Install the CUDA build of the framework (`pip install torch --index-url https://download.pytorch.org/whl/cu121`, `pip install -U \"jax[cuda12]\"`), or run on CPU (map_location=\"cpu\").",
 		}
 	case has(lc, "driver on your system is too old", "driver version is insufficient", "driver/library version mismatch",
-		"failed to initialize nvml", "no kernel image is available", "not compatible with the current pytorch installation", "cuda driver initialization failed"):
+		"failed to initialize nvml", "no kernel image is available", "not compatible with the current pytorch installation", "cuda driver initialization failed",
+		"mismatches the version that was used to compile pytorch", "does not match the version used to compile pytorch", "compiled with different cuda major versions", "cuda setup failed despite gpu",
+		"cuda major version mismatch", "cudnn version incompatibility", "but jax was built against", "but source was compiled with"):
 		c.details["kind"] = "driver"
 		c.msg = "The GPU driver and the framework's CUDA build do not match: " + clip(l.text, 200)
 		c.sugg = []string{
@@ -245,7 +247,8 @@ func gpuError(sc *scanner, i int, l *line) bool {
 		c.details["kind"] = "mps_unsupported"
 		c.msg = "The operation is not supported on Apple's MPS backend: " + clip(l.text, 200)
 		c.sugg = []string{"Set PYTORCH_ENABLE_MPS_FALLBACK=1 to run unsupported ops on the CPU, or use float32 instead of float64 on MPS."}
-	case has(lc, "cudnn_status_", "cublas_status_", "cudnn error", "cublas error", "dnn library initialization failed", "cuda error:", "cudaerror", "hip error:", "cusolver error", "curand error"):
+	case has(lc, "cudnn_status_", "cublas_status_", "cudnn error", "cublas error", "dnn library initialization failed", "cuda error:", "cudaerror", "hip error:", "cusolver error", "curand error") &&
+		!strings.Contains(lc, "nccl"): // NCCL's "unhandled cuda error" is a collective failure (distributed.go)
 		c.details["kind"] = "cuda_error"
 		c.conf = 0.8
 		c.msg = "A CUDA library call failed: " + clip(l.text, 200)
@@ -260,4 +263,4 @@ func gpuError(sc *scanner, i int, l *line) bool {
 	return true
 }
 
-var gateGPU = []string{"cud", "cublas", "gpu", "device", "memory", "metal", "mps", "xla", "resource", "nvidia", "nvml", "driver", "hip", "allocat", "kernel image", "ecc", "launch failure"}
+var gateGPU = []string{"cud", "cublas", "gpu", "device", "memory", "metal", "mps", "xla", "resource", "nvidia", "nvml", "driver", "hip", "allocat", "kernel image", "ecc", "launch failure", "cuda setup failed", "compiled with", "built against", "cudnn version"}

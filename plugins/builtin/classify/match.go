@@ -20,7 +20,7 @@ var matchers = []matcher{
 	{matchShell, gateShell}, {matchGPU, gateGPU}, {matchDistributed, gateDistributed}, {matchMemory, gateMemory},
 	{matchDisk, gateDisk}, {matchModule, gateModule}, {matchSyntax, gateSyntax}, {matchNetwork, gateNetwork},
 	{matchPermission, gatePermission}, {matchFile, gateFile}, {matchArgument, gateArgument}, {matchShape, gateShape},
-	{matchNaN, gateNaN}, {matchCrash, gateCrash},
+	{matchNaN, gateNaN}, {matchCrash, gateCrash}, {matchTimeout, gateTimeout},
 }
 
 // gateMask finds, in one pass over a line's bytes, which matchers have a

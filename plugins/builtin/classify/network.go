@@ -50,6 +50,13 @@ func matchNetwork(sc *scanner, i int, l *line) bool {
 			repo = strings.Fields(l.text[k+14:] + " ")[0]
 		}
 		c.details["repo"] = repo
+		if !strings.Contains(lc, "couldn't connect") && localPath(repo) {
+			// "Can't load tokenizer for './out'": a local folder, not the Hub.
+			sc.add(i, cand{code: sdk.CodeFileNotFound, conf: 0.8, details: map[string]string{"path": repo, "kind": "model_dir"},
+				msg:  "The local model directory `" + repo + "` is missing or lacks the files to load it: " + clip(l.text, 200),
+				sugg: []string{"Check the path (relative paths resolve from the working directory) and that the folder holds config.json, the tokenizer files and the weights (save_pretrained writes them)."}})
+			return true
+		}
 		if strings.Contains(lc, "couldn't connect") {
 			c.msg = "Could not reach huggingface.co to download" + quoteIf(repo) + " and it is not in the local cache."
 		} else {
@@ -178,3 +185,10 @@ var gateNetwork = []string{"connect", "connection", "refused", "reset by peer", 
 	"ssl", "certificate", "timeout", "timed out", "max retries", "unreachable", "remotedisconnected", "incompleteread", "chunkedencoding",
 	"proxy", "urlopen", "huggingface", "hub", "client error", "server error", "gated", "repositorynotfound", "repository not found",
 	"can't load", "valid model identifier", "outgoing traffic", "localentrynotfound", "unable to access 'http", "too many requests", "address already in use"}
+
+// localPath reports whether a model id is written as a filesystem path
+// ("./out", "/models/x", "~/ckpt", "C:\\models") rather than a Hub repo id.
+func localPath(p string) bool {
+	return strings.HasPrefix(p, "./") || strings.HasPrefix(p, "../") || strings.HasPrefix(p, "/") || strings.HasPrefix(p, "~") ||
+		strings.Contains(p, "\\") || len(p) > 2 && isLetter(p[0]) && p[1] == ':' && (p[2] == '\\' || p[2] == '/')
+}

@@ -13,6 +13,7 @@ type line struct {
 	key    string // stream label ("rank0", "pid=12"); "" when none
 	weak   bool   // logged at warning/info/debug level or a Python warning
 	crlf   bool   // a carriage return sat inside a quoted name: CRLF script
+	box    bool   // a row of a rich-formatted traceback box: source code, never matched
 }
 
 // splitLines normalises stdout then stderr tails into lines. The lowercased
@@ -97,6 +98,9 @@ func normalize(raw string) (line, bool) {
 	if strings.IndexByte(raw, '\r') >= 0 {
 		raw, l.crlf = carriageReturns(raw)
 	}
+	if strings.IndexByte(raw, '&') >= 0 && strings.IndexByte(raw, ';') >= 0 {
+		raw = htmlEntities.Replace(raw)
+	}
 	if needsANSI(raw) {
 		raw = stripANSI(raw)
 	}
@@ -117,6 +121,9 @@ func normalize(raw string) (line, bool) {
 	if strings.HasPrefix(t, "```") || strings.HasPrefix(t, "~~~") || strings.HasPrefix(t, "<details") ||
 		strings.HasPrefix(t, "</details") || strings.HasPrefix(t, "<summary") {
 		return l, false
+	}
+	if strings.HasPrefix(t, "│") && strings.HasSuffix(t, "│") && len(t) > len("││") {
+		l.box = true // rich's "│ ❱ 812 │   trainer.train(args)   │"
 	}
 	if !l.weak && isPythonWarning(t) {
 		l.weak = true
@@ -218,3 +225,7 @@ func isPythonWarning(t string) bool {
 	i := strings.Index(t, "Warning: ")
 	return i > 0 && isLetter(t[i-1]) && !strings.Contains(t[:i], "Error")
 }
+
+// htmlEntities undoes the escaping of logs scraped from rendered issue pages
+// ("File &quot;x.py&quot;", "No module named &#39;foo&#39;").
+var htmlEntities = strings.NewReplacer("&quot;", `"`, "&#39;", "'", "&#x27;", "'", "&apos;", "'", "&lt;", "<", "&gt;", ">", "&amp;", "&", "&#34;", `"`, "&nbsp;", " ")

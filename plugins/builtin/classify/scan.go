@@ -88,6 +88,13 @@ func (sc *scanner) structure(i int) {
 	l := &sc.lines[i]
 	st := sc.state(l.key)
 	lc := l.lc
+	if l.box {
+		sc.roles[i] = roleFrame
+		if st.phase == 1 {
+			sc.tbOf[i] = int32(st.tb)
+		}
+		return
+	}
 	if hasTracebackHeader(lc) {
 		sc.startTB(i, st, strings.HasPrefix(lc, "original traceback"))
 		return

@@ -164,6 +164,14 @@ func (sc *scanner) addExit() {
 			sugg:    commandSuggestions(prog),
 			details: setDetail(map[string]string{"exit_code": "127"}, "command", prog),
 		})
+	case 124:
+		// coreutils timeout(1) exits 124 when the limit fires.
+		sc.cands = append(sc.cands, cand{
+			code: sdk.CodeTimeout, conf: 0.5, at: -1, tier: tierExit, rank: codeRank[sdk.CodeTimeout], retry: true,
+			msg:     "Exit status 124: the command was most likely stopped by timeout(1) at its time limit.",
+			sugg:    []string{"Raise the limit given to `timeout`, or make the command faster (smaller data, fewer steps)."},
+			details: map[string]string{"exit_code": "124", "source": "timeout(1)"},
+		})
 	case 126:
 		sc.cands = append(sc.cands, cand{
 			code: sdk.CodePermissionDenied, conf: 0.6, at: -1, tier: tierExit, rank: codeRank[sdk.CodePermissionDenied],

@@ -46,6 +46,11 @@ func matchMemory(sc *scanner, i int, l *line) bool {
 		"oomkilled", "oom killed", "oom-killed", "oom killer", "killed process") && !has(lc, "cuda", "gpu"):
 		c.msg = "The kernel's OOM killer stopped the process: host memory ran out."
 		c.details["source"] = "kernel"
+	case has(lc, "oom when allocating", "resource_exhausted", "resourceexhausted") && has(lc, "device:cpu", "allocator cpu", "cpu_allocator") && !has(lc, "device:gpu", "allocator gpu"):
+		c.msg = "TensorFlow ran out of host (CPU) memory: " + clip(l.text, 200)
+	case has(lc, "paging file is too small", "[winerror 1455]"):
+		c.msg = "Windows ran out of virtual memory (the paging file is too small): " + clip(l.text, 200)
+		c.sugg = append([]string{"Enlarge the Windows paging file (System > Advanced > Performance > Virtual memory) or lower DataLoader num_workers: each worker loads its own copy of the CUDA libraries."}, c.sugg...)
 	case has(lc, "cannot allocate memory", "[errno 12]", "enomem"):
 		c.msg = "The system could not allocate memory (ENOMEM): " + clip(l.text, 200)
 	case has(lc, "java.lang.outofmemoryerror", "runtime: out of memory", "all available ram", "node running low on memory", "node was low on resource: memory",
@@ -106,7 +111,7 @@ func matchDisk(sc *scanner, i int, l *line) bool {
 		c.msg = "Writing a checkpoint failed part-way (torch.save short write), which almost always means the disk is full"
 		c.details["kind"] = "short_write"
 		c.conf = 0.8
-	case strings.Contains(lc, "insufficient shared memory"):
+	case has(lc, "insufficient shared memory", "out of shared memory", "raise your shared memory limit"):
 		c.msg = "The shared-memory filesystem (/dev/shm) is full"
 		c.conf = 0.8
 	default:
@@ -191,7 +196,7 @@ func matchPermission(sc *scanner, i int, l *line) bool {
 	return true
 }
 
-var gateMemory = []string{"memory", "alloc", "oom", "killed process", "all available ram"}
+var gateMemory = []string{"memory", "alloc", "oom", "killed process", "all available ram", "paging file", "winerror 1455"}
 
 var gateDisk = []string{"space", "quota", "[errno 28]", "[errno 122]", "enospc", "edquot", "shared memory", "unexpected pos", "failed writing file"}
 

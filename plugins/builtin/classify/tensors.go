@@ -35,7 +35,7 @@ func matchShape(sc *scanner, i int, l *line) bool {
 		c.details["kind"] = "device"
 		c.msg = "Tensors on different devices were combined: " + clip(l.text, 220)
 		c.sugg = []string{"Move the model and every input to the same device (model.to(device); batch = batch.to(device)); check tensors created inside forward use x.device."}
-	case has(lc, "expected scalar type", "found dtype", "must have the same dtype", "expected object of scalar type", "dtype mismatch", "input type (") && !strings.Contains(lc, "device"):
+	case has(lc, "expected scalar type", "found dtype", "must have the same dtype", "expected object of scalar type", "dtype mismatch", "to have the same dtype", "input type (") && !strings.Contains(lc, "device"):
 		c.details["kind"] = "dtype"
 		c.msg = "Tensors of different dtypes were combined: " + clip(l.text, 220)
 		c.sugg = []string{"Cast to a common dtype (x.float(), labels.long() for CrossEntropyLoss), and keep numpy float64 data as float32."}
@@ -43,7 +43,7 @@ func matchShape(sc *scanner, i int, l *line) bool {
 		"expected input batch_size", "channels, but got", "dimensions must be equal", "sizes of tensors must match", "are incompatible", "is incompatible with the layer",
 		"could not broadcast", "cannot be broadcast", "operands could not be broadcast", "not aligned", "cannot reshape array of size", "must match the size",
 		"target size (", "shape mismatch", "shapes mismatch", "incompatible shapes for broadcasting", "expected input[", "to have 3 channels", "must match second to last dimension", "cannot reshape",
-		"contracting dimensions to have the same shape", "got incompatible shapes", "shapes must be equal", "must have the same shape"):
+		"contracting dimensions to have the same shape", "but received shape", "but got shape", "got incompatible shapes", "shapes must be equal", "must have the same shape"):
 		if strings.Contains(lc, "using a target size") {
 			c.soft = true // nn.MSELoss UserWarning: broadcasting, not an error
 		}
@@ -70,6 +70,16 @@ func matchNaN(sc *scanner, i int, l *line) bool {
 		"invalid loss, terminating training", "minimum loss scale reached", "loss scale already at minimum", "loss is infinite",
 		"loss became infinite", "became infinite or nan", "loss is nan or inf"):
 		c.msg = "The loss became NaN/Inf and training stopped: " + clip(l.text, 200)
+	case strings.Contains(lc, "is not finite") && has(lc, "nan", "inf") && has(lc, "loss", "metric"):
+		c.msg = "A monitored loss/metric became NaN/Inf: " + clip(l.text, 200)
+	case has(lc, "diverged", "divergence detected") && has(lc, "loss", "training", "train "):
+		c.msg = "Training diverged (the loss blew up) and was stopped: " + clip(l.text, 200)
+	case has(lc, "probability tensor contains either `inf`, `nan`", "probability tensor contains either inf, nan"):
+		c.details["where"] = "logits"
+		c.msg = "The model produced NaN/Inf logits (often fp16 overflow) and sampling failed: " + clip(l.text, 200)
+	case strings.Contains(lc, "but found invalid values") && sc.nanAfter(i):
+		c.details["where"] = "distribution"
+		c.msg = "A probability distribution got NaN parameters (the network's outputs became NaN): " + clip(l.text, 200)
 	case has(lc, "returned nan values", "returned inf values"):
 		c.details["where"] = "backward"
 		c.msg = "Anomaly detection found NaN in the backward pass: " + clip(l.text, 200)
@@ -113,4 +123,11 @@ func lossIsNaN(lc string) bool {
 
 var gateShape = []string{"shape", "size", "dimension", "incompatible", "mismatch", "must match", "same device", "dtype", "scalar type", "channels", "broadcast", "not aligned", "reshape", "should be the same"}
 
-var gateNaN = []string{"nan", "infinite", "divide by zero encountered", "non-finite", "loss scale", "invalid loss", "loss is inf", "returned inf", "loss: inf", "loss=inf", "loss = inf", "'loss': inf", "inf loss", "oss inf"}
+var gateNaN = []string{"nan", "infinite", "divide by zero encountered", "non-finite", "loss scale", "invalid loss", "loss is inf", "returned inf", "loss: inf", "loss=inf", "loss = inf", "'loss': inf", "inf loss", "oss inf", "diverge", "invalid values", "not finite"}
+
+// nanAfter reports a "nan" on the line after i ("found invalid values:\n
+// tensor([[nan, nan, ...").
+func (sc *scanner) nanAfter(i int) bool {
+	_, w := sc.window(i, 3)
+	return strings.Contains(w[len(sc.lines[i].lc):], "nan")
+}
