@@ -342,6 +342,12 @@ func parseLine(s string, f uint64, st *state) (u sdk.Progress, ok bool) {
 	if f&fGeneric == 0 {
 		return u, false
 	}
+	if s[0] == '[' && f&fEpochCap != 0 {
+		if u, ok = parseHFNotebook(s, st); ok {
+			return u, true
+		}
+		st.metrics = st.metrics[:0] // the parser declined: drop its metrics
+	}
 	// parseHFBanner looks for "Num Epochs = " when s has "Epoch", else
 	// for "Total optimization steps = ".
 	if f&fBrace == 0 && (f&fEpochCap != 0 && f&fEpochsEq != 0 || f&fEpochCap == 0 && f&fStepsEq != 0) {

@@ -74,6 +74,11 @@ func parseGeneric(s string, f uint64, st *state) (u sdk.Progress, ok bool) {
 				if n, m, ok := fraction(s, k); ok {
 					u.Step, u.Total = n, m
 				}
+			} else if j < len(s) && s[j] == ':' {
+				// fairseq: "epoch 002:    100 / 1102 loss=..."
+				if n, m, ok := spacedFraction(s, skipSpaces(s, j+1)); ok {
+					u.Step, u.Total = n, m
+				}
 			}
 		}
 	}
@@ -91,14 +96,20 @@ func parseGeneric(s string, f uint64, st *state) (u sdk.Progress, ok bool) {
 		return sdk.Progress{}, false // no key can hold "loss"
 	}
 	ms := st.metrics
+	lossKV := false
 	scanKV(s, func(k string, v float64) {
 		if !finite(v) || k == "" || structuralKey(k) { // as addMetric
 			return
 		}
-		if found || containsAny(k, kwLoss) {
+		isLoss := containsAny(k, kwLoss)
+		lossKV = lossKV || isLoss
+		if found || isLoss {
 			ms = append(ms, metric{k, v})
 		}
 	})
+	if !lossKV && f&fLossAny != 0 {
+		ms = spacedLoss(s, ms)
+	}
 	if !found && len(ms) == 0 {
 		return sdk.Progress{}, false
 	}
@@ -210,11 +221,71 @@ func kwPercent(s string, f uint64) (float64, bool) {
 }
 
 // heading reports "Step 1: Install dependencies": a numbered instruction,
-// not a training step.
+// not a training step ("iter 10: loss 2.345, time 51.2ms" is one).
 func heading(s string, end int, total int64) bool {
 	if total != 0 || end >= len(s) || s[end] != ':' {
 		return false
 	}
 	i := skipSpaces(s, end+1)
-	return i < len(s) && isLetter(s[i]) && !strings.ContainsAny(s[i:], "=:")
+	return i < len(s) && isLetter(s[i]) && !strings.ContainsAny(s[i:], "=:") && len(spacedLoss(s[i:], nil)) == 0
+}
+
+// spacedFraction reads "N / M" or "N/M" at s[i:].
+func spacedFraction(s string, i int) (n, m int64, ok bool) {
+	n, j, ok := parseUint(s, i)
+	if !ok {
+		return 0, 0, false
+	}
+	j = skipSpaces(s, j)
+	if j >= len(s) || s[j] != '/' {
+		return 0, 0, false
+	}
+	m, k, ok := parseUint(s, skipSpaces(s, j+1))
+	if !ok || m < n || m == 0 || k < len(s) && (isLetter(s[k]) || s[k] == '.' || s[k] == '/' || s[k] == ':') {
+		return 0, 0, false
+	}
+	return n, m, true
+}
+
+// spacedLoss appends the losses written "loss 2.345" (no '=' or ':'):
+// nanoGPT's "iter 10: loss 2.345", "step 500: train loss 2.1, val loss
+// 2.2", "| loss  5.67 |". A word before "loss" names it ("train_loss").
+func spacedLoss(s string, ms []metric) []metric {
+	for off := 0; off < len(s); {
+		k := indexFold(s[off:], "loss")
+		if k < 0 {
+			break
+		}
+		k += off
+		off = k + 4
+		if k > 0 && (isLetter(s[k-1]) || s[k-1] == '_') || off >= len(s) || s[off] != ' ' {
+			continue
+		}
+		v, j, ok := parseNum(s, skipSpaces(s, off))
+		if !ok || !finite(v) || j < len(s) && (isLetter(s[j]) || s[j] == ':' || s[j] == '/') {
+			continue
+		}
+		key := "loss"
+		if b := k - 1; b > 0 && s[b] == ' ' && isLetter(s[b-1]) {
+			a := b
+			for a > 0 && isLetter(s[a-1]) {
+				a--
+			}
+			switch strings.ToLower(s[a:b]) {
+			case "train", "training":
+				key = "train_loss"
+			case "val", "valid", "validation":
+				key = "val_loss"
+			case "eval":
+				key = "eval_loss"
+			case "test":
+				key = "test_loss"
+			default:
+				continue // "best loss 0.5": prose, not a metric
+			}
+		}
+		ms = append(ms, metric{key, v})
+		off = j
+	}
+	return ms
 }

@@ -7,7 +7,7 @@ import (
 )
 
 // Version of the plugin; bump it when what Parse reports changes.
-const Version = "0.1.2"
+const Version = "0.1.3"
 
 // Prefilter lists the literals the host looks for before sending a line.
 // Every line any parser here accepts contains at least one of them

@@ -88,6 +88,11 @@ func mmRest(s string, u *sdk.Progress, st *state) {
 			st.addMetric(k, v)
 		}
 	})
+	if len(st.metrics) == 0 {
+		// PyTorch's ImageNet example: "Loss 4.1234e+00 (4.2000e+00)",
+		// tab-separated, no ':'.
+		st.metrics = spacedLoss(s, st.metrics)
+	}
 }
 
 // etaToken cuts "0:10:00, time: ..." or "1 day, 2:03:04  iter: ..." to

@@ -29,6 +29,10 @@ type state struct {
 	source     string   // format of the latest update
 	fastaiCols []string // fastai table header, if known
 	glued      string   // text printed right after a bar, to parse next
+	phase      string   // phase of the latest update that named one
+	// nested: the line being parsed holds a tqdm bar drawn below another
+	// (tqdm moves the cursor back up after it: ESC [A).
+	nested bool
 	// metrics of the update the parsers returned (instead of a map in
 	// it), in order; emit takes them. parseLine empties it before each
 	// parser it tries.
@@ -86,6 +90,7 @@ func newState(last *sdk.Progress) *state {
 	}
 	st.total = last.Total
 	st.source = last.Source
+	st.phase = last.Phase
 	if last.Source == "fastai" {
 		st.fastaiCols = fastaiColsFromMessage(last.Message)
 	}
@@ -98,6 +103,9 @@ func (st *state) apply(u *sdk.Progress) {
 	}
 	if u.Source != "" {
 		st.source = u.Source
+	}
+	if u.Phase != "" {
+		st.phase = u.Phase
 	}
 }
 
@@ -116,7 +124,9 @@ func Parse(in sdk.ParseInput) sdk.ParseOutput {
 			continue
 		}
 		var s string
+		nested := false
 		if f&fRaw != 0 {
+			nested = strings.Contains(raw, "\x1b[A")
 			s = clean(raw)
 			f = classify(s)
 		} else {
@@ -130,6 +140,7 @@ func Parse(in sdk.ParseInput) sdk.ParseOutput {
 		if st == nil {
 			st = newState(in.Last)
 		}
+		st.nested = nested
 		if u, ok := parseLine(s, f, st); ok {
 			st.emit(&acc, &metrics, &u)
 			n++

@@ -91,6 +91,19 @@ func applyDesc(desc string, n, total int64, disp float64, u *sdk.Progress, st *s
 		}
 		return
 	}
+	if desc == "" && total > 0 {
+		if st.nested && st.total > total {
+			// A bar without a description drawn below a longer one:
+			// an evaluation loop inside training (Hugging Face's
+			// prediction bar). The step stays the training bar's.
+			*u = sdk.Progress{Source: u.Source, Phase: "evaluation"}
+			st.metrics = st.metrics[:0]
+			return
+		}
+		if !st.nested && total == st.total && (st.phase == "evaluation" || st.phase == "validation") {
+			d.phase = "train" // the training bar again, after evaluating
+		}
+	}
 	u.Epoch, u.EpochTotal = d.epoch, d.epochTotal
 	u.Phase = d.phase
 	u.Step, u.Total = n, total
@@ -145,6 +158,9 @@ func describe(desc string) (d descInfo) {
 			d.outer = true
 			return d
 		}
+	}
+	if e < 0 && d.epoch == 0 {
+		yoloEpoch(desc, &d)
 	}
 	switch {
 	case lm&lmSanity == lmSanity && indexFold(low, "sanity check") >= 0:
@@ -203,10 +219,46 @@ func lastSegment(desc string) string {
 		}
 	}
 	desc = strings.TrimSpace(desc)
-	if len(desc) > 48 || desc == "" {
+	if len(desc) > 48 || desc == "" || isDigit(desc[0]) {
+		// too long, or a timestamp or counter left by a prefix
 		return ""
 	}
+	if stepWord(desc) {
+		return "train" // "Steps", "Iteration": the training loop
+	}
 	return strings.ToValidUTF8(desc, "")
+}
+
+// stepWord reports a description that only names the step counter.
+func stepWord(w string) bool {
+	switch strings.ToLower(w) {
+	case "step", "steps", "iter", "iters", "iteration", "iterations":
+		return true
+	}
+	return false
+}
+
+// yoloEpoch reads an epoch from a description that starts with "N/M"
+// followed only by numeric columns (Ultralytics YOLO:
+// "      3/100      3.2G      1.234      2.345         32        640").
+func yoloEpoch(desc string, d *descInfo) {
+	i := skipSpaces(desc, 0)
+	n, j, ok := parseUint(desc, i)
+	if !ok || j >= len(desc) || desc[j] != '/' {
+		return
+	}
+	m, k, ok := parseUint(desc, j+1)
+	if !ok || m < n || m == 0 || k < len(desc) && desc[k] != ' ' {
+		return
+	}
+	// the other columns: numbers, possibly with a unit letter ("3.2G")
+	for ; k < len(desc); k++ {
+		c := desc[k]
+		if !(isDigit(c) || c == ' ' || c == '.' || c == 'G' || c == 'M' || c == 'K' || c == 'B') {
+			return
+		}
+	}
+	d.epoch, d.epochTotal, d.phase = n, m, "train"
 }
 
 // siMult holds the multiplier of each SI suffix byte, 0 for the others
