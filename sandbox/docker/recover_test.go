@@ -169,21 +169,35 @@ func TestSweep(t *testing.T) {
 	e := setup(t)
 	ctx := context.Background()
 	var ids []string
+	var hs []sandbox.Handle
 	for range 2 {
 		spec := e.newSpec(t, "sleep", "60")
-		if _, err := e.sb.Start(ctx, spec); err != nil {
+		h, err := e.sb.Start(ctx, spec)
+		if err != nil {
 			t.Fatal(err)
 		}
-		ids = append(ids, spec.RunID)
+		ids, hs = append(ids, spec.RunID), append(hs, h)
 	}
 	// A run of another home on the same Docker daemon: not ours to sweep,
 	// though this home does not know it.
 	other := New(Options{DefaultImage: e.image, Home: testHome + " (another)"})
 	t.Cleanup(func() { other.Close() })
 	theirs := e.newSpec(t, "sleep", "60")
-	if _, err := other.Start(ctx, theirs); err != nil {
+	th, err := other.Start(ctx, theirs)
+	if err != nil {
 		t.Fatal(err)
 	}
+	hs = append(hs, th)
+	// Every run ends before the temp dirs go (cleanups run last first): a
+	// handle still writing its state dir would race their removal.
+	t.Cleanup(func() {
+		for _, h := range hs {
+			wctx, cancel := context.WithTimeout(ctx, time.Minute)
+			_ = h.Stop(wctx, time.Second)
+			_, _ = h.Wait(wctx)
+			cancel()
+		}
+	})
 	// Only the second run counts as an orphan; everything else on this
 	// daemon (other tests' runs included) is "known" and must stay.
 	n, err := e.sb.Sweep(ctx, func(id string) bool { return id != ids[1] && id != theirs.RunID })
