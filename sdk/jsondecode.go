@@ -198,30 +198,36 @@ func (d *jsonDec) literal(lit string) bool {
 // scanString reads a string at d.i and reports whether it needs unquoting
 // (escapes or non-ASCII bytes) and whether it is valid.
 func (d *jsonDec) scanString() (plain, ok bool) {
-	s := d.s
-	if d.i >= len(s) || s[d.i] != '"' {
-		return false, false
+	d.i, plain, ok = ScanJSONString(d.s, d.i)
+	return plain, ok
+}
+
+// ScanJSONString scans the JSON string whose opening quote is at s[i].
+// end is the index after the closing quote, or where the string went wrong
+// when !ok (i itself when s[i] is not a quote). plain reports a body that
+// needs no unquoting (no escapes, ASCII only): s[i+1:end-1] as it is;
+// otherwise UnquoteJSON decodes it. For guest code that scans JSON itself.
+func ScanJSONString(s string, i int) (end int, plain, ok bool) {
+	if i >= len(s) || s[i] != '"' {
+		return i, false, false
 	}
-	i := d.i + 1
+	i++
 	plain = true
 	for {
 		if i < len(s) {
 			i += plainRun(s[i:], false)
 		}
 		if i >= len(s) {
-			d.i = i
-			return false, false
+			return i, false, false
 		}
 		switch c := s[i]; {
 		case c == '"':
-			d.i = i + 1
-			return plain, true
+			return i + 1, plain, true
 		case c == '\\':
 			plain = false
 			i++
 			if i >= len(s) {
-				d.i = i
-				return false, false
+				return i, false, false
 			}
 			switch s[i] {
 			case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
@@ -230,18 +236,15 @@ func (d *jsonDec) scanString() (plain, ok bool) {
 				i++
 				for k := 0; k < 4; k++ {
 					if i >= len(s) || !isHex(s[i]) {
-						d.i = i
-						return false, false
+						return i, false, false
 					}
 					i++
 				}
 			default:
-				d.i = i
-				return false, false
+				return i, false, false
 			}
 		case c < 0x20:
-			d.i = i
-			return false, false
+			return i, false, false
 		default: // >= 0x80: any byte goes, invalid UTF-8 included
 			plain = false
 			i++
@@ -255,8 +258,19 @@ func isHex(c byte) bool {
 
 // scanNumber reads a number at d.i (strict JSON grammar).
 func (d *jsonDec) scanNumber() (string, bool) {
-	s, start := d.s, d.i
-	i := start
+	start := d.i
+	end, ok := ScanJSONNumber(d.s, d.i)
+	d.i = end
+	if !ok {
+		return "", false
+	}
+	return d.s[start:end], true
+}
+
+// ScanJSONNumber scans the JSON number at s[i] (strict grammar). end is
+// the index after it, or where it went wrong when !ok. For guest code that
+// scans JSON itself.
+func ScanJSONNumber(s string, i int) (end int, ok bool) {
 	digits := func() int {
 		k := i
 		for i < len(s) && '0' <= s[i] && s[i] <= '9' {
@@ -271,14 +285,12 @@ func (d *jsonDec) scanNumber() (string, bool) {
 	case i < len(s) && s[i] == '0':
 		i++
 	case digits() == 0:
-		d.i = i
-		return "", false
+		return i, false
 	}
 	if i < len(s) && s[i] == '.' {
 		i++
 		if digits() == 0 {
-			d.i = i
-			return "", false
+			return i, false
 		}
 	}
 	if i < len(s) && (s[i] == 'e' || s[i] == 'E') {
@@ -287,12 +299,10 @@ func (d *jsonDec) scanNumber() (string, bool) {
 			i++
 		}
 		if digits() == 0 {
-			d.i = i
-			return "", false
+			return i, false
 		}
 	}
-	d.i = i
-	return s[start:i], true
+	return i, true
 }
 
 // str reads a (valid) string at d.i and unquotes it.

@@ -518,41 +518,13 @@ func (d *decoder) strField(dst *string) bool {
 // number returns the next JSON number literal (strict grammar).
 func (d *decoder) number() (string, bool) {
 	d.ws()
-	s, i := d.s, d.i
-	start := i
-	if i < len(s) && s[i] == '-' {
-		i++
-	}
-	digits := func() int {
-		k := i
-		for i < len(s) && s[i] >= '0' && s[i] <= '9' {
-			i++
-		}
-		return i - k
-	}
-	switch {
-	case i < len(s) && s[i] == '0':
-		i++
-	case digits() == 0:
+	end, ok := ScanJSONNumber(d.s, d.i)
+	if !ok {
 		return "", false
 	}
-	if i < len(s) && s[i] == '.' {
-		i++
-		if digits() == 0 {
-			return "", false
-		}
-	}
-	if i < len(s) && (s[i] == 'e' || s[i] == 'E') {
-		i++
-		if i < len(s) && (s[i] == '+' || s[i] == '-') {
-			i++
-		}
-		if digits() == 0 {
-			return "", false
-		}
-	}
-	d.i = i
-	return s[start:i], true
+	lit := d.s[d.i:end]
+	d.i = end
+	return lit, true
 }
 
 func (d *decoder) int(dst *int64) bool {

@@ -7,7 +7,6 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
-	"sync"
 	"syscall"
 	"time"
 
@@ -20,16 +19,15 @@ import (
 type handle struct {
 	pid      int // supervisor; 0 when it never wrote its pid file
 	stateDir string
-	done     <-chan struct{} // the run has ended: see ended
+	done     <-chan struct{} // the run has ended: see endedChan
 	signal   func(syscall.Signal) error
 	waitErr  string // how the supervisor exited, for Start's own child
 
 	// Started here only: reaped closes once the supervisor is reaped
 	// (waitErr is set then), recorded once it said its exit record is on
-	// disk, which is sooner.
-	reaped     <-chan struct{}
-	recorded   chan struct{}
-	recordOnce sync.Once
+	// disk, which is sooner (closed by waitReady's reader, the only one).
+	reaped   <-chan struct{}
+	recorded chan struct{}
 }
 
 // exited returns a channel closed once the supervisor process is gone:

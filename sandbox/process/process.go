@@ -264,7 +264,7 @@ func (h *handle) waitReady(ctx context.Context, r *os.File) error {
 	go func() {
 		defer r.Close()
 		if line, _ := br.ReadString('\n'); line == exitedMsg {
-			h.recordOnce.Do(func() { close(h.recorded) })
+			close(h.recorded)
 		}
 	}()
 	return nil

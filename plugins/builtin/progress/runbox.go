@@ -4,7 +4,6 @@ import (
 	"math"
 	"strconv"
 	"strings"
-	"unicode/utf8"
 
 	"github.com/runbox/runbox/sdk"
 )
@@ -420,106 +419,25 @@ func (d *anyDecoder) next(end byte) bool {
 
 // number reads a number (strict grammar) as a float64.
 func (d *anyDecoder) number() (any, bool) {
-	s, start := d.s, d.i
-	i := start
-	if s[i] == '-' {
-		i++
-	}
-	digits := func() bool {
-		k := i
-		for i < len(s) && isDigit(s[i]) {
-			i++
-		}
-		return i > k
-	}
-	switch {
-	case i < len(s) && s[i] == '0':
-		i++
-	case !digits():
+	end, ok := sdk.ScanJSONNumber(d.s, d.i)
+	if !ok {
 		return nil, false
 	}
-	if i < len(s) && s[i] == '.' {
-		i++
-		if !digits() {
-			return nil, false
-		}
-	}
-	if i < len(s) && (s[i] == 'e' || s[i] == 'E') {
-		i++
-		if i < len(s) && (s[i] == '+' || s[i] == '-') {
-			i++
-		}
-		if !digits() {
-			return nil, false
-		}
-	}
-	d.i = i
-	f, err := strconv.ParseFloat(s[start:i], 64)
+	f, err := strconv.ParseFloat(d.s[d.i:end], 64)
+	d.i = end
 	return f, err == nil
 }
 
 // str reads a string at d.i and unquotes it as encoding/json does.
 func (d *anyDecoder) str() (string, bool) {
-	s := d.s
-	if d.i >= len(s) || s[d.i] != '"' {
+	end, plain, ok := sdk.ScanJSONString(d.s, d.i)
+	if !ok {
 		return "", false
 	}
-	start := d.i + 1
-	plain := true
-	for i := start; i < len(s); {
-		switch c := s[i]; {
-		case c == '"':
-			d.i = i + 1
-			if plain {
-				return s[start:i], true
-			}
-			return sdk.UnquoteJSON(s[start:i]), true
-		case c == '\\':
-			plain = false
-			if i+1 >= len(s) {
-				return "", false
-			}
-			switch s[i+1] {
-			case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
-				i += 2
-			case 'u':
-				if hex4(s[i+2:]) < 0 {
-					return "", false
-				}
-				i += 6
-			default:
-				return "", false
-			}
-		case c < 0x20:
-			return "", false
-		case c >= utf8.RuneSelf:
-			plain = false
-			i++
-		default:
-			i++
-		}
+	body := d.s[d.i+1 : end-1]
+	d.i = end
+	if plain {
+		return body, true
 	}
-	return "", false
-}
-
-// hex4 reads four hex digits at the start of s, or returns -1.
-func hex4(s string) rune {
-	if len(s) < 4 {
-		return -1
-	}
-	var r rune
-	for _, c := range []byte(s[:4]) {
-		switch {
-		case '0' <= c && c <= '9':
-			c -= '0'
-		case 'a' <= c && c <= 'f':
-			c -= 'a' - 10
-		case 'A' <= c && c <= 'F':
-			c -= 'A' - 10
-		default:
-			return -1
-		}
-		r = r<<4 | rune(c)
-	}
-	return r
+	return sdk.UnquoteJSON(body), true
 }
