@@ -48,14 +48,19 @@ type diskGuard struct {
 	fatals atomic.Uint64
 	fatal  atomic.Pointer[error]
 	// bgFull is set when a flush or compaction hit ENOSPC; writes are then
-	// refused until free space is back above the reserve.
-	bgFull atomic.Bool
+	// refused until there is room for a flush again (release bytes free,
+	// and at least the reserve). The few bytes Pebble frees by removing the
+	// sstable it could not finish, or an old WAL, are not enough: writes
+	// let in then only fill the memtable a flush cannot empty.
+	bgFull  atomic.Bool
+	release int64
 	// off disables check; tests use it to let Pebble meet ENOSPC itself.
 	off bool
 }
 
 func (g *diskGuard) init(dir string, o Options) {
 	g.dir, g.minFree, g.log = dir, o.MinFreeBytes, o.Logger
+	g.release = 2 * int64(o.MemTableSize)
 }
 
 // Infof implements pebble.Logger.
@@ -127,11 +132,14 @@ func (g *diskGuard) check() error {
 		return nil
 	}
 	limit := max(g.minFree, 0)
+	if bg {
+		limit = max(limit, g.release)
+	}
 	if free > limit {
 		g.bgFull.Store(false)
 		return nil
 	}
-	if bg && g.minFree <= 0 {
+	if bg {
 		return &diskFullError{dir: g.dir, detail: fmt.Sprintf("pebble cannot flush for lack of space, %s free", human(free))}
 	}
 	return &diskFullError{dir: g.dir, detail: fmt.Sprintf("%s free, runbox keeps %s in reserve", human(free), human(limit))}
