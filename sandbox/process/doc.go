@@ -18,6 +18,14 @@
 // Wait goes by the supervisor's exit (cmd.Wait in Start's process, a pidfd
 // after Recover).
 //
+// With Options.Standby a supervisor is started ahead of time and waits
+// for its run on a control pipe (fd 4); when that run has ended it says
+// "idle" and waits for the next, so back-to-back runs share one process
+// and a short run pays for no process start (see standby.go). It serves a
+// run only if the last one left nothing behind (no process, no pipe held
+// open, no failed log write), at most maxServed runs, and exits when its
+// starter closes the control pipe, which a daemon killed with -9 does too.
+//
 // On Linux the supervisor is a child subreaper: a grandchild that escapes
 // the process group (setsid, double fork) is reparented to it, so it is
 // still found (/proc/PID/task/TID/children), killed and reaped. The main
@@ -33,6 +41,11 @@
 // recycled pid is never signalled). The supervisor treats SIGTERM and
 // SIGINT as "cancel the run", never as "exit": SIGTERM to the process group
 // and every other descendant, the grace, then SIGKILL until none is left.
+// A supervisor that serves runs one after another must not cancel a run
+// for a Stop meant for the one before: Stop signals only while the
+// supervisor serves its run and no exit record exists, and a SIGTERM that
+// still arrives late finds stop.json in the previous run's directory, not
+// this one's, and is ignored (noted in the log).
 // Timeout does the same from inside the supervisor, so it holds with no
 // daemon at all. When the main command exits on its own, processes it left
 // behind get a short grace (at most 2s) and are killed, and the pipes are
@@ -52,7 +65,9 @@
 //
 // # Usage
 //
-// CPU time is the supervisor's RUSAGE_CHILDREN (every process it reaped,
-// setup included); peak RSS is the larger of the biggest single process
-// (rusage maxrss) and the largest tree sample the watchdog took.
+// CPU time is the sum of the rusage wait4 reports for every process the
+// supervisor reaped during the run, setup included (RUSAGE_CHILDREN, but
+// for this run alone when the process serves several); peak RSS is the
+// larger of the biggest single process (rusage maxrss) and the largest
+// tree sample the watchdog took.
 package process

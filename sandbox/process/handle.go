@@ -14,39 +14,51 @@ import (
 )
 
 // handle is a run seen from outside its supervisor: started here (done
-// closes when this process reaps the supervisor) or recovered (done closes
-// when the pidfd says the supervisor exited).
+// closes when the supervisor reports the exit record written, or exits) or
+// recovered (done closes when the supervisor exits or the record appears).
 type handle struct {
 	pid      int // supervisor; 0 when it never wrote its pid file
 	stateDir string
 	done     <-chan struct{} // the run has ended: see endedChan
 	signal   func(syscall.Signal) error
-	waitErr  string // how the supervisor exited, for Start's own child
 
-	// Started here only: reaped closes once the supervisor is reaped
-	// (waitErr is set then), recorded once it said its exit record is on
-	// disk, which is sooner (closed by waitReady's reader, the only one).
-	reaped   <-chan struct{}
+	// Started here only: the supervisor process; recorded closes once it
+	// said the exit record is on disk, settled once Start's follow-up has
+	// recycled or let go of the supervisor.
+	proc     *superProc
 	recorded chan struct{}
+	settled  chan struct{}
 }
 
 // exited returns a channel closed once the supervisor process is gone:
 // for a started handle, once it is reaped (waitErr is set then).
 func (h *handle) exited() <-chan struct{} {
-	if h.reaped != nil {
-		return h.reaped
+	if h.proc != nil {
+		return h.proc.reaped
 	}
 	return h.done
+}
+
+// waitErr says how a started supervisor exited, once it has.
+func (h *handle) waitErr() string {
+	if h.proc == nil {
+		return ""
+	}
+	select {
+	case <-h.proc.reaped:
+		return h.proc.waitErr
+	default:
+		return ""
+	}
 }
 
 // endedChan returns a channel closed when the supervisor has been reaped
 // or has reported its exit record written, whichever comes first.
 func (h *handle) endedChan() <-chan struct{} {
-	h.recorded = make(chan struct{})
 	done := make(chan struct{})
 	go func() {
 		select {
-		case <-h.reaped:
+		case <-h.proc.reaped:
 		case <-h.recorded:
 		}
 		close(done)
@@ -73,8 +85,8 @@ func (h *handle) Wait(ctx context.Context) (sandbox.Exit, error) {
 		return sandbox.Exit{}, fmt.Errorf("read exit record: %w", err)
 	}
 	msg := fmt.Sprintf("supervisor pid %d vanished without an exit record", h.pid)
-	if h.waitErr != "" {
-		msg += " (" + h.waitErr + ")"
+	if we := h.waitErr(); we != "" {
+		msg += " (" + we + ")"
 	}
 	spec := filepath.Join(h.stateDir, specFile)
 	if h.pid == 0 {

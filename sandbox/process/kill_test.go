@@ -174,8 +174,16 @@ func TestSupervisorKilledIsLost(t *testing.T) {
 
 // TestStarterKilled is the daemon dying mid-run: a helper process starts
 // the run and is SIGKILLed; the run goes on, and a Recover from here
-// sees it complete with every byte in the log.
+// sees it complete with every byte in the log. The run's supervisor is a
+// freshly started one, or a standby that served a run before (recycled):
+// that one must exit after the run, since no daemon will hand it another.
 func TestStarterKilled(t *testing.T) {
+	for _, mode := range []string{"fresh", "recycled"} {
+		t.Run(mode, func(t *testing.T) { testStarterKilled(t, mode) })
+	}
+}
+
+func testStarterKilled(t *testing.T, mode string) {
 	spec := newSpec(t, "python3", "-c", `
 import os, sys, time
 out = sys.stdout.buffer
@@ -191,7 +199,7 @@ with open("expected", "wb") as f:
                 time.sleep(0.01)
 `)
 	b, _ := json.Marshal(spec)
-	helper := exec.Command(os.Args[0], "__start_helper", string(b))
+	helper := exec.Command(os.Args[0], "__start_helper", string(b), mode)
 	stdout, _ := helper.StdoutPipe()
 	helper.Stderr = os.Stderr
 	if err := helper.Start(); err != nil {
@@ -220,4 +228,6 @@ with open("expected", "wb") as f:
 	if len(want) == 0 || !bytes.Equal(got, want) {
 		t.Fatalf("log stdout (%d bytes) differs from what the child wrote (%d bytes)", len(got), len(want))
 	}
+	pid, _ := strconv.Atoi(h.Ref())
+	waitFor(t, "the supervisor to exit after its run", func() bool { return !alive(pid) })
 }

@@ -30,7 +30,7 @@ func TestMain(m *testing.M) {
 			lingerUntil(os.Getenv("RUNBOX_TEST_LINGER_UNTIL"))
 			os.Exit(code)
 		case "__start_helper":
-			os.Exit(startHelper(os.Args[2]))
+			os.Exit(startHelper(os.Args[2], len(os.Args) > 3 && os.Args[3] == "recycled"))
 		}
 	}
 	os.Exit(m.Run())
@@ -50,14 +50,48 @@ func lingerUntil(path string) {
 }
 
 // startHelper plays a daemon: it starts the run described by the JSON spec,
-// says so on stdout, and waits to be killed.
-func startHelper(specJSON string) int {
+// says so on stdout, and waits to be killed. With recycled it first runs
+// two short runs beside it, so that the run goes to a standby supervisor
+// that has already served one.
+func startHelper(specJSON string, recycled bool) int {
 	var spec sandbox.Spec
 	if err := json.Unmarshal([]byte(specJSON), &spec); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
-	h, err := newSandbox(process.Options{}).Start(context.Background(), spec)
+	sb := newSandbox(process.Options{Standby: recycled})
+	if recycled {
+		var pid int
+		for i := range 2 {
+			warm := spec
+			warm.Command, warm.Shell, warm.Stdin, warm.StdinFile = []string{"true"}, false, nil, ""
+			warm.StateDir = spec.StateDir + fmt.Sprintf("-warm%d", i)
+			warm.LogPath = warm.StateDir + ".log"
+			h, err := sb.Start(context.Background(), warm)
+			if err == nil {
+				_, err = h.Wait(context.Background())
+			}
+			if err != nil {
+				fmt.Fprintln(os.Stderr, err)
+				return 1
+			}
+			for deadline := time.Now().Add(time.Minute); sb.StandbyPid() == 0 || (i == 1 && strconv.Itoa(sb.StandbyPid()) != h.Ref()); time.Sleep(5 * time.Millisecond) {
+				if time.Now().After(deadline) {
+					fmt.Fprintln(os.Stderr, "no recycled standby")
+					return 1
+				}
+			}
+			pid = sb.StandbyPid()
+		}
+		h, err := sb.Start(context.Background(), spec)
+		if err != nil || h.Ref() != strconv.Itoa(pid) {
+			fmt.Fprintf(os.Stderr, "run not on the recycled supervisor %d: %v\n", pid, err)
+			return 1
+		}
+		fmt.Printf("started %s\n", h.Ref())
+		select {}
+	}
+	h, err := sb.Start(context.Background(), spec)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1

@@ -139,22 +139,32 @@ func (s *Sandbox) Start(ctx context.Context, spec sandbox.Spec) (sandbox.Handle,
 	if err := writeJSON(filepath.Join(dir, specFile), boot{Spec: spec, ForceWatchdog: s.opts.ForceWatchdog}, false); err != nil {
 		return nil, fmt.Errorf("start run %s: write spec: %w", spec.RunID, err)
 	}
-	h, ready, standby, err := s.begin(exe, dir)
+	h, ready, sb, err := s.begin(exe, dir)
 	if err != nil {
 		os.Remove(filepath.Join(dir, specFile))
 		return nil, fmt.Errorf("start run %s: %w", spec.RunID, err)
 	}
-	err = h.waitReady(ctx, ready)
-	if err != nil && standby && ctx.Err() == nil && neverTookRun(h, dir) {
-		// The standby died before it took the run (its spec is unread):
-		// a fresh supervisor runs it instead.
-		if h, ready, err = s.launch(exe, dir); err != nil {
-			os.Remove(filepath.Join(dir, specFile))
-			return nil, fmt.Errorf("start run %s: %w", spec.RunID, err)
+	err = ready.waitOK(ctx)
+	if err != nil && sb != nil && ctx.Err() == nil {
+		sb.release()
+		sb = nil
+		if neverTookRun(h, dir) {
+			// The standby died before it took the run (its spec is unread):
+			// a fresh supervisor runs it instead.
+			close(h.settled)
+			if h, ready, err = s.launch(exe, dir); err != nil {
+				os.Remove(filepath.Join(dir, specFile))
+				return nil, fmt.Errorf("start run %s: %w", spec.RunID, err)
+			}
+			err = ready.waitOK(ctx)
 		}
-		err = h.waitReady(ctx, ready)
 	}
 	if err != nil {
+		defer close(h.settled)
+		ready.f.Close()
+		if sb != nil {
+			sb.control.Close()
+		}
 		if ctx.Err() != nil {
 			// The caller gave up: do not leave a run it believes never started.
 			_ = h.signal(syscall.SIGTERM)
@@ -165,32 +175,68 @@ func (s *Sandbox) Start(ctx context.Context, spec sandbox.Spec) (sandbox.Handle,
 			return h, nil // it ended before it could report; Wait tells why
 		}
 		os.Remove(filepath.Join(dir, specFile))
-		return nil, fmt.Errorf("start run %s: supervisor exited (%s): %s", spec.RunID, h.waitErr, tail(filepath.Join(dir, superLog)))
+		return nil, fmt.Errorf("start run %s: supervisor exited (%s): %s", spec.RunID, h.waitErr(), tail(filepath.Join(dir, superLog)))
 	}
+	go s.follow(h, ready, sb)
 	return h, nil
 }
 
 // launch starts the supervisor, detached in its own session; its stderr
 // goes to supervisor.log, and fd 3 is the ready pipe.
-func (s *Sandbox) launch(exe, dir string) (*handle, *os.File, error) {
+func (s *Sandbox) launch(exe, dir string) (*handle, *readyReader, error) {
 	logf, err := os.OpenFile(filepath.Join(dir, superLog), os.O_CREATE|os.O_WRONLY|os.O_APPEND, secretMode)
 	if err != nil {
 		return nil, nil, err
 	}
 	defer logf.Close()
-	h, ready, err := startSupervisor(exe, append(append([]string{}, s.opts.Args...), dir), logf, nil)
+	p, ready, err := startSupervisor(exe, append(append([]string{}, s.opts.Args...), dir), logf, nil)
 	if err != nil {
 		return nil, nil, err
 	}
-	h.stateDir = dir
-	return h, ready, nil
+	return p.handle(dir), ready, nil
+}
+
+// superProc is a supervisor process started here. A standby serves one
+// run after another; current is the state directory of the run it serves
+// now, so a Stop for a run that has ended never signals the next one.
+type superProc struct {
+	pid     int
+	reaped  chan struct{} // closed once this process has reaped it
+	waitErr string        // how it exited; set before reaped closes
+	sig     func(syscall.Signal) error
+
+	mu      sync.Mutex
+	current string
+}
+
+// serving records the run the supervisor serves from now on ("" none).
+func (p *superProc) serving(dir string) {
+	p.mu.Lock()
+	p.current = dir
+	p.mu.Unlock()
+}
+
+// handle is the handle of the run in dir, which p serves from now on.
+func (p *superProc) handle(dir string) *handle {
+	p.serving(dir)
+	h := &handle{pid: p.pid, stateDir: dir, proc: p, recorded: make(chan struct{}), settled: make(chan struct{})}
+	h.done = h.endedChan()
+	h.signal = func(sig syscall.Signal) error {
+		p.mu.Lock()
+		defer p.mu.Unlock()
+		if p.current != dir {
+			return nil // that run has ended; p serves another or none
+		}
+		return p.sig(sig)
+	}
+	return h
 }
 
 // startSupervisor execs exe with args, in a session of its own, with
 // stderr to errf (nil: /dev/null), the ready pipe's write end as fd 3 and
-// extra as fd 4 (if set). It returns the handle (reaped in the background)
-// and the ready pipe's read end.
-func startSupervisor(exe string, args []string, errf, extra *os.File) (*handle, *os.File, error) {
+// extra as fd 4 (if set). It returns the process (reaped in the
+// background) and the ready pipe's read end.
+func startSupervisor(exe string, args []string, errf, extra *os.File) (*superProc, *readyReader, error) {
 	r, w, err := os.Pipe()
 	if err != nil {
 		return nil, nil, err
@@ -213,10 +259,8 @@ func startSupervisor(exe string, args []string, errf, extra *os.File) (*handle, 
 		r.Close()
 		return nil, nil, fmt.Errorf("start supervisor: %w", err)
 	}
-	reaped := make(chan struct{})
-	h := &handle{pid: cmd.Process.Pid, reaped: reaped}
-	h.done = h.endedChan()
-	h.signal = func(sig syscall.Signal) error {
+	p := &superProc{pid: cmd.Process.Pid, reaped: make(chan struct{})}
+	p.sig = func(sig syscall.Signal) error {
 		// pidfd-backed in os: never signals a recycled pid.
 		if err := cmd.Process.Signal(sig); err != nil && !errors.Is(err, os.ErrProcessDone) {
 			return err
@@ -227,46 +271,51 @@ func startSupervisor(exe string, args []string, errf, extra *os.File) (*handle, 
 		// Reaps the supervisor (no zombie) whether or not anyone calls Wait.
 		err := cmd.Wait()
 		if err != nil {
-			h.waitErr = err.Error()
+			p.waitErr = err.Error()
 		} else {
-			h.waitErr = "exit status 0"
+			p.waitErr = "exit status 0"
 		}
-		close(reaped)
+		close(p.reaped)
 	}()
-	return h, r, nil
+	return p, &readyReader{f: r, br: bufio.NewReader(r)}, nil
 }
 
 // The supervisor's messages on its ready pipe: the run is under way; its
-// exit record is on disk.
+// exit record is on disk; (a standby) it can serve another run.
 const (
 	readyMsg  = "ok\n"
 	exitedMsg = "exited\n"
+	idleMsg   = "idle\n"
 )
 
-// waitReady waits for the supervisor's "ok" on r. Once it came, r is
-// watched in the background for "exited", which ends h at once rather
-// than when the supervisor process has gone.
-func (h *handle) waitReady(ctx context.Context, r *os.File) error {
-	stop := context.AfterFunc(ctx, func() { _ = r.SetReadDeadline(time.Now()) })
-	br := bufio.NewReader(r)
-	line, err := br.ReadString('\n')
+// readyReader reads a supervisor's ready pipe, over all the runs it serves.
+type readyReader struct {
+	f  *os.File
+	br *bufio.Reader
+}
+
+// next returns the next message, or "" at EOF or on an error.
+func (r *readyReader) next() string {
+	line, err := r.br.ReadString('\n')
+	if err != nil {
+		return ""
+	}
+	return line
+}
+
+// waitOK waits for the supervisor's "ok": the run is under way.
+func (r *readyReader) waitOK(ctx context.Context) error {
+	stop := context.AfterFunc(ctx, func() { _ = r.f.SetReadDeadline(time.Now()) })
+	line, err := r.br.ReadString('\n')
 	if !stop() {
-		r.Close()
 		return ctx.Err()
 	}
 	if line != readyMsg {
-		r.Close()
 		if err == nil {
 			err = fmt.Errorf("unexpected ready message %q", line)
 		}
 		return err
 	}
-	go func() {
-		defer r.Close()
-		if line, _ := br.ReadString('\n'); line == exitedMsg {
-			close(h.recorded)
-		}
-	}()
 	return nil
 }
 
@@ -308,18 +357,46 @@ func (s *Sandbox) Recover(ctx context.Context, spec sandbox.Spec) (sandbox.Handl
 	if exists(filepath.Join(dir, exitFile)) {
 		return h, nil
 	}
-	done, err := watchExit(rec.Pid, rec.Start)
+	gone, err := watchExit(rec.Pid, rec.Start)
 	if err != nil {
 		return h, nil // gone: Wait reads the record or reports the run lost
 	}
-	h.done = done
+	h.done = endedOrGone(gone, filepath.Join(dir, exitFile))
 	h.signal = func(sig syscall.Signal) error {
 		if st, err := procStart(rec.Pid); err != nil || st != rec.Start {
 			return nil // it has ended; a recycled pid is not ours to signal
 		}
+		if exists(filepath.Join(dir, exitFile)) {
+			return nil // the run has ended; the supervisor may serve another
+		}
 		return syscall.Kill(rec.Pid, sig)
 	}
 	return h, nil
+}
+
+// endedOrGone closes once gone does or the exit record appears. A standby
+// supervisor outlives its run when the Sandbox that started it is still
+// there to hand it the next one, so a run recovered in that process must
+// not wait for the supervisor's exit. (After a daemon restart the
+// supervisor exits with its run, and gone comes first.)
+func endedOrGone(gone <-chan struct{}, record string) <-chan struct{} {
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		t := time.NewTicker(250 * time.Millisecond)
+		defer t.Stop()
+		for {
+			select {
+			case <-gone:
+				return
+			case <-t.C:
+				if exists(record) {
+					return
+				}
+			}
+		}
+	}()
+	return done
 }
 
 func noSignal(syscall.Signal) error { return nil }

@@ -24,6 +24,12 @@ type reaper struct {
 	waiting map[int]chan exitStatus
 	died    chan struct{} // pulsed (non-blocking) on every reaped child
 	sigs    chan os.Signal
+
+	// Usage of every child reaped since the last takeUsage (wait4's
+	// rusage covers a child and the descendants it waited for): the
+	// RUSAGE_CHILDREN of one run, however many runs the process serves.
+	cpu  float64
+	peak uint64
 }
 
 func newReaper() *reaper {
@@ -57,6 +63,16 @@ func (r *reaper) start(c *exec.Cmd) (<-chan exitStatus, int, error) {
 	return ch, pid, nil
 }
 
+// takeUsage returns the CPU time and the largest peak RSS of the children
+// reaped since the last call, and starts counting afresh.
+func (r *reaper) takeUsage() (cpuSeconds float64, peakRSS uint64) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	cpuSeconds, peakRSS = r.cpu, r.peak
+	r.cpu, r.peak = 0, 0
+	return cpuSeconds, peakRSS
+}
+
 func (r *reaper) reap() {
 	for {
 		pid, st, err := r.next()
@@ -69,6 +85,8 @@ func (r *reaper) reap() {
 		r.mu.Lock()
 		ch := r.waiting[pid]
 		delete(r.waiting, pid)
+		r.cpu += tvSeconds(st.ru.Utime) + tvSeconds(st.ru.Stime)
+		r.peak = max(r.peak, maxRSS(&st.ru))
 		r.mu.Unlock()
 		if ch != nil {
 			ch <- st

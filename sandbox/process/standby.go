@@ -16,11 +16,14 @@ import (
 
 // A standby supervisor is the runbox binary started before it is needed
 // (`runbox __supervise --standby`), blocked reading the state directory of
-// its run from fd 4. Start hands a run to it by writing the directory and
-// closing the pipe, then starts the next standby in the background, so the
-// cost of starting the binary is paid while nobody waits. If the process
-// holding the write end (the daemon) goes away, the standby reads EOF and
-// exits: it never outlives its daemon without a run.
+// its run from fd 4 (its control pipe). Start hands a run to it by writing
+// the directory there, so the cost of starting the binary is paid while
+// nobody waits. When the run has ended the supervisor says "idle" on its
+// ready pipe and waits for the next directory: it goes back to being the
+// standby (recycled), in place of one started while the run went on. A
+// short run thus costs no process start at all. If the process holding the control pipe (the
+// daemon) goes away, the supervisor reads EOF and exits once its run, if
+// any, is over: it never outlives its daemon without a run.
 
 const (
 	standbyArg  = "--standby"
@@ -29,52 +32,92 @@ const (
 )
 
 type standby struct {
-	h       *handle
-	ready   *os.File // read end of its ready pipe (fd 3 in the standby)
+	proc    *superProc
+	ready   *readyReader
 	control *os.File // write end of its control pipe (fd 4 in the standby)
 }
 
 // begin starts a run's supervisor: the standby when one is waiting
-// (standby reports that), otherwise a fresh one.
-func (s *Sandbox) begin(exe, dir string) (h *handle, ready *os.File, standby bool, err error) {
+// (sb is then that standby, to be recycled or released once the run has
+// ended), otherwise a fresh one.
+func (s *Sandbox) begin(exe, dir string) (h *handle, ready *readyReader, sb *standby, err error) {
 	s.mu.Lock()
 	closed := s.closed
 	s.mu.Unlock()
 	if !s.opts.Standby || closed {
 		h, ready, err = s.launch(exe, dir)
-		return h, ready, false, err
+		return h, ready, nil, err
 	}
-	// The next standby starts once this run has ended or after
+	// A standby is started once this run's supervisor has settled (it was
+	// recycled, so usually none is needed, or it exited) or after
 	// refillDelay, whichever is first: its start-up does not compete for
-	// the CPU with a short run, and back-to-back short runs still find
-	// one (already exec'd, if not yet through its start-up: the run's
-	// directory waits in its pipe).
+	// the CPU with a short run, and a long run does not keep other runs
+	// from finding one.
 	defer func() {
-		var ended <-chan struct{}
+		var settled <-chan struct{}
 		if h != nil {
-			ended = h.done
+			settled = h.settled
 		}
 		go func() {
 			t := time.NewTimer(refillDelay)
 			defer t.Stop()
 			select {
-			case <-ended:
+			case <-settled:
 			case <-t.C:
 			}
 			s.fillStandby(exe)
 		}()
 	}()
 	if sb := s.takeStandby(); sb != nil {
-		_, err := fmt.Fprintf(sb.control, "%s\n", dir)
-		sb.control.Close()
-		if err == nil {
-			sb.h.stateDir = dir
-			return sb.h, sb.ready, true, nil
+		if _, err := fmt.Fprintf(sb.control, "%s\n", dir); err == nil {
+			return sb.proc.handle(dir), sb.ready, sb, nil
 		}
-		sb.ready.Close() // it died while waiting; start a fresh one
+		sb.release() // it died while waiting; start a fresh one
 	}
 	h, ready, err = s.launch(exe, dir)
-	return h, ready, false, err
+	return h, ready, nil, err
+}
+
+// follow watches a started run's ready pipe after its "ok": "exited" ends
+// the run's handle; then a standby's "idle" makes it the standby again
+// (recycle), unless one is already waiting. Anything else (EOF: the
+// supervisor is exiting) lets it go. h.settled closes once that is decided.
+func (s *Sandbox) follow(h *handle, ready *readyReader, sb *standby) {
+	defer close(h.settled)
+	if ready.next() != exitedMsg {
+		ready.f.Close()
+		if sb != nil {
+			sb.control.Close()
+		}
+		return
+	}
+	close(h.recorded)
+	if sb == nil {
+		ready.f.Close()
+		return
+	}
+	if ready.next() == idleMsg && s.recycle(sb) {
+		return
+	}
+	sb.release()
+}
+
+// recycle makes sb, whose run has ended, the standby. One started
+// meanwhile (the run outlasted refillDelay) is let go instead: sb has run
+// a whole run, so its code is paged in and its caches are built, where a
+// fresh standby has only warmed up.
+func (s *Sandbox) recycle(sb *standby) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return false
+	}
+	if s.standby != nil {
+		s.standby.release()
+	}
+	sb.proc.serving("") // between runs: a late Stop signals nobody
+	s.standby = sb
+	return true
 }
 
 // neverTookRun reports, once the supervisor h has exited, whether it died
@@ -106,11 +149,13 @@ func (s *Sandbox) fillStandby(exe string) {
 	sb := startStandby(exe, s.opts.Args)
 	s.mu.Lock()
 	s.filling = false
-	if s.closed && sb != nil {
-		sb.release() // closed while it was starting
+	if (s.closed || s.standby != nil) && sb != nil {
+		sb.release() // closed, or recycled one, while it was starting
 		sb = nil
 	}
-	s.standby = sb
+	if sb != nil {
+		s.standby = sb
+	}
 	s.mu.Unlock()
 }
 
@@ -120,27 +165,22 @@ func startStandby(exe string, prefix []string) *standby {
 		return nil
 	}
 	defer cr.Close()
-	h, ready, err := startSupervisor(exe, append(append([]string{}, prefix...), standbyArg), nil, cr)
+	p, ready, err := startSupervisor(exe, append(append([]string{}, prefix...), standbyArg), nil, cr)
 	if err != nil {
 		cw.Close()
 		return nil
 	}
-	return &standby{h: h, ready: ready, control: cw}
-}
-
-// warmState is what a standby learns before its run arrives.
-type warmState struct {
-	selfStart uint64
+	return &standby{proc: p, ready: ready, control: cw}
 }
 
 // warmUp does, while the standby waits, the work of a run's first
-// milliseconds that does not depend on the run: its own start time, and
-// the first pass through the JSON codecs of the spec and the records
-// (encoding/json builds its per-type codecs on first use). Everything
-// else in a standby is still cold code the kernel pages in on first touch.
-func warmUp() warmState {
-	var w warmState
-	w.selfStart, _ = procStart(os.Getpid())
+// milliseconds that does not depend on the run: its own start time (which
+// it returns), and the first pass through the JSON codecs of the spec and
+// the records (encoding/json builds its per-type codecs on first use).
+// Everything else in a standby is still cold code the kernel pages in on
+// first touch, until its first run.
+func warmUp() (selfStart uint64) {
+	selfStart, _ = procStart(os.Getpid())
 	sample := boot{Spec: sandbox.Spec{
 		RunID: "warm", Command: []string{"true"}, Env: []string{"A=1"}, Setup: []string{"true"},
 		Assets: []sandbox.Asset{{Src: "/a", Dst: "a"}}, Timeout: time.Second,
@@ -151,19 +191,14 @@ func warmUp() warmState {
 	}
 	_, _ = json.Marshal(pidRecord{Pid: 1, Start: 1})
 	_, _ = json.Marshal(sandbox.Exit{Code: 1, StartedAt: time.Now(), EndedAt: time.Now()})
-	return w
+	return selfStart
 }
 
-// awaitRun is the standby's side: it blocks until its run's state
-// directory arrives on fd 4 and moves its stderr to that run's
-// supervisor.log. ok is false when the daemon went away first.
-func awaitRun() (dir string, ok bool) {
-	f := os.NewFile(controlFD, "control")
-	if f == nil {
-		return "", false
-	}
-	defer f.Close()
-	line, err := bufio.NewReader(f).ReadString('\n')
+// awaitRun is the standby's side: it blocks until its next run's state
+// directory arrives on its control pipe and moves its stderr to that run's
+// supervisor.log. ok is false when the daemon let it go or went away.
+func awaitRun(control *bufio.Reader) (dir string, ok bool) {
+	line, err := control.ReadString('\n')
 	dir = strings.TrimSuffix(line, "\n")
 	if err != nil || dir == "" {
 		return "", false
@@ -191,8 +226,9 @@ func (s *Sandbox) Close() error {
 	return nil
 }
 
-// release lets an unused standby go: it reads EOF and exits.
+// release lets a standby go: it reads EOF and exits (after its run, if
+// it is serving one).
 func (sb *standby) release() {
 	sb.control.Close()
-	sb.ready.Close()
+	sb.ready.f.Close()
 }

@@ -149,3 +149,133 @@ func TestStandbyExitsWithItsDaemon(t *testing.T) {
 		t.Fatal("standby still waiting after its daemon went away")
 	}
 }
+
+// recycledStandby runs two short runs on sb so that the standby waiting
+// afterwards is one that has already served a run (recycled), and returns
+// its pid.
+func recycledStandby(t *testing.T, sb *process.Sandbox) int {
+	t.Helper()
+	wait(t, start(t, sb, shSpec(t, "true"))) // no standby yet: a fresh supervisor
+	waitFor(t, "a standby supervisor", func() bool { return sb.StandbyPid() != 0 })
+	pid := sb.StandbyPid()
+	h := start(t, sb, shSpec(t, "true"))
+	if h.Ref() != strconv.Itoa(pid) {
+		t.Fatalf("run went to supervisor %s, the standby was %d", h.Ref(), pid)
+	}
+	wait(t, h)
+	waitFor(t, "the supervisor to be the standby again", func() bool { return sb.StandbyPid() == pid })
+	return pid
+}
+
+// A standby supervisor serves run after run; each run's record counts
+// only that run's usage.
+func TestStandbyServesRunAfterRun(t *testing.T) {
+	sb, _ := standbySandbox(t)
+	pid := recycledStandby(t, sb)
+	// A run that burns CPU and touches 64 MiB, then one that does neither.
+	busy := shSpec(t, `i=0; while [ $i -lt 200000 ]; do i=$((i+1)); done; dd if=/dev/zero of=/dev/null bs=64M count=1 2>/dev/null; echo busy`)
+	h := start(t, sb, busy)
+	if h.Ref() != strconv.Itoa(pid) {
+		t.Fatalf("busy run went to supervisor %s, want the recycled %d", h.Ref(), pid)
+	}
+	be := wait(t, h)
+	if be.Code != 0 || be.Usage.CPUSeconds < 0.05 || be.Usage.PeakRSSBytes < 64<<20 {
+		t.Fatalf("busy run: %+v", be)
+	}
+	waitFor(t, "the supervisor to be the standby again", func() bool { return sb.StandbyPid() == pid })
+	quiet := shSpec(t, "echo quiet")
+	h = start(t, sb, quiet)
+	if h.Ref() != strconv.Itoa(pid) {
+		t.Fatalf("quiet run went to supervisor %s, want the recycled %d", h.Ref(), pid)
+	}
+	qe := wait(t, h)
+	if qe.Code != 0 || string(streams(t, quiet.LogPath)[runlog.Stdout]) != "quiet\n" {
+		t.Fatalf("quiet run: %+v %q", qe, streams(t, quiet.LogPath))
+	}
+	if qe.Usage.CPUSeconds >= be.Usage.CPUSeconds || qe.Usage.PeakRSSBytes >= 32<<20 {
+		t.Errorf("quiet run's usage includes the busy run's: quiet %+v, busy %+v", qe.Usage, be.Usage)
+	}
+	if got := string(streams(t, busy.LogPath)[runlog.Stdout]); got != "busy\n" {
+		t.Errorf("busy run's log changed: %q", got)
+	}
+}
+
+// A Stop that reaches a recycled supervisor after the run it was meant for
+// has ended must not cancel the run the supervisor serves now: through the
+// handle (which knows its run is over) or as a late SIGTERM (what Stop
+// sends when it passed that check just before the run ended).
+func TestLateStopSparesTheNextRun(t *testing.T) {
+	sb, _ := standbySandbox(t)
+	pid := recycledStandby(t, sb)
+	first := shSpec(t, "true")
+	hFirst := start(t, sb, first)
+	wait(t, hFirst)
+	waitFor(t, "the supervisor to be the standby again", func() bool { return sb.StandbyPid() == pid })
+
+	next := shSpec(t, "echo up; while [ ! -e go ]; do sleep 0.05; done; echo done")
+	h := start(t, sb, next)
+	if h.Ref() != strconv.Itoa(pid) {
+		t.Fatalf("run went to supervisor %s, want the recycled %d", h.Ref(), pid)
+	}
+	waitFor(t, "output", func() bool { return len(streams(t, next.LogPath)[runlog.Stdout]) > 0 })
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	if err := hFirst.Stop(ctx, time.Second); err != nil {
+		t.Fatalf("stop of the ended run: %v", err)
+	}
+	// The late SIGTERM: Stop writes the request into its run's directory,
+	// then signals the supervisor.
+	if err := os.WriteFile(filepath.Join(first.StateDir, "stop.json"), []byte(`{"grace":1000000000}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := syscall.Kill(pid, syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "the late stop to be seen", func() bool {
+		return strings.Contains(string(streams(t, next.LogPath)[runlog.Meta]), "ignored a stop request")
+	})
+	os.WriteFile(filepath.Join(next.Workdir, "go"), nil, 0o600)
+	ex := wait(t, h)
+	if ex.Code != 0 || ex.Cancelled {
+		t.Fatalf("the next run was cancelled by a stop for the previous one: %+v", ex)
+	}
+	if got := string(streams(t, next.LogPath)[runlog.Stdout]); got != "up\ndone\n" {
+		t.Errorf("stdout %q", got)
+	}
+	// A real stop of the run it serves still works, and a second SIGTERM
+	// is a real one now that the late request has been answered.
+	waitFor(t, "the supervisor to be the standby again", func() bool { return sb.StandbyPid() == pid })
+	last := shSpec(t, "echo up; sleep 300")
+	h = start(t, sb, last)
+	waitFor(t, "output", func() bool { return len(streams(t, last.LogPath)[runlog.Stdout]) > 0 })
+	if err := syscall.Kill(pid, syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	if ex := wait(t, h); !ex.Cancelled {
+		t.Errorf("kill -TERM of the supervisor: %+v, want cancelled", ex)
+	}
+}
+
+// A run recovered in the process whose Sandbox started it ends when its
+// record is written, though its supervisor lives on as the standby.
+func TestRecoveredRunOfARecycledSupervisor(t *testing.T) {
+	sb, _ := standbySandbox(t)
+	pid := recycledStandby(t, sb)
+	spec := shSpec(t, "while [ ! -e go ]; do sleep 0.05; done; exit 7")
+	h := start(t, sb, spec)
+	if h.Ref() != strconv.Itoa(pid) {
+		t.Fatalf("run went to supervisor %s, want %d", h.Ref(), pid)
+	}
+	rh, err := newSandbox(process.Options{}).Recover(context.Background(), spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(filepath.Join(spec.Workdir, "go"), nil, 0o600)
+	if ex := wait(t, rh); ex.Code != 7 || ex.Lost {
+		t.Fatalf("recovered: %+v", ex)
+	}
+	waitFor(t, "the supervisor to be the standby again", func() bool { return sb.StandbyPid() == pid })
+	if !alive(pid) {
+		t.Fatal("the supervisor exited; the test needs it recycled")
+	}
+}

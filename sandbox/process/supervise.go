@@ -1,6 +1,7 @@
 package process
 
 import (
+	"bufio"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -30,27 +31,85 @@ const readyFD = 3
 // `runbox __supervise STATE_DIR`); cmd/runbox passes it the arguments after
 // "__supervise" and exits with its result. It runs one run to the end,
 // detached from whoever started it, and leaves the exit record in STATE_DIR.
+// Started as a standby (`__supervise --standby`) it takes its runs from
+// fd 4 instead, one after another, for as long as its starter keeps it
+// (see serveRuns).
 func SupervisorMain(args []string) int {
 	// First thing: a Stop that arrives while starting up must cancel the
 	// run, not kill the supervisor by SIGTERM's default action.
 	sigs := make(chan os.Signal, 1)
 	signal.Notify(sigs, syscall.SIGTERM, syscall.SIGINT)
 	signal.Ignore(syscall.SIGHUP, syscall.SIGPIPE)
-	var warm warmState
 	if len(args) == 1 && args[0] == standbyArg {
-		warm = warmUp()
-		dir, ok := awaitRun()
-		if !ok {
-			return 0 // the daemon went away before it had a run for us
-		}
-		args = []string{dir}
+		return serveRuns(sigs)
 	}
 	if len(args) != 1 {
 		fmt.Fprintln(os.Stderr, "usage: __supervise STATE_DIR")
 		return 2
 	}
-	s := &supervisor{stateDir: args[0], sigs: sigs, self: os.Getpid(), started: time.Now(), selfStart: warm.selfStart}
-	s.ready = readyPipe()
+	se := &session{sigs: sigs, self: os.Getpid(), ready: readyPipe()}
+	code, _ := se.serve(args[0])
+	if se.ready != nil {
+		se.ready.Close()
+	}
+	return code
+}
+
+// maxServed bounds how many runs one standby supervisor serves before it
+// exits and a fresh one takes over, so nothing one run leaves in the
+// process (a leak in a library, a fragmented heap) can grow without end.
+const maxServed = 256
+
+// serveRuns is a standby supervisor: it warms up, then serves the runs
+// whose state directories arrive on fd 4, one at a time. After each run
+// it says "idle" on the ready pipe if it can serve another (the run left
+// nothing behind: no process, no open pipe, no failed log write), and
+// waits for the next directory; its starter either sends one or closes
+// the pipe, and then it exits. A starter that died (kill -9 of the daemon)
+// closes the pipe too, so a supervisor never outlives its daemon by more
+// than the run it was serving.
+func serveRuns(sigs chan os.Signal) int {
+	se := &session{sigs: sigs, self: os.Getpid(), selfStart: warmUp(), ready: readyPipe()}
+	control := bufio.NewReader(os.NewFile(controlFD, "control"))
+	defer func() {
+		if se.ready != nil {
+			se.ready.Close()
+		}
+	}()
+	for served := 1; ; served++ {
+		dir, ok := awaitRun(control)
+		if !ok {
+			return 0 // the starter let us go
+		}
+		// A signal still queued from the previous run is not for this one.
+		for len(sigs) > 0 {
+			<-sigs
+		}
+		code, reusable := se.serve(dir)
+		if !reusable || served >= maxServed || se.ready == nil {
+			return code
+		}
+		if _, err := se.ready.Write([]byte(idleMsg)); err != nil {
+			return code
+		}
+		se.prevDir = dir
+	}
+}
+
+// session is what a supervisor keeps from one run to the next.
+type session struct {
+	sigs      chan os.Signal
+	self      int
+	selfStart uint64   // the kernel's start time of self, if known yet
+	ready     *os.File // the ready pipe (fd 3); nil when started without one
+	reaper    *reaper  // started with the first run
+	prevDir   string   // state directory of the run served before this one
+}
+
+// serve runs the run in dir to its end and reports it on the ready pipe.
+// reusable says whether the process is fit to serve another run.
+func (se *session) serve(dir string) (code int, reusable bool) {
+	s := &supervisor{stateDir: dir, session: se, started: time.Now()}
 	defer s.signalEnded()
 	if err := s.run(); err != nil {
 		fmt.Fprintf(os.Stderr, "runbox supervisor: %v\n", err)
@@ -59,9 +118,9 @@ func SupervisorMain(args []string) int {
 			// writable): say so as a sandbox error rather than vanish.
 			_ = s.writeExit(sandbox.Exit{Code: codeSandbox, Error: err.Error(), StartedAt: s.started})
 		}
-		return 1
+		return 1, false
 	}
-	return 0
+	return 0, s.unfit == "" && (childless() || len(descendants(se.self)) == 0)
 }
 
 func readyPipe() *os.File {
@@ -74,25 +133,22 @@ func readyPipe() *os.File {
 }
 
 type supervisor struct {
+	*session
 	stateDir      string
 	spec          sandbox.Spec
 	forceWatchdog bool
-	self          int
-	selfStart     uint64 // the kernel's start time of self, if known yet
 	started       time.Time
 	grace         time.Duration
-	sigs          chan os.Signal
 	timeout       <-chan time.Time
 
-	ready     *os.File
 	readyOnce sync.Once
 
 	log    *runlog.Writer
-	reaper *reaper
 	cg     *memCgroup
 	wd     *watchdog
 	pgid   int    // process group of the running step
 	ending string // first cause that ended the run early
+	unfit  string // why this process should not serve another run
 
 	mu      sync.Mutex
 	logErr  error
@@ -112,18 +168,14 @@ func (s *supervisor) signalReady() {
 }
 
 // signalEnded tells the starter that the exit record is on disk
-// ("exited"), so it need not wait for this process to exit, then closes
-// the pipe. Without a record the pipe just closes: the starter then goes
-// by the process's exit.
+// ("exited"), so it need not wait for this process to exit. Without a
+// record it says nothing more: the process then exits, the pipe closes,
+// and the starter goes by the process's exit.
 func (s *supervisor) signalEnded() {
 	s.signalReady()
-	if s.ready == nil {
-		return
-	}
-	if exists(s.path(exitFile)) {
+	if s.ready != nil && exists(s.path(exitFile)) {
 		_, _ = s.ready.Write([]byte(exitedMsg))
 	}
-	s.ready.Close()
 }
 
 func (s *supervisor) run() error {
@@ -152,7 +204,9 @@ func (s *supervisor) run() error {
 		return s.writeExit(exit)
 	}
 	s.log = log
-	s.reaper = newReaper()
+	if s.reaper == nil {
+		s.reaper = newReaper()
+	}
 	s.grace = s.spec.Grace
 	if s.grace <= 0 {
 		s.grace = defaultGrace
@@ -287,13 +341,14 @@ func (s *supervisor) runStep(cmd *exec.Cmd, stdin *os.File, out, errs runlog.Str
 	s.pump(&io, errR, errs)
 	s.signalReady()
 	st := s.await(ch)
-	if n := len(treePids(s.self, s.cg)); n > 0 {
+	if n := len(s.runPids()); n > 0 {
 		s.note("command exited, ending %d leftover process(es)", n)
 		s.killTree(min(s.grace, leftoverGrace))
 	}
 	s.pgid = 0
 	if io.drain(drainTimeout) {
 		s.note("output pipes still open %s after the command exited: stopped reading", drainTimeout)
+		s.unfit = "a stray process holds the run's pipes"
 	}
 	return st, nil
 }
@@ -308,6 +363,10 @@ func (s *supervisor) await(ch <-chan exitStatus) exitStatus {
 			s.timeout = nil
 			s.end("timeout", s.grace, "timed out after %s: sent SIGTERM to process group", s.spec.Timeout)
 		case <-s.sigs:
+			if s.staleStop() {
+				s.note("ignored a stop request meant for the previous run")
+				continue
+			}
 			g := s.stopGrace()
 			s.end("cancel", g, "stop requested: sent SIGTERM to process group (grace %s)", g)
 		case rss := <-s.wd.exceeded:
@@ -348,16 +407,16 @@ func (s *supervisor) finish(exit sandbox.Exit) error {
 		}
 		s.cg.remove()
 	}
-	var ru syscall.Rusage
-	_ = syscall.Getrusage(syscall.RUSAGE_CHILDREN, &ru)
+	cpu, peak := s.reaper.takeUsage()
 	exit.EndedAt = time.Now()
 	exit.Usage = sandbox.Usage{
 		WallSeconds:  exit.EndedAt.Sub(exit.StartedAt).Seconds(),
-		CPUSeconds:   tvSeconds(ru.Utime) + tvSeconds(ru.Stime),
-		PeakRSSBytes: max(maxRSS(&ru), s.wd.peak.Load()),
+		CPUSeconds:   cpu,
+		PeakRSSBytes: max(peak, s.wd.peak.Load()),
 	}
 	if s.logErr != nil {
 		s.note("writing the log failed, %d bytes lost: %v", s.dropped, s.logErr)
+		s.unfit = "log write failed"
 	}
 	// The record must not become visible before the log is on disk, but
 	// the two fsyncs may overlap: only the rename waits for both.

@@ -48,6 +48,16 @@ func procStart(pid int) (uint64, error) {
 	return strconv.ParseUint(f[19], 10, 64)
 }
 
+// childless reports whether this process has no child at all, running or
+// zombie. For a subreaper that means no descendant either, so it answers
+// in one system call what descendants answers by reading a file per
+// thread of the supervisor.
+func childless() bool {
+	var info unix.Siginfo
+	err := unix.Waitid(unix.P_ALL, 0, &info, unix.WEXITED|unix.WNOHANG|unix.WNOWAIT, nil)
+	return errors.Is(err, unix.ECHILD)
+}
+
 // descendants lists every live process below root (not root itself),
 // walking /proc/PID/task/TID/children; with a subreaper root this is the
 // whole tree, including escaped orphans.

@@ -29,6 +29,10 @@ func procStart(pid int) (uint64, error) {
 	return uint64(ct), nil
 }
 
+// childless is Linux's shortcut for "descendants is empty"; elsewhere
+// the tree is always walked.
+func childless() bool { return false }
+
 // descendants lists every live process below root (not root itself).
 func descendants(root int) []int {
 	var out []int

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"sync"
 	"syscall"
 	"time"
@@ -27,7 +28,7 @@ func (s *supervisor) signalTree(sig syscall.Signal) int {
 	if s.pgid > 0 {
 		_ = syscall.Kill(-s.pgid, sig)
 	}
-	pids := treePids(s.self, s.cg)
+	pids := s.runPids()
 	for _, p := range pids {
 		_ = syscall.Kill(p, sig)
 	}
@@ -40,7 +41,7 @@ func (s *supervisor) waitTreeEmpty(d time.Duration) bool {
 	t := time.NewTimer(treePoll)
 	defer t.Stop()
 	for {
-		if len(treePids(s.self, s.cg)) == 0 {
+		if len(s.runPids()) == 0 {
 			return true
 		}
 		left := time.Until(deadline)
@@ -104,6 +105,22 @@ func (s *supervisor) stopGrace() time.Duration {
 	}
 	os.Remove(p)
 	return s.grace
+}
+
+// staleStop reports whether a SIGTERM is a Stop meant for the run this
+// supervisor served before (sent as that run ended, delivered after this
+// one began): Stop writes stop.json into the run's directory before it
+// signals, so that directory, and not this run's, holds the request.
+func (s *supervisor) staleStop() bool {
+	if s.prevDir == "" || exists(s.path(stopFile)) {
+		return false
+	}
+	prev := filepath.Join(s.prevDir, stopFile)
+	if !exists(prev) {
+		return false
+	}
+	os.Remove(prev) // it has been answered; a later SIGTERM is a real one
+	return true
 }
 
 // stepIO pumps one step's stdout and stderr pipes into the log.

@@ -58,6 +58,16 @@ func treePids(root int, cg *memCgroup) []int {
 	return pids
 }
 
+// runPids is treePids(s.self, s.cg), without walking /proc when the
+// supervisor has no child at all (the common case once a step is over)
+// and the cgroup, if any, is empty.
+func (s *supervisor) runPids() []int {
+	if childless() && (s.cg == nil || len(s.cg.pids()) == 0) {
+		return nil
+	}
+	return treePids(s.self, s.cg)
+}
+
 // watchdog samples the run's tree in the background: it keeps the peak
 // RSS for Usage and, with a limit, reports the first sample above it.
 type watchdog struct {
