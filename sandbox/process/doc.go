@@ -60,7 +60,7 @@
 // limited too. The kernel OOM killer then does the killing; its oom_kill
 // counter marks Exit.OOMKilled. Where no cgroup is writable (not root, no
 // delegation, macOS) an RSS watchdog sums the tree's RSS every 100ms
-// (gopsutil) and SIGKILLs the tree above the limit. RSS double-counts pages
+// (/proc/PID/stat on Linux, gopsutil on macOS) and SIGKILLs the tree above the limit. RSS double-counts pages
 // shared between processes, so the watchdog errs on the side of killing.
 //
 // # Usage

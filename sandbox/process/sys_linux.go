@@ -29,23 +29,69 @@ func childAttr() *syscall.SysProcAttr {
 // procStart returns the kernel start time of pid (clock ticks since boot,
 // field 22 of /proc/pid/stat).
 func procStart(pid int) (uint64, error) {
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	f, err := procStat(pid)
 	if err != nil {
 		return 0, err
-	}
-	// comm (field 2) may hold spaces and parentheses: fields start after the last ')'.
-	i := bytes.LastIndexByte(b, ')')
-	if i < 0 {
-		return 0, fmt.Errorf("parse /proc/%d/stat", pid)
-	}
-	f := strings.Fields(string(b[i+1:]))
-	if len(f) < 20 {
-		return 0, fmt.Errorf("parse /proc/%d/stat", pid)
 	}
 	if f[0] == "Z" || f[0] == "X" {
 		return 0, os.ErrNotExist // a zombie has ended
 	}
 	return strconv.ParseUint(f[19], 10, 64)
+}
+
+// userHZ is the unit of the times in /proc/PID/stat: USER_HZ, 100 on every
+// Linux architecture (the kernel converts to it whatever its own HZ).
+const userHZ = 100
+
+// procUsage reads a live process's resident set size and CPU time (user +
+// system) from /proc/PID/statm and /proc/PID/stat: the two numbers the watchdog and Stats need,
+// read directly rather than through gopsutil, whose package init reads
+// /proc/stat twice in every start of the runbox binary (client and
+// supervisor alike). ok is false for a process that is gone or a zombie.
+func procUsage(pid int) (rss uint64, cpuSeconds float64, ok bool) {
+	f, err := procStat(pid)
+	if err != nil || f[0] == "Z" || f[0] == "X" {
+		return 0, 0, false
+	}
+	utime, err1 := strconv.ParseUint(f[11], 10, 64)
+	stime, err2 := strconv.ParseUint(f[12], 10, 64)
+	if err1 != nil || err2 != nil {
+		return 0, 0, false
+	}
+	// Resident pages from statm, as ps and gopsutil report them (the rss
+	// field of stat is a cached counter that may lag by a few pages).
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/statm")
+	if err != nil {
+		return 0, 0, false
+	}
+	m := strings.Fields(string(b))
+	if len(m) < 2 {
+		return 0, 0, false
+	}
+	pages, err := strconv.ParseUint(m[1], 10, 64)
+	if err != nil {
+		return 0, 0, false
+	}
+	return pages * uint64(os.Getpagesize()), float64(utime+stime) / userHZ, true
+}
+
+// procStat returns the fields of /proc/PID/stat from the third (state) on,
+// so f[i] is field i+3 of proc(5).
+func procStat(pid int) ([]string, error) {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return nil, err
+	}
+	// comm (field 2) may hold spaces and parentheses: fields start after the last ')'.
+	i := bytes.LastIndexByte(b, ')')
+	if i < 0 {
+		return nil, fmt.Errorf("parse /proc/%d/stat", pid)
+	}
+	f := strings.Fields(string(b[i+1:]))
+	if len(f) < 22 {
+		return nil, fmt.Errorf("parse /proc/%d/stat", pid)
+	}
+	return f, nil
 }
 
 // childless reports whether this process has no child at all, running or

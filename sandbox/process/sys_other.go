@@ -29,6 +29,22 @@ func procStart(pid int) (uint64, error) {
 	return uint64(ct), nil
 }
 
+// procUsage reads a live process's resident set size and CPU time.
+func procUsage(pid int) (rss uint64, cpuSeconds float64, ok bool) {
+	p, err := process.NewProcess(int32(pid))
+	if err != nil {
+		return 0, 0, false
+	}
+	mi, err := p.MemoryInfo()
+	if err != nil {
+		return 0, 0, false
+	}
+	if t, err := p.Times(); err == nil {
+		cpuSeconds = t.User + t.System
+	}
+	return mi.RSS, cpuSeconds, true
+}
+
 // childless is Linux's shortcut for "descendants is empty"; elsewhere
 // the tree is always walked.
 func childless() bool { return false }

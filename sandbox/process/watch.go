@@ -5,8 +5,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/shirou/gopsutil/v4/process"
-
 	"github.com/runbox/runbox/sandbox"
 )
 
@@ -22,19 +20,16 @@ const (
 func sample(ctx context.Context, pids []int) sandbox.Stats {
 	var st sandbox.Stats
 	for _, pid := range pids {
-		p, err := process.NewProcessWithContext(ctx, int32(pid))
-		if err != nil {
-			continue
+		if ctx.Err() != nil {
+			break
 		}
-		mi, err := p.MemoryInfoWithContext(ctx)
-		if err != nil {
+		rss, cpu, ok := procUsage(pid)
+		if !ok {
 			continue
 		}
 		st.Pids++
-		st.RSSBytes += mi.RSS
-		if t, err := p.TimesWithContext(ctx); err == nil {
-			st.CPUSeconds += t.User + t.System
-		}
+		st.RSSBytes += rss
+		st.CPUSeconds += cpu
 	}
 	return st
 }
