@@ -4,14 +4,12 @@ package client
 
 import (
 	"bufio"
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"net"
-	"net/http"
 	"net/url"
 	"os"
 	"os/exec"
@@ -39,8 +37,7 @@ type Options struct {
 
 // Client is a connection to the daemon. It is safe for concurrent use.
 type Client struct {
-	o    Options
-	http *http.Client
+	o Options
 }
 
 // Error is an error answer from the daemon.
@@ -66,17 +63,11 @@ func New(o Options) *Client {
 	if o.StartTimeout == 0 {
 		o.StartTimeout = 10 * time.Second
 	}
-	c := &Client{o: o}
-	c.http = &http.Client{Transport: &http.Transport{
-		DialContext:         c.dial,
-		MaxIdleConnsPerHost: 4,
-		DisableCompression:  true,
-	}}
-	return c
+	return &Client{o: o}
 }
 
 // dial connects to the socket, starting the daemon once if it is not there.
-func (c *Client) dial(ctx context.Context, _, _ string) (net.Conn, error) {
+func (c *Client) dial(ctx context.Context) (net.Conn, error) {
 	var d net.Dialer
 	conn, err := d.DialContext(ctx, "unix", c.o.Socket)
 	if err == nil || c.o.Exe == "" || !daemonAbsent(err) {
@@ -221,54 +212,42 @@ func (c *Client) do(ctx context.Context, method, path string, q url.Values, in, 
 	if err != nil {
 		return err
 	}
-	defer resp.Body.Close()
+	defer resp.body.Close()
 	if out == nil {
-		_, _ = io.Copy(io.Discard, resp.Body)
+		_, _ = io.Copy(io.Discard, resp.body)
 		return nil
 	}
-	if err := json.NewDecoder(resp.Body).Decode(out); err != nil {
+	if err := json.NewDecoder(resp.body).Decode(out); err != nil {
 		return fmt.Errorf("decode daemon answer: %w", err)
 	}
 	return nil
 }
 
 // send performs a request and turns non-2xx answers into *Error.
-func (c *Client) send(ctx context.Context, method, path string, q url.Values, in any) (*http.Response, error) {
-	var body io.Reader
+func (c *Client) send(ctx context.Context, method, path string, q url.Values, in any) (*response, error) {
+	var body []byte
 	if in != nil {
 		b, err := json.Marshal(in)
 		if err != nil {
 			return nil, err
 		}
-		body = bytes.NewReader(b)
+		body = b
 	}
-	u := "http://runbox" + path
 	if len(q) > 0 {
-		u += "?" + q.Encode()
+		path += "?" + q.Encode()
 	}
-	req, err := http.NewRequestWithContext(ctx, method, u, body)
+	resp, err := c.roundTrip(ctx, method, path, body)
 	if err != nil {
 		return nil, err
 	}
-	if in != nil {
-		req.Header.Set("Content-Type", "application/json")
-	}
-	resp, err := c.http.Do(req)
-	if err != nil {
-		var ue *url.Error
-		if errors.As(err, &ue) {
-			err = ue.Err
-		}
-		return nil, err
-	}
-	if resp.StatusCode/100 != 2 {
-		defer resp.Body.Close()
+	if resp.status/100 != 2 {
+		defer resp.body.Close()
 		var e api.Error
-		b, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
+		b, _ := io.ReadAll(io.LimitReader(resp.body, 1<<20))
 		if json.Unmarshal(b, &e) != nil || e.Error == "" {
-			e.Error = fmt.Sprintf("daemon answered %s", resp.Status)
+			e.Error = fmt.Sprintf("daemon answered %d %s", resp.status, resp.text)
 		}
-		return nil, &Error{Status: resp.StatusCode, Code: e.Code, Msg: e.Error}
+		return nil, &Error{Status: resp.status, Code: e.Code, Msg: e.Error}
 	}
 	return resp, nil
 }
@@ -276,44 +255,44 @@ func (c *Client) send(ctx context.Context, method, path string, q url.Values, in
 // Health pings the daemon.
 func (c *Client) Health(ctx context.Context) (api.Health, error) {
 	var h api.Health
-	return h, c.do(ctx, http.MethodGet, "/v1/health", nil, nil, &h)
+	return h, c.do(ctx, methodGet, "/v1/health", nil, nil, &h)
 }
 
 // Backends lists sandbox backends.
 func (c *Client) Backends(ctx context.Context) (api.Backends, error) {
 	var b api.Backends
-	return b, c.do(ctx, http.MethodGet, "/v1/backends", nil, nil, &b)
+	return b, c.do(ctx, methodGet, "/v1/backends", nil, nil, &b)
 }
 
 // Plan asks for a plan.
 func (c *Client) Plan(ctx context.Context, req api.RunRequest) (*model.Plan, error) {
 	var p model.Plan
-	return &p, c.do(ctx, http.MethodPost, "/v1/plans", nil, req, &p)
+	return &p, c.do(ctx, methodPost, "/v1/plans", nil, req, &p)
 }
 
 // GetPlan fetches a plan.
 func (c *Client) GetPlan(ctx context.Context, id string) (*model.Plan, error) {
 	var p model.Plan
-	return &p, c.do(ctx, http.MethodGet, "/v1/plans/"+url.PathEscape(id), nil, nil, &p)
+	return &p, c.do(ctx, methodGet, "/v1/plans/"+url.PathEscape(id), nil, nil, &p)
 }
 
 // Submit starts a run (detached).
 func (c *Client) Submit(ctx context.Context, req api.RunRequest) (*model.Run, error) {
 	req.Attach = false
 	var r model.Run
-	return &r, c.do(ctx, http.MethodPost, "/v1/runs", nil, req, &r)
+	return &r, c.do(ctx, methodPost, "/v1/runs", nil, req, &r)
 }
 
 // Get fetches a run.
 func (c *Client) Get(ctx context.Context, id string) (*model.Run, error) {
 	var r model.Run
-	return &r, c.do(ctx, http.MethodGet, "/v1/runs/"+url.PathEscape(id), nil, nil, &r)
+	return &r, c.do(ctx, methodGet, "/v1/runs/"+url.PathEscape(id), nil, nil, &r)
 }
 
 // List lists runs, newest first.
 func (c *Client) List(ctx context.Context, q url.Values) ([]*model.Run, error) {
 	var l api.RunList
-	return l.Runs, c.do(ctx, http.MethodGet, "/v1/runs", q, nil, &l)
+	return l.Runs, c.do(ctx, methodGet, "/v1/runs", q, nil, &l)
 }
 
 // Stop asks a run to stop.
@@ -323,7 +302,7 @@ func (c *Client) Stop(ctx context.Context, id string, grace time.Duration) (*mod
 		q.Set("grace", grace.String())
 	}
 	var r model.Run
-	return &r, c.do(ctx, http.MethodPost, "/v1/runs/"+url.PathEscape(id)+"/stop", q, nil, &r)
+	return &r, c.do(ctx, methodPost, "/v1/runs/"+url.PathEscape(id)+"/stop", q, nil, &r)
 }
 
 // Wait waits up to timeout (0 = forever) for a run to end and returns it.
@@ -333,21 +312,21 @@ func (c *Client) Wait(ctx context.Context, id string, timeout time.Duration) (*m
 		q.Set("timeout", timeout.String())
 	}
 	var r model.Run
-	return &r, c.do(ctx, http.MethodGet, "/v1/runs/"+url.PathEscape(id)+"/wait", q, nil, &r)
+	return &r, c.do(ctx, methodGet, "/v1/runs/"+url.PathEscape(id)+"/wait", q, nil, &r)
 }
 
 // Retry starts a new run of id's command linked to it.
 func (c *Client) Retry(ctx context.Context, id string, req api.RunRequest) (*model.Run, error) {
 	req.Attach = false
 	var r model.Run
-	return &r, c.do(ctx, http.MethodPost, "/v1/runs/"+url.PathEscape(id)+"/retry", nil, req, &r)
+	return &r, c.do(ctx, methodPost, "/v1/runs/"+url.PathEscape(id)+"/retry", nil, req, &r)
 }
 
 // Events lists a run's events after seq.
 func (c *Client) Events(ctx context.Context, id string, after uint64) ([]model.Event, error) {
 	var l api.EventList
 	q := url.Values{"after": {fmt.Sprint(after)}}
-	return l.Events, c.do(ctx, http.MethodGet, "/v1/runs/"+url.PathEscape(id)+"/events", q, nil, &l)
+	return l.Events, c.do(ctx, methodGet, "/v1/runs/"+url.PathEscape(id)+"/events", q, nil, &l)
 }
 
 // Frame is one record of a log or attach stream. Data is valid only
@@ -360,12 +339,12 @@ type Frame struct {
 
 // Logs streams a run's log; fn is called for each record.
 func (c *Client) Logs(ctx context.Context, id string, q url.Values, fn func(Frame) error) error {
-	resp, err := c.send(ctx, http.MethodGet, "/v1/runs/"+url.PathEscape(id)+"/logs", q, nil)
+	resp, err := c.send(ctx, methodGet, "/v1/runs/"+url.PathEscape(id)+"/logs", q, nil)
 	if err != nil {
 		return err
 	}
-	defer resp.Body.Close()
-	return readFrames(resp.Body, fn)
+	defer resp.body.Close()
+	return readFrames(resp.body, fn)
 }
 
 // Attach submits a run and streams it: the created run, output records,
@@ -382,13 +361,13 @@ func (c *Client) AttachRetry(ctx context.Context, id string, req api.RunRequest,
 }
 
 func (c *Client) attach(ctx context.Context, path string, req api.RunRequest, fn func(Frame) error) (*model.Run, error) {
-	resp, err := c.send(ctx, http.MethodPost, path, nil, req)
+	resp, err := c.send(ctx, methodPost, path, nil, req)
 	if err != nil {
 		return nil, err
 	}
-	defer resp.Body.Close()
+	defer resp.body.Close()
 	var final *model.Run
-	err = readFrames(resp.Body, func(f Frame) error {
+	err = readFrames(resp.body, func(f Frame) error {
 		if f.Stream == api.StreamFinal {
 			final = new(model.Run)
 			return json.Unmarshal(f.Data, final)
