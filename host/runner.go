@@ -414,13 +414,13 @@ func (r *runner) finalize(ctx context.Context, exit sandbox.Exit, smoke bool) {
 		exit.Cancelled = false
 	}
 	state := stateOf(exit, smoke)
-	run, err := r.e.cfg.Store.GetRun(ctx, r.id)
-	if err != nil {
-		r.e.log.Error("run: finalize", "run", r.id, "err", err)
-		return
-	}
 	var failure *sdk.Failure
 	if state != store.Succeeded {
+		run, err := r.e.cfg.Store.GetRun(ctx, r.id)
+		if err != nil {
+			r.e.log.Error("run: finalize", "run", r.id, "err", err)
+			return
+		}
 		failure = r.classify(ctx, run, exit, smoke, stalled)
 	}
 	prog := r.progress()

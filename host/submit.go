@@ -113,15 +113,21 @@ func (e *Engine) Submit(ctx context.Context, req api.RunRequest) (*store.Run, er
 	if r != nil {
 		run.State, run.Reason = store.Preparing, "preparing"
 	}
+	// The spec waits on disk until the run has started, so that a daemon
+	// that dies first leaves the next one enough to start it. It is
+	// written while the store syncs the run's record.
+	saved := make(chan error, 1)
+	go func() { saved <- savePending(e.runDir(id), p) }()
 	if err := e.cfg.Store.CreateRun(ctx, run); err != nil {
+		<-saved
+		removeSecrets(e.runDir(id))
+		os.Remove(e.runDir(id)) // only if empty: an id is never reused
 		if r != nil {
 			e.release(id)
 		}
 		return nil, err
 	}
-	// The spec waits on disk until the run has started, so that a daemon
-	// that dies first leaves the next one enough to start it.
-	if err := savePending(e.runDir(id), p); err != nil {
+	if err := <-saved; err != nil {
 		e.log.Warn("run: keep queued spec", "run", id, "err", err)
 	}
 	if r != nil {

@@ -60,7 +60,41 @@ func (r *reaper) start(c *exec.Cmd) (<-chan exitStatus, int, error) {
 	r.waiting[pid] = ch
 	// Nothing will Wait on it; release the pidfd os/exec may hold.
 	_ = c.Process.Release()
+	// A thread blocked in wait4 for this child is woken by the kernel as
+	// it exits: sooner than SIGCHLD through the runtime's signal handling
+	// to reap. Whichever reaps it first delivers its status.
+	go func() {
+		var st exitStatus
+		for {
+			got, err := syscall.Wait4(pid, &st.ws, 0, &st.ru)
+			if errors.Is(err, syscall.EINTR) {
+				continue
+			}
+			if err == nil && got == pid {
+				r.deliver(pid, st)
+			}
+			return // ECHILD: the SIGCHLD path reaped it
+		}
+	}()
 	return ch, pid, nil
+}
+
+// deliver routes a reaped child's status to whoever started it, and
+// counts its usage.
+func (r *reaper) deliver(pid int, st exitStatus) {
+	r.mu.Lock()
+	ch := r.waiting[pid]
+	delete(r.waiting, pid)
+	r.cpu += tvSeconds(st.ru.Utime) + tvSeconds(st.ru.Stime)
+	r.peak = max(r.peak, maxRSS(&st.ru))
+	r.mu.Unlock()
+	if ch != nil {
+		ch <- st
+	}
+	select {
+	case r.died <- struct{}{}:
+	default:
+	}
 }
 
 // takeUsage returns the CPU time and the largest peak RSS of the children
@@ -82,19 +116,7 @@ func (r *reaper) reap() {
 		if err != nil || pid <= 0 {
 			return
 		}
-		r.mu.Lock()
-		ch := r.waiting[pid]
-		delete(r.waiting, pid)
-		r.cpu += tvSeconds(st.ru.Utime) + tvSeconds(st.ru.Stime)
-		r.peak = max(r.peak, maxRSS(&st.ru))
-		r.mu.Unlock()
-		if ch != nil {
-			ch <- st
-		}
-		select {
-		case r.died <- struct{}{}:
-		default:
-		}
+		r.deliver(pid, st)
 	}
 }
 

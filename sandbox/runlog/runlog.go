@@ -88,6 +88,10 @@ type Writer struct {
 	off int64 // end of the last whole record
 	buf []byte
 	now func() time.Time
+	// dirty: written (or truncated) since the last sync. Close of a log
+	// nothing was written to skips the fsync: a short run's end waits on
+	// one fsync fewer.
+	dirty bool
 }
 
 // Create opens path for appending, creating it (mode 0600) if needed and
@@ -97,6 +101,7 @@ func Create(path string) (*Writer, error) {
 	if err != nil && !errors.Is(err, os.ErrNotExist) {
 		return nil, err
 	}
+	existed := err == nil
 	f, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY, 0o600)
 	if err != nil {
 		return nil, fmt.Errorf("open log: %w", err)
@@ -109,7 +114,9 @@ func Create(path string) (*Writer, error) {
 		f.Close()
 		return nil, fmt.Errorf("seek log: %w", err)
 	}
-	return &Writer{f: f, off: sum.ValidSize, now: time.Now}, nil
+	// A file that was there (a recovered run's, perhaps just cut) is synced
+	// at Close even if nothing more is written.
+	return &Writer{f: f, off: sum.ValidSize, now: time.Now, dirty: existed}, nil
 }
 
 // Write appends p to stream s, stamped now, splitting it into records of at
@@ -123,6 +130,9 @@ func (w *Writer) Write(s Stream, p []byte) error {
 func (w *Writer) WriteAt(s Stream, t time.Time, p []byte) error {
 	w.mu.Lock()
 	defer w.mu.Unlock()
+	if len(p) > 0 {
+		w.dirty = true
+	}
 	for len(p) > 0 {
 		n := min(len(p), MaxPayload)
 		need := headerSize + n
@@ -151,14 +161,26 @@ func (w *Writer) WriteAt(s Stream, t time.Time, p []byte) error {
 func (w *Writer) Sync() error {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	return w.f.Sync()
+	return w.syncLocked()
 }
 
-// Close syncs and closes the file.
+func (w *Writer) syncLocked() error {
+	if !w.dirty {
+		return nil
+	}
+	if err := w.f.Sync(); err != nil {
+		return err
+	}
+	w.dirty = false
+	return nil
+}
+
+// Close syncs (if anything was written since the last sync) and closes
+// the file.
 func (w *Writer) Close() error {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	serr := w.f.Sync()
+	serr := w.syncLocked()
 	cerr := w.f.Close()
 	return errors.Join(serr, cerr)
 }
