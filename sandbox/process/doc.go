@@ -13,10 +13,11 @@
 // finally writes the exit record. Start returns once the supervisor reports
 // on its ready pipe (fd 3) that the first command has started, so a fast
 // command costs no polling anywhere: Start blocks on a pipe read. The
-// supervisor says "exited" on the same pipe once its exit record is on
-// disk, and Wait returns then; without that message (the supervisor died)
-// Wait goes by the supervisor's exit (cmd.Wait in Start's process, a pidfd
-// after Recover).
+// supervisor says "exited RECORD" on the same pipe once the run's log is
+// on disk (while the record's own file is still being synced), and Wait
+// returns that record then; without that message (the supervisor died)
+// Wait goes by the supervisor's exit and the record on disk (cmd.Wait in
+// Start's process, a pidfd after Recover).
 //
 // With Options.Standby a supervisor is started ahead of time and waits
 // for its run on a control pipe (fd 4); when that run has ended it says

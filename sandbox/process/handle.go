@@ -2,11 +2,13 @@ package process
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"syscall"
 	"time"
 
@@ -28,6 +30,25 @@ type handle struct {
 	proc     *superProc
 	recorded chan struct{}
 	settled  chan struct{}
+	exit     *sandbox.Exit // as the supervisor told it; set before recorded closes
+}
+
+// takeExited reads the supervisor's end-of-run message: "exited", or
+// "exited RECORD" with the exit record itself. It reports whether msg was
+// one.
+func (h *handle) takeExited(msg string) bool {
+	rec, ok := strings.CutPrefix(msg, strings.TrimSuffix(exitedMsg, "\n"))
+	if !ok || !strings.HasSuffix(rec, "\n") || (rec != "\n" && rec[0] != ' ') {
+		return false
+	}
+	if rec = strings.TrimSpace(rec); rec != "" {
+		var e sandbox.Exit
+		if json.Unmarshal([]byte(rec), &e) != nil {
+			return true // the record on disk is the one to read
+		}
+		h.exit = &e
+	}
+	return true
 }
 
 // exited returns a channel closed once the supervisor process is gone:
@@ -76,6 +97,15 @@ func (h *handle) Wait(ctx context.Context) (sandbox.Exit, error) {
 	case <-h.done:
 	case <-ctx.Done():
 		return sandbox.Exit{}, ctx.Err()
+	}
+	if h.recorded != nil {
+		select {
+		case <-h.recorded: // h.exit is set, if it is, before this closes
+			if h.exit != nil {
+				return *h.exit, nil
+			}
+		default: // the supervisor exited first: its record is on disk
+		}
 	}
 	e, err := readExit(h.stateDir)
 	if err == nil {

@@ -3,6 +3,7 @@ package process_test
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"os"
 	"os/exec"
@@ -330,4 +331,17 @@ func TestWaitEndsAtTheExitRecord(t *testing.T) {
 		_, err := os.Stat(proc)
 		return err != nil
 	})
+	// Wait had the record from the supervisor's message, before the file
+	// was in place; the two must agree.
+	b, err := os.ReadFile(filepath.Join(spec.StateDir, "exit.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var disk sandbox.Exit
+	if err := json.Unmarshal(b, &disk); err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := json.Marshal(e); string(got) != string(b) || !disk.EndedAt.Equal(e.EndedAt) {
+		t.Errorf("Wait gave %s, exit.json holds %s", got, b)
+	}
 }

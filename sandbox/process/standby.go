@@ -84,7 +84,7 @@ func (s *Sandbox) begin(exe, dir string) (h *handle, ready *readyReader, sb *sta
 // supervisor is exiting) lets it go. h.settled closes once that is decided.
 func (s *Sandbox) follow(h *handle, ready *readyReader, sb *standby) {
 	defer close(h.settled)
-	if ready.next() != exitedMsg {
+	if !h.takeExited(ready.next()) {
 		ready.f.Close()
 		if sb != nil {
 			sb.control.Close()

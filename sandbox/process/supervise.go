@@ -2,6 +2,7 @@ package process
 
 import (
 	"bufio"
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -145,6 +146,7 @@ type supervisor struct {
 	timeout       <-chan time.Time
 
 	readyOnce sync.Once
+	announced bool // "exited RECORD" was said
 
 	log    *runlog.Writer
 	cg     *memCgroup
@@ -170,13 +172,24 @@ func (s *supervisor) signalReady() {
 	})
 }
 
+// announce tells the starter the run's exit record ("exited RECORD"),
+// once its log is on disk, so it need not wait for this process to exit
+// nor read the record back.
+func (s *supervisor) announce(record []byte) {
+	s.signalReady()
+	if s.ready != nil && !s.announced && bytes.IndexByte(record, '\n') < 0 {
+		_, _ = s.ready.Write([]byte(exitedMsg[:len(exitedMsg)-1] + " " + string(record) + "\n"))
+		s.announced = true
+	}
+}
+
 // signalEnded tells the starter that the exit record is on disk
-// ("exited"), so it need not wait for this process to exit. Without a
-// record it says nothing more: the process then exits, the pipe closes,
-// and the starter goes by the process's exit.
+// ("exited"), unless announce already did. Without a record it says
+// nothing more: the process then exits, the pipe closes, and the starter
+// goes by the process's exit.
 func (s *supervisor) signalEnded() {
 	s.signalReady()
-	if s.ready != nil && exists(s.path(exitFile)) {
+	if s.ready != nil && !s.announced && exists(s.path(exitFile)) {
 		_, _ = s.ready.Write([]byte(exitedMsg))
 	}
 }
@@ -422,17 +435,27 @@ func (s *supervisor) finish(exit sandbox.Exit) error {
 		s.unfit = "log write failed"
 	}
 	// The record must not become visible before the log is on disk, but
-	// the two fsyncs may overlap: only the rename waits for both.
-	logDone := make(chan error, 1)
-	go func() { logDone <- s.log.Close() }()
+	// the two fsyncs may overlap: only the rename waits for both. The
+	// starter is told the record as soon as the log is on disk, so that
+	// storing it (the daemon syncs its own store) overlaps the record's
+	// fsync here: what it stores is then durable, and if it does not
+	// store it (killed), this file is what the next one reads.
 	b, err := json.Marshal(exit)
 	if err != nil {
 		return err
 	}
-	commit, err := writeTemp(s.path(exitFile), b, true)
-	if lerr := <-logDone; lerr != nil {
+	recDone := make(chan error, 1)
+	var commit func() error
+	go func() {
+		var err error
+		commit, err = writeTemp(s.path(exitFile), b, true)
+		recDone <- err
+	}()
+	if lerr := s.log.Close(); lerr != nil {
 		fmt.Fprintf(os.Stderr, "runbox supervisor: close log: %v\n", lerr)
 	}
+	s.announce(b)
+	err = <-recDone
 	if err == nil {
 		err = commit()
 	}
