@@ -348,29 +348,33 @@ func (c *Client) Logs(ctx context.Context, id string, q url.Values, fn func(Fram
 }
 
 // Attach submits a run and streams it: the created run, output records,
-// progress, and finally the ended run, which Attach returns.
-func (c *Client) Attach(ctx context.Context, req api.RunRequest, fn func(Frame) error) (*model.Run, error) {
+// progress, and finally the ended run, whose JSON (a model.Run) Attach
+// returns, for the caller to decode what it needs of it.
+func (c *Client) Attach(ctx context.Context, req api.RunRequest, fn func(Frame) error) (json.RawMessage, error) {
 	req.Attach = true
 	return c.attach(ctx, "/v1/runs", req, fn)
 }
 
 // AttachRetry is Attach for a retry of id.
-func (c *Client) AttachRetry(ctx context.Context, id string, req api.RunRequest, fn func(Frame) error) (*model.Run, error) {
+func (c *Client) AttachRetry(ctx context.Context, id string, req api.RunRequest, fn func(Frame) error) (json.RawMessage, error) {
 	req.Attach = true
 	return c.attach(ctx, "/v1/runs/"+url.PathEscape(id)+"/retry", req, fn)
 }
 
-func (c *Client) attach(ctx context.Context, path string, req api.RunRequest, fn func(Frame) error) (*model.Run, error) {
+func (c *Client) attach(ctx context.Context, path string, req api.RunRequest, fn func(Frame) error) (json.RawMessage, error) {
 	resp, err := c.send(ctx, methodPost, path, nil, req)
 	if err != nil {
 		return nil, err
 	}
 	defer resp.body.Close()
-	var final *model.Run
+	var final json.RawMessage
 	err = readFrames(resp.body, func(f Frame) error {
 		if f.Stream == api.StreamFinal {
-			final = new(model.Run)
-			return json.Unmarshal(f.Data, final)
+			if !json.Valid(f.Data) {
+				return errors.New("daemon sent a malformed final record")
+			}
+			final = append(json.RawMessage(nil), f.Data...)
+			return nil
 		}
 		return fn(f)
 	})

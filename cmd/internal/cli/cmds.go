@@ -60,7 +60,7 @@ func printRun(r *model.Run) {
 		fmt.Fprintf(w, "started:\t%s\n", r.StartedAt.Local().Format(time.DateTime))
 	}
 	if r.EndedAt != nil {
-		fmt.Fprintf(w, "ended:\t%s (%s)\n", r.EndedAt.Local().Format(time.DateTime), runDuration(r))
+		fmt.Fprintf(w, "ended:\t%s (%s)\n", r.EndedAt.Local().Format(time.DateTime), runDuration(r.StartedAt, r.EndedAt, r.Exit))
 	}
 	if r.Exit != nil {
 		fmt.Fprintf(w, "exit:\t%d", r.Exit.Code)
@@ -121,7 +121,7 @@ func (c *WaitCmd) Run(ctx context.Context, a *App) error {
 	if !r.State.Terminal() {
 		return exitError{code: 124}
 	}
-	return exitError{code: exitCodeOf(r)}
+	return exitError{code: exitCodeOf(r.State, r.Exit)}
 }
 
 func describe(r *model.Run) string {

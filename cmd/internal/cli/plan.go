@@ -152,7 +152,7 @@ func (c *RetryCmd) Run(ctx context.Context, a *App) error {
 		}
 		return a.printRunID(run)
 	}
-	return a.attach(ctx, func(ctx context.Context, fn func(client.Frame) error) (*model.Run, error) {
+	return a.attach(ctx, func(ctx context.Context, fn func(client.Frame) error) (json.RawMessage, error) {
 		return a.client().AttachRetry(ctx, c.ID, req, fn)
 	})
 }

@@ -172,7 +172,7 @@ func (a *App) startRun(ctx context.Context, req api.RunRequest, detach bool) err
 		}
 		return a.printRunID(run)
 	}
-	return a.attach(ctx, func(ctx context.Context, fn func(client.Frame) error) (*model.Run, error) {
+	return a.attach(ctx, func(ctx context.Context, fn func(client.Frame) error) (json.RawMessage, error) {
 		return a.client().Attach(ctx, req, fn)
 	})
 }
@@ -188,7 +188,7 @@ func (a *App) printRunID(run *model.Run) error {
 // attach streams a run to this terminal: output to stdout/stderr as the
 // run wrote it, live progress on a TTY, Ctrl-C stops the run. It ends with
 // the run's exit code.
-func (a *App) attach(ctx context.Context, start func(context.Context, func(client.Frame) error) (*model.Run, error)) error {
+func (a *App) attach(ctx context.Context, start func(context.Context, func(client.Frame) error) (json.RawMessage, error)) error {
 	out := newTerminal(a.G.JSON)
 	var runID string
 	sigs := make(chan os.Signal, 2)
@@ -215,7 +215,7 @@ func (a *App) attach(ctx context.Context, start func(context.Context, func(clien
 	final, err := start(ctx, func(f client.Frame) error {
 		switch f.Stream {
 		case api.StreamRun:
-			var r model.Run
+			var r runEnd
 			if err := json.Unmarshal(f.Data, &r); err == nil {
 				runID = r.ID
 				out.started(&r)
@@ -237,21 +237,39 @@ func (a *App) attach(ctx context.Context, start func(context.Context, func(clien
 		}
 		return friendly(err)
 	}
+	var end runEnd
+	if err := json.Unmarshal(final, &end); err != nil {
+		return fmt.Errorf("run %s ended, but its record did not decode: %w", runID, err)
+	}
 	if a.G.JSON {
 		if err := a.PrintJSON(final); err != nil {
 			return err
 		}
 	} else {
-		out.summary(final)
+		out.summary(&end)
 	}
-	return exitError{code: exitCodeOf(final)}
+	return exitError{code: exitCodeOf(end.State, end.Exit)}
+}
+
+// runEnd is what an attached client reads of its run (a model.Run): what
+// it prints and what its exit code comes from. Decoding a whole model.Run,
+// spec included, built encoding/json's decoders for types this process
+// never looks at, ~0.4 ms of each `runbox run`.
+type runEnd struct {
+	ID        string        `json:"id"`
+	State     model.State   `json:"state"`
+	Sandbox   string        `json:"sandbox"`
+	StartedAt *time.Time    `json:"started_at"`
+	EndedAt   *time.Time    `json:"ended_at"`
+	Exit      *sandbox.Exit `json:"exit"`
+	Failure   *sdk.Failure  `json:"failure"`
 }
 
 // exitCodeOf maps a run's end to this process's exit code: the run's own
 // code, 130 when cancelled, 124 on timeout (like timeout(1)), 125 when the
 // sandbox failed (like docker run).
-func exitCodeOf(r *model.Run) int {
-	switch r.State {
+func exitCodeOf(state model.State, exit *sandbox.Exit) int {
+	switch state {
 	case model.Succeeded:
 		return 0
 	case model.Cancelled:
@@ -261,12 +279,12 @@ func exitCodeOf(r *model.Run) int {
 	case model.Lost:
 		return 125
 	}
-	if r.Exit != nil {
-		if r.Exit.Error != "" && r.Exit.Code == 0 {
+	if exit != nil {
+		if exit.Error != "" && exit.Code == 0 {
 			return 125
 		}
-		if r.Exit.Code != 0 {
-			return r.Exit.Code
+		if exit.Code != 0 {
+			return exit.Code
 		}
 	}
 	return 1

@@ -11,6 +11,7 @@ import (
 
 	"golang.org/x/term"
 
+	"github.com/runbox/runbox/sandbox"
 	"github.com/runbox/runbox/sandbox/runlog"
 	"github.com/runbox/runbox/sdk"
 	"github.com/runbox/runbox/store/model"
@@ -41,7 +42,7 @@ func newTerminal(jsonMode bool) *terminal {
 	return t
 }
 
-func (t *terminal) started(r *model.Run) {
+func (t *terminal) started(r *runEnd) {
 	if t.tty {
 		t.mu.Lock()
 		fmt.Fprintf(t.stderr, "runbox: run %s (%s sandbox)\n", r.ID, r.Sandbox)
@@ -157,7 +158,7 @@ func bar(pct float64, width int) string {
 }
 
 // summary tells how an attached run ended, on stderr.
-func (t *terminal) summary(r *model.Run) {
+func (t *terminal) summary(r *runEnd) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if t.midLine {
@@ -165,7 +166,7 @@ func (t *terminal) summary(r *model.Run) {
 	}
 	if r.State == model.Succeeded {
 		if t.tty {
-			fmt.Fprintf(t.stderr, "runbox: run %s succeeded in %s\n", r.ID, runDuration(r))
+			fmt.Fprintf(t.stderr, "runbox: run %s succeeded in %s\n", r.ID, runDuration(r.StartedAt, r.EndedAt, r.Exit))
 		}
 		return
 	}
@@ -181,12 +182,12 @@ func (t *terminal) summary(r *model.Run) {
 	}
 }
 
-func runDuration(r *model.Run) string {
-	if r.Exit != nil && r.Exit.Usage.WallSeconds > 0 {
-		return (time.Duration(r.Exit.Usage.WallSeconds * float64(time.Second))).Round(time.Millisecond).String()
+func runDuration(started, ended *time.Time, exit *sandbox.Exit) string {
+	if exit != nil && exit.Usage.WallSeconds > 0 {
+		return (time.Duration(exit.Usage.WallSeconds * float64(time.Second))).Round(time.Millisecond).String()
 	}
-	if r.StartedAt != nil && r.EndedAt != nil {
-		return r.EndedAt.Sub(*r.StartedAt).Round(time.Millisecond).String()
+	if started != nil && ended != nil {
+		return ended.Sub(*started).Round(time.Millisecond).String()
 	}
 	return "-"
 }
