@@ -11,7 +11,14 @@ cd "$(dirname "$0")/.."
 RB=$PWD/bin/runbox
 OUT=${BENCH_OUT:-/tmp/runbox-bench}
 mkdir -p "$OUT"
-export RUNBOX_HOME=${RUNBOX_HOME:-$(mktemp -d /tmp/rbbench.XXXX)}
+# A home of its own, removed at the end: the throughput runs leave a GiB
+# of run log each behind.
+own_home=
+if [ -z "${RUNBOX_HOME:-}" ]; then
+  RUNBOX_HOME=$(mktemp -d /tmp/rbbench.XXXX)
+  own_home=$RUNBOX_HOME
+fi
+export RUNBOX_HOME
 what=${1:-all}
 # The interpreter itself, not a version-manager shim (pyenv's shims are
 # shell scripts that would triple Python's start-up time).
@@ -25,7 +32,12 @@ stop_daemon() {
   [ -n "$pid" ] && kill "$pid" 2>/dev/null || true
   sleep 0.5
 }
-trap stop_daemon EXIT
+cleanup() {
+  stop_daemon
+  [ -n "$own_home" ] && rm -rf "$own_home"
+  return 0
+}
+trap cleanup EXIT
 
 startup() {
   echo "== runbox run -- true (warm daemon) vs bare exec vs python subprocess.run harness"
@@ -39,7 +51,10 @@ startup() {
 throughput() {
   echo "== a child writing 1 GiB of 60-byte lines: through runbox vs redirected to a file"
   local child="yes 12345678901234567890123456789012345678901234567890123456789 | head -c 1073741824"
+  # --prepare drops the logs of the runs before (a GiB each) so that the
+  # benchmark needs a few GiB of disk, not one per run.
   hyperfine --warmup 1 --runs ${RUNS_TP:-5} --export-json "$OUT/throughput.json" \
+    --prepare "find $RUNBOX_HOME/runs -name output.log -size +64M -delete 2>/dev/null; rm -f $OUT/direct.out $OUT/attached.out" \
     -n 'child > file' "sh -c '$child' > $OUT/direct.out" \
     -n 'runbox run (attached) > file' "$RB run --sandbox process -- sh -c '$child' > $OUT/attached.out" \
     -n 'runbox run -d + wait (stored only)' "$RB wait \$($RB run -d --sandbox process -- sh -c '$child')"
