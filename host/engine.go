@@ -169,17 +169,32 @@ func (e *Engine) track(id string) {
 	}
 }
 
-// finish closes a run's done channel and frees its slot.
+// finish closes a run's done channel (unless ended did) and frees its
+// slot.
 func (e *Engine) finish(id string) {
 	e.mu.Lock()
 	delete(e.active, id)
 	delete(e.pending, id)
+	e.endedLocked(id)
+	e.mu.Unlock()
+	e.schedule()
+}
+
+// ended closes a run's done channel once its final state is stored: those
+// waiting for it are answered then, while the runner may still be waiting
+// for the backend to finish writing its own record (the slot stays taken
+// until finish).
+func (e *Engine) ended(id string) {
+	e.mu.Lock()
+	e.endedLocked(id)
+	e.mu.Unlock()
+}
+
+func (e *Engine) endedLocked(id string) {
 	if ch, ok := e.done[id]; ok {
 		close(ch)
 		delete(e.done, id)
 	}
-	e.mu.Unlock()
-	e.schedule()
 }
 
 // reserve takes a slot for run id when it can start at once: nothing is

@@ -136,6 +136,7 @@ func (r *runner) smoke(ctx context.Context, sb sandbox.Sandbox, spec sandbox.Spe
 	}
 	r.setHandle(h)
 	exit := r.follow(ctx, h, spec)
+	settle(ctx, h)
 	r.setHandle(nil)
 	if exit.Code == 0 && exit.Error == "" && !exit.Cancelled && !exit.TimedOut {
 		r.note(ctx, "smoke run passed")
@@ -177,6 +178,17 @@ func (r *runner) supervise(ctx context.Context, h sandbox.Handle, spec sandbox.S
 		return // engine shutting down: the next daemon re-attaches
 	}
 	r.finalize(ctx, exit, false)
+	r.e.ended(r.id)
+	settle(ctx, h)
+}
+
+// settle waits until the backend is done with an ended run (an
+// EarlyExiter may still be writing its record after it told it), so that
+// the run is over for the engine only once nothing touches its files.
+func settle(ctx context.Context, h sandbox.Handle) {
+	if _, ok := h.(sandbox.EarlyExiter); ok {
+		_, _ = h.Wait(ctx)
+	}
 }
 
 // follow reads the log while the run goes on and returns its exit record.
@@ -196,7 +208,15 @@ func (r *runner) follow(ctx context.Context, h sandbox.Handle, spec sandbox.Spec
 	}()
 	stallStop := r.watchStall(ctx, h, spec)
 	tickStop := r.tickProgress(ctx)
-	exit, err := h.Wait(ctx)
+	// The record as soon as the backend knows it: it is stored (synced)
+	// while the backend writes its own copy; settle waits for that.
+	var exit sandbox.Exit
+	var err error
+	if ee, ok := h.(sandbox.EarlyExiter); ok {
+		exit, err = ee.WaitEarly(ctx)
+	} else {
+		exit, err = h.Wait(ctx)
+	}
 	close(tickStop)
 	r.e.log.Debug("run: exited", "run", r.id, "code", exit.Code, "err", err)
 	close(stallStop)

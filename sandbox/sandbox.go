@@ -144,6 +144,18 @@ type Sandbox interface {
 	Recover(ctx context.Context, spec Spec) (Handle, error)
 }
 
+// EarlyExiter is a Handle that can tell the exit record before Wait
+// returns: as soon as the run has ended and its output is safely in the
+// log, while the backend still writes its own copy of the record. A caller
+// that stores the record durably itself (the daemon) can do so meanwhile,
+// then Wait for the backend to be done with the run.
+type EarlyExiter interface {
+	Handle
+	// WaitEarly returns the exit record as soon as it is known, or what
+	// Wait returns when the backend cannot tell it sooner.
+	WaitEarly(ctx context.Context) (Exit, error)
+}
+
 // Handle is a started run.
 type Handle interface {
 	// Ref identifies the run inside the backend (supervisor pid, container id).

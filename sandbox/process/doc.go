@@ -14,10 +14,11 @@
 // on its ready pipe (fd 3) that the first command has started, so a fast
 // command costs no polling anywhere: Start blocks on a pipe read. The
 // supervisor says "exited RECORD" on the same pipe once the run's log is
-// on disk (while the record's own file is still being synced), and Wait
-// returns that record then; without that message (the supervisor died)
-// Wait goes by the supervisor's exit and the record on disk (cmd.Wait in
-// Start's process, a pidfd after Recover).
+// on disk (while the record's own file is still being synced): WaitEarly
+// returns that record then, Wait once the file is in place ("idle", or
+// the pipe's EOF as the supervisor exits). Without that message (the
+// supervisor died) Wait goes by the supervisor's exit and the record on
+// disk (cmd.Wait in Start's process, a pidfd after Recover).
 //
 // With Options.Standby a supervisor is started ahead of time and waits
 // for its run on a control pipe (fd 4); when that run has ended it says

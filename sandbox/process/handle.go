@@ -27,10 +27,30 @@ type handle struct {
 	// Started here only: the supervisor process; recorded closes once it
 	// said the exit record is on disk, settled once Start's follow-up has
 	// recycled or let go of the supervisor.
-	proc     *superProc
-	recorded chan struct{}
-	settled  chan struct{}
-	exit     *sandbox.Exit // as the supervisor told it; set before recorded closes
+	proc      *superProc
+	announced chan struct{} // closes once exit is set, before the record is on disk
+	recorded  chan struct{}
+	settled   chan struct{}
+	exit      *sandbox.Exit // as the supervisor told it
+}
+
+var _ sandbox.EarlyExiter = (*handle)(nil)
+
+// WaitEarly returns the exit record as soon as the supervisor has told it
+// (the run's log is on disk; the record's own file is still being synced),
+// or what Wait returns.
+func (h *handle) WaitEarly(ctx context.Context) (sandbox.Exit, error) {
+	if h.announced == nil {
+		return h.Wait(ctx)
+	}
+	select {
+	case <-h.announced:
+		return *h.exit, nil
+	case <-h.done:
+		return h.Wait(ctx)
+	case <-ctx.Done():
+		return sandbox.Exit{}, ctx.Err()
+	}
 }
 
 // takeExited reads the supervisor's end-of-run message: "exited", or
@@ -90,8 +110,9 @@ func (h *handle) endedChan() <-chan struct{} {
 // Ref is the supervisor's pid.
 func (h *handle) Ref() string { return strconv.Itoa(h.pid) }
 
-// Wait returns the exit record once the supervisor has exited. A
-// supervisor gone without a record (kill -9, machine crash) is a lost run.
+// Wait returns the exit record once the supervisor has written it (or
+// exited). A supervisor gone without a record (kill -9, machine crash) is
+// a lost run.
 func (h *handle) Wait(ctx context.Context) (sandbox.Exit, error) {
 	select {
 	case <-h.done:

@@ -219,7 +219,7 @@ func (p *superProc) serving(dir string) {
 // handle is the handle of the run in dir, which p serves from now on.
 func (p *superProc) handle(dir string) *handle {
 	p.serving(dir)
-	h := &handle{pid: p.pid, stateDir: dir, proc: p, recorded: make(chan struct{}), settled: make(chan struct{})}
+	h := &handle{pid: p.pid, stateDir: dir, proc: p, announced: make(chan struct{}), recorded: make(chan struct{}), settled: make(chan struct{})}
 	h.done = h.endedChan()
 	h.signal = func(sig syscall.Signal) error {
 		p.mu.Lock()

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -315,9 +316,22 @@ func TestWaitEndsAtTheExitRecord(t *testing.T) {
 	t.Setenv("RUNBOX_TEST_LINGER_UNTIL", release)
 	spec := newSpec(t, "sh", "-c", "echo done; exit 3")
 	h := start(t, newSandbox(process.Options{}), spec)
+	early, err := h.(sandbox.EarlyExiter).WaitEarly(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
 	e := wait(t, h)
 	if e.Code != 3 {
 		t.Fatalf("exit %+v, want code 3", e)
+	}
+	// Wait returns once the record's file is in place (nothing touches
+	// the state dir after it but the supervisor's exit); WaitEarly may
+	// return before, with the same record.
+	if _, err := os.Stat(filepath.Join(spec.StateDir, "exit.json")); err != nil {
+		t.Fatalf("exit record after Wait: %v", err)
+	}
+	if a, b := fmt.Sprint(early), fmt.Sprint(e); a != b {
+		t.Errorf("WaitEarly gave %s, Wait %s", a, b)
 	}
 	sup, _ := strconv.Atoi(h.Ref())
 	if !alive(sup) {

@@ -21,9 +21,10 @@ import (
 // nobody waits. When the run has ended the supervisor says "idle" on its
 // ready pipe and waits for the next directory: it goes back to being the
 // standby (recycled), in place of one started while the run went on. A
-// short run thus costs no process start at all. If the process holding the control pipe (the
-// daemon) goes away, the supervisor reads EOF and exits once its run, if
-// any, is over: it never outlives its daemon without a run.
+// short run thus costs no process start at all. If the process holding
+// the control pipe (the daemon) goes away, the supervisor reads EOF and
+// exits once its run, if any, is over: it never outlives its daemon
+// without a run.
 
 const (
 	standbyArg  = "--standby"
@@ -80,8 +81,8 @@ func (s *Sandbox) begin(exe, dir string) (h *handle, ready *readyReader, sb *sta
 
 // follow watches a started run's ready pipe after its "ok": "exited" ends
 // the run's handle; then a standby's "idle" makes it the standby again
-// (recycle), unless one is already waiting. Anything else (EOF: the
-// supervisor is exiting) lets it go. h.settled closes once that is decided.
+// (recycle). Anything else (EOF: the supervisor is exiting) lets it go.
+// h.settled closes once that is decided.
 func (s *Sandbox) follow(h *handle, ready *readyReader, sb *standby) {
 	defer close(h.settled)
 	if !h.takeExited(ready.next()) {
@@ -91,12 +92,22 @@ func (s *Sandbox) follow(h *handle, ready *readyReader, sb *standby) {
 		}
 		return
 	}
+	// "exited RECORD" comes before the record's file is in place; what
+	// follows it ("idle", or EOF as the supervisor exits) comes after.
+	var next string
+	if h.exit != nil {
+		close(h.announced)
+		next = ready.next()
+	}
 	close(h.recorded)
 	if sb == nil {
 		ready.f.Close()
 		return
 	}
-	if ready.next() == idleMsg && s.recycle(sb) {
+	if h.exit == nil {
+		next = ready.next()
+	}
+	if next == idleMsg && s.recycle(sb) {
 		return
 	}
 	sb.release()
