@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/runbox/runbox/sandbox"
 	"github.com/runbox/runbox/sandbox/process"
 	"github.com/runbox/runbox/sandbox/runlog"
 )
@@ -158,13 +159,19 @@ func recycledStandby(t *testing.T, sb *process.Sandbox) int {
 	wait(t, start(t, sb, shSpec(t, "true"))) // no standby yet: a fresh supervisor
 	waitFor(t, "a standby supervisor", func() bool { return sb.StandbyPid() != 0 })
 	pid := sb.StandbyPid()
-	h := start(t, sb, shSpec(t, "true"))
-	if h.Ref() != strconv.Itoa(pid) {
-		t.Fatalf("run went to supervisor %s, the standby was %d", h.Ref(), pid)
-	}
-	wait(t, h)
+	wait(t, startOn(t, sb, shSpec(t, "true"), pid))
 	waitFor(t, "the supervisor to be the standby again", func() bool { return sb.StandbyPid() == pid })
 	return pid
+}
+
+// startOn starts spec and checks that the supervisor pid serves it.
+func startOn(t *testing.T, sb *process.Sandbox, spec sandbox.Spec, pid int) sandbox.Handle {
+	t.Helper()
+	h := start(t, sb, spec)
+	if h.Ref() != strconv.Itoa(pid) {
+		t.Fatalf("run went to supervisor %s, want the standby %d", h.Ref(), pid)
+	}
+	return h
 }
 
 // A standby supervisor serves run after run; each run's record counts
@@ -174,20 +181,14 @@ func TestStandbyServesRunAfterRun(t *testing.T) {
 	pid := recycledStandby(t, sb)
 	// A run that burns CPU and touches 64 MiB, then one that does neither.
 	busy := shSpec(t, `i=0; while [ $i -lt 200000 ]; do i=$((i+1)); done; dd if=/dev/zero of=/dev/null bs=64M count=1 2>/dev/null; echo busy`)
-	h := start(t, sb, busy)
-	if h.Ref() != strconv.Itoa(pid) {
-		t.Fatalf("busy run went to supervisor %s, want the recycled %d", h.Ref(), pid)
-	}
+	h := startOn(t, sb, busy, pid)
 	be := wait(t, h)
 	if be.Code != 0 || be.Usage.CPUSeconds < 0.05 || be.Usage.PeakRSSBytes < 64<<20 {
 		t.Fatalf("busy run: %+v", be)
 	}
 	waitFor(t, "the supervisor to be the standby again", func() bool { return sb.StandbyPid() == pid })
 	quiet := shSpec(t, "echo quiet")
-	h = start(t, sb, quiet)
-	if h.Ref() != strconv.Itoa(pid) {
-		t.Fatalf("quiet run went to supervisor %s, want the recycled %d", h.Ref(), pid)
-	}
+	h = startOn(t, sb, quiet, pid)
 	qe := wait(t, h)
 	if qe.Code != 0 || string(streams(t, quiet.LogPath)[runlog.Stdout]) != "quiet\n" {
 		t.Fatalf("quiet run: %+v %q", qe, streams(t, quiet.LogPath))
@@ -213,10 +214,7 @@ func TestLateStopSparesTheNextRun(t *testing.T) {
 	waitFor(t, "the supervisor to be the standby again", func() bool { return sb.StandbyPid() == pid })
 
 	next := shSpec(t, "echo up; while [ ! -e go ]; do sleep 0.05; done; echo done")
-	h := start(t, sb, next)
-	if h.Ref() != strconv.Itoa(pid) {
-		t.Fatalf("run went to supervisor %s, want the recycled %d", h.Ref(), pid)
-	}
+	h := startOn(t, sb, next, pid)
 	waitFor(t, "output", func() bool { return len(streams(t, next.LogPath)[runlog.Stdout]) > 0 })
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
@@ -262,10 +260,7 @@ func TestRecoveredRunOfARecycledSupervisor(t *testing.T) {
 	sb, _ := standbySandbox(t)
 	pid := recycledStandby(t, sb)
 	spec := shSpec(t, "while [ ! -e go ]; do sleep 0.05; done; exit 7")
-	h := start(t, sb, spec)
-	if h.Ref() != strconv.Itoa(pid) {
-		t.Fatalf("run went to supervisor %s, want %d", h.Ref(), pid)
-	}
+	startOn(t, sb, spec, pid)
 	rh, err := newSandbox(process.Options{}).Recover(context.Background(), spec)
 	if err != nil {
 		t.Fatal(err)
