@@ -82,16 +82,21 @@ func IsEngineCommand(name string) bool {
 // Main parses args (without the program name), runs the command and
 // returns the process exit code.
 func Main(args []string, engine Engine) int {
-	kctx, globals, err := parse(args)
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "runbox:", err)
-		return 2
-	}
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM)
 	defer stop()
-	app := newApp(globals, engine)
-	kctx.BindTo(ctx, (*context.Context)(nil))
-	err = kctx.Run(app)
+	var err error
+	if q, ok := quickRun(args); ok {
+		err = q.Run.Run(ctx, newApp(&q.Globals, engine))
+	} else {
+		kctx, globals, perr := parse(args)
+		if perr != nil {
+			fmt.Fprintln(os.Stderr, "runbox:", perr)
+			return 2
+		}
+		app := newApp(globals, engine)
+		kctx.BindTo(ctx, (*context.Context)(nil))
+		err = kctx.Run(app)
+	}
 	var ee exitError
 	var ue usageError
 	switch {
@@ -108,11 +113,12 @@ func Main(args []string, engine Engine) int {
 	}
 }
 
-// parse parses args with kong. `runbox run` is parsed with a model of that
-// command alone first: kong builds its model of every command and flag at
-// each start (tag parsing, interpolation), a millisecond or more, and run
-// is the command whose start-up users wait on. Help and anything the small
-// model rejects go to the full model, so what is printed is the same.
+// parse parses args with kong (Main tries quickRun first). `runbox run`
+// is parsed with a model of that command alone first: kong builds its
+// model of every command and flag at each start (tag parsing,
+// interpolation), a millisecond or more, and run is the command whose
+// start-up users wait on. Help and anything the small model rejects go to
+// the full model, so what is printed is the same.
 func parse(args []string) (*kong.Context, *Globals, error) {
 	if len(args) > 0 && args[0] == "run" && !asksHelp(args) {
 		var c runOnly
