@@ -5,7 +5,21 @@ import (
 	"os"
 	"reflect"
 	"testing"
+
+	"github.com/alecthomas/kong"
 )
+
+// parseFull parses args with the whole CLI's kong model.
+func parseFull(t *testing.T, args []string) (*CLI, *kong.Context, error) {
+	t.Helper()
+	var full CLI
+	p, err := newParser(&full)
+	if err != nil {
+		t.Fatal(err)
+	}
+	kctx, err := p.Parse(args)
+	return &full, kctx, err
+}
 
 // TestRunModelAgreesWithFullCLI: parse's small model for `runbox run`
 // must read every argv exactly as the full CLI does.
@@ -24,12 +38,7 @@ func TestRunModelAgreesWithFullCLI(t *testing.T) {
 		{"run", "--", "python", "train.py", "--help"},
 	}
 	for _, args := range argvs {
-		var full CLI
-		p, err := newParser(&full)
-		if err != nil {
-			t.Fatal(err)
-		}
-		kctx, err := p.Parse(args)
+		full, kctx, err := parseFull(t, args)
 		if err != nil {
 			t.Fatalf("%q: full CLI: %v", args, err)
 		}
@@ -57,12 +66,7 @@ func TestRunModelFallsBack(t *testing.T) {
 		{"run", "--sandbox", "nowhere", "--", "true"},
 		{"run", "--timeout", "soon", "--", "true"},
 	} {
-		var full CLI
-		p, err := newParser(&full)
-		if err != nil {
-			t.Fatal(err)
-		}
-		_, want := p.Parse(args)
+		_, _, want := parseFull(t, args)
 		_, _, got := parse(args)
 		if want == nil || got == nil || got.Error() != want.Error() {
 			t.Errorf("%q: error %v, full CLI says %v", args, got, want)

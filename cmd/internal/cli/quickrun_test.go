@@ -9,19 +9,14 @@ import (
 // kongRun parses args with the full CLI, as if quickRun did not exist.
 func kongRun(t *testing.T, args []string) (*CLI, error) {
 	t.Helper()
-	var full CLI
-	p, err := newParser(&full)
-	if err != nil {
-		t.Fatal(err)
-	}
-	kctx, err := p.Parse(args)
+	full, kctx, err := parseFull(t, args)
 	if err != nil {
 		return nil, err
 	}
 	if !strings.HasPrefix(kctx.Command(), "run") {
 		t.Fatalf("%q: kong chose %q", args, kctx.Command())
 	}
-	return &full, nil
+	return full, nil
 }
 
 // checkAgrees fails unless kong reads args exactly as quickRun did.
