@@ -2,6 +2,7 @@ package client
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -213,20 +214,21 @@ func (c *chunkedReader) Read(p []byte) (n int, err error) {
 // lineBuffered reports whether a whole line is already buffered.
 func (c *chunkedReader) lineBuffered() bool {
 	b, _ := c.r.Peek(c.r.Buffered())
-	return strings.IndexByte(string(b), '\n') >= 0
+	return bytes.IndexByte(b, '\n') >= 0
 }
 
 func (c *chunkedReader) crlf() error {
-	b := make([]byte, 2)
-	if _, err := io.ReadFull(c.r, b); err != nil {
+	b, err := c.r.Peek(2)
+	if err != nil {
 		if err == io.EOF {
 			err = io.ErrUnexpectedEOF
 		}
 		return err
 	}
-	if string(b) != "\r\n" {
+	if b[0] != '\r' || b[1] != '\n' {
 		return errors.New("malformed chunked encoding: no CRLF after chunk data")
 	}
+	_, _ = c.r.Discard(2)
 	return nil
 }
 

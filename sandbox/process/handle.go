@@ -57,7 +57,7 @@ func (h *handle) WaitEarly(ctx context.Context) (sandbox.Exit, error) {
 // "exited RECORD" with the exit record itself. It reports whether msg was
 // one.
 func (h *handle) takeExited(msg string) bool {
-	rec, ok := strings.CutPrefix(msg, strings.TrimSuffix(exitedMsg, "\n"))
+	rec, ok := strings.CutPrefix(msg, exitedWord)
 	if !ok || !strings.HasSuffix(rec, "\n") || (rec != "\n" && rec[0] != ' ') {
 		return false
 	}

@@ -283,9 +283,10 @@ func startSupervisor(exe string, args []string, errf, extra *os.File) (*superPro
 // The supervisor's messages on its ready pipe: the run is under way; its
 // exit record is on disk; (a standby) it can serve another run.
 const (
-	readyMsg  = "ok\n"
-	exitedMsg = "exited\n"
-	idleMsg   = "idle\n"
+	readyMsg   = "ok\n"
+	exitedWord = "exited"
+	exitedMsg  = exitedWord + "\n"
+	idleMsg    = "idle\n"
 )
 
 // readyReader reads a supervisor's ready pipe, over all the runs it serves.

@@ -178,7 +178,7 @@ func (s *supervisor) signalReady() {
 func (s *supervisor) announce(record []byte) {
 	s.signalReady()
 	if s.ready != nil && !s.announced && bytes.IndexByte(record, '\n') < 0 {
-		_, _ = s.ready.Write([]byte(exitedMsg[:len(exitedMsg)-1] + " " + string(record) + "\n"))
+		_, _ = s.ready.Write([]byte(exitedWord + " " + string(record) + "\n"))
 		s.announced = true
 	}
 }
