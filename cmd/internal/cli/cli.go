@@ -84,19 +84,13 @@ func IsEngineCommand(name string) bool {
 func Main(args []string, engine Engine) int {
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM)
 	defer stop()
-	var err error
-	if q, ok := quickRun(args); ok {
-		err = q.Run.Run(ctx, newApp(&q.Globals, engine))
-	} else {
-		kctx, globals, perr := parse(args)
-		if perr != nil {
-			fmt.Fprintln(os.Stderr, "runbox:", perr)
-			return 2
-		}
-		app := newApp(globals, engine)
-		kctx.BindTo(ctx, (*context.Context)(nil))
-		err = kctx.Run(app)
+	kctx, globals, err := parse(args)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "runbox:", err)
+		return 2
 	}
+	kctx.BindTo(ctx, (*context.Context)(nil))
+	err = kctx.Run(newApp(globals, engine))
 	var ee exitError
 	var ue usageError
 	switch {
@@ -113,21 +107,8 @@ func Main(args []string, engine Engine) int {
 	}
 }
 
-// parse parses args with kong (Main tries quickRun first). `runbox run`
-// is parsed with a model of that command alone first: kong builds its
-// model of every command and flag at each start (tag parsing,
-// interpolation), a millisecond or more, and run is the command whose
-// start-up users wait on. Help and anything the small model rejects go to
-// the full model, so what is printed is the same.
+// parse parses args with kong.
 func parse(args []string) (*kong.Context, *Globals, error) {
-	if len(args) > 0 && args[0] == "run" && !asksHelp(args) {
-		var c runOnly
-		if p, err := newParser(&c); err == nil {
-			if kctx, err := p.Parse(args); err == nil {
-				return kctx, &c.Globals, nil
-			}
-		}
-	}
 	var c CLI
 	p, err := newParser(&c)
 	if err != nil {
@@ -148,26 +129,6 @@ func newParser(grammar any) (*kong.Kong, error) {
 }
 
 const description = "runbox runs scripts — training jobs, data processing, generated code — in a Docker container or a supervised process, and tells you whether it is progressing and, when it fails, why and what to do next."
-
-// runOnly is CLI with only the run command (see parse).
-type runOnly struct {
-	Globals
-	Run RunCmd `cmd:"" help:"Run a command and stream its output (attached), or start it in the background (--detach)."`
-}
-
-// asksHelp reports a help flag before "--" (after it, flags are the
-// command's own).
-func asksHelp(args []string) bool {
-	for _, a := range args {
-		switch a {
-		case "--":
-			return false
-		case "-h", "--help":
-			return true
-		}
-	}
-	return false
-}
 
 // VersionCmd prints the version.
 type VersionCmd struct{}
