@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/runbox/runbox/host/api"
+	"github.com/runbox/runbox/api"
 	"github.com/runbox/runbox/sandbox"
 	"github.com/runbox/runbox/sandbox/process"
 	"github.com/runbox/runbox/store"

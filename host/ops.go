@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/runbox/runbox/host/api"
+	"github.com/runbox/runbox/api"
 	"github.com/runbox/runbox/sandbox"
 	"github.com/runbox/runbox/store"
 )
@@ -125,7 +125,7 @@ func (e *Engine) Retry(ctx context.Context, id string, req api.RunRequest) (*sto
 	if err := fillFromSpec(&req, parent.Spec, "run "+parent.ID); err != nil {
 		return nil, err
 	}
-	req.ParentID = parent.ID
+	req.ParentRunID = parent.ID
 	return e.Submit(ctx, req)
 }
 
@@ -137,7 +137,7 @@ func (e *Engine) Backends(ctx context.Context) api.Backends {
 		if !ok {
 			continue
 		}
-		out.Backends = append(out.Backends, sb.Health(ctx))
+		out.Backends = append(out.Backends, api.Backend(sb.Health(ctx)))
 	}
 	out.Default, out.Reason, _ = e.chooseSandbox(ctx, sandbox.Auto, "")
 	return out

@@ -11,7 +11,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/runbox/runbox/host/api"
+	"github.com/runbox/runbox/api"
 	"github.com/runbox/runbox/sandbox"
 	"github.com/runbox/runbox/store"
 )
@@ -64,7 +64,7 @@ func (e *Engine) Submit(ctx context.Context, req api.RunRequest) (*store.Run, er
 	}
 	run := &store.Run{
 		ID:            id,
-		ParentID:      req.ParentID,
+		ParentID:      req.ParentRunID,
 		Attempt:       1,
 		State:         store.Queued,
 		Sandbox:       backend,
@@ -85,8 +85,8 @@ func (e *Engine) Submit(ctx context.Context, req api.RunRequest) (*store.Run, er
 		}
 		run.Labels[labelStall] = time.Duration(req.StallTimeout).String()
 	}
-	if req.ParentID != "" {
-		parent, err := e.cfg.Store.GetRun(ctx, req.ParentID)
+	if req.ParentRunID != "" {
+		parent, err := e.cfg.Store.GetRun(ctx, req.ParentRunID)
 		if err != nil {
 			return nil, err
 		}
@@ -163,7 +163,9 @@ func fillFromSpec(req *api.RunRequest, s sandbox.Spec, what string) error {
 		req.Setup = s.Setup
 	}
 	if len(req.Assets) == 0 {
-		req.Assets = s.Assets
+		for _, a := range s.Assets {
+			req.Assets = append(req.Assets, api.Asset(a))
+		}
 	}
 	if req.StdinFile == "" && len(req.Stdin) == 0 {
 		req.StdinFile = s.StdinFile
@@ -283,10 +285,10 @@ func (e *Engine) buildSpec(id, backend string, req api.RunRequest) (sandbox.Spec
 		Stdin:         req.Stdin,
 		StdinFile:     req.StdinFile,
 		Setup:         req.Setup,
-		Assets:        req.Assets,
+		Assets:        assets(req.Assets),
 		Timeout:       time.Duration(req.Timeout),
 		Grace:         time.Duration(req.Grace),
-		Limits:        req.Limits,
+		Limits:        sandbox.Limits(req.Limits),
 		LogPath:       filepath.Join(dir, "output.log"),
 		StateDir:      filepath.Join(dir, "sandbox"),
 		Image:         image,
@@ -405,4 +407,12 @@ func Fingerprint(cmd []string) string {
 		break
 	}
 	return strings.Join(parts, " ")
+}
+
+func assets(in []api.Asset) []sandbox.Asset {
+	var out []sandbox.Asset
+	for _, a := range in {
+		out = append(out, sandbox.Asset(a))
+	}
+	return out
 }

@@ -4,7 +4,7 @@ import (
 	"reflect"
 	"testing"
 
-	"github.com/runbox/runbox/host/api"
+	"github.com/runbox/runbox/api"
 	"github.com/runbox/runbox/sandbox"
 	"github.com/runbox/runbox/store"
 )
@@ -135,15 +135,15 @@ func TestFillFromSpec(t *testing.T) {
 	}
 	// Given again, everything else comes from the stored spec; what the
 	// request says wins.
-	req = api.RunRequest{Env: []string{"API_TOKEN=s3cret"}, Limits: sandbox.Limits{MemoryBytes: 2 << 30}}
+	req = api.RunRequest{Env: []string{"API_TOKEN=s3cret"}, Limits: api.Limits{MemoryBytes: 2 << 30}}
 	if err := fillFromSpec(&req, stored, "plan p1"); err != nil {
 		t.Fatal(err)
 	}
 	want := api.RunRequest{
 		Command: stored.Command, Workdir: "/w", Image: "img",
 		Env: []string{"MODE=fast", "API_TOKEN=" + store.Redacted, "API_TOKEN=s3cret"}, CleanEnv: true, EnvAllow: []string{"HOME"},
-		Setup: stored.Setup, Assets: stored.Assets, StdinFile: "/in",
-		Limits: sandbox.Limits{MemoryBytes: 2 << 30, CPUs: 2, Pids: 64}, Network: "bridge", GPUs: "all",
+		Setup: stored.Setup, Assets: []api.Asset{{Src: "/d", Dst: "d"}}, StdinFile: "/in",
+		Limits: api.Limits{MemoryBytes: 2 << 30, CPUs: 2, Pids: 64}, Network: "bridge", GPUs: "all",
 	}
 	if !reflect.DeepEqual(req, want) {
 		t.Errorf("got  %+v\nwant %+v", req, want)

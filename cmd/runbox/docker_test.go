@@ -9,8 +9,8 @@ import (
 	"syscall"
 	"testing"
 
+	"github.com/runbox/runbox/api"
 	"github.com/runbox/runbox/sandbox/docker/dockertest"
-	"github.com/runbox/runbox/store"
 )
 
 // dockerEnv is an env whose daemon may use Docker.
@@ -75,7 +75,7 @@ func TestDockerDaemonKill9MidRun(t *testing.T) {
 	if got := e.must("logs", "--stream", "stdout", id); got != want.String() {
 		t.Errorf("log after re-attach: %d bytes, want %d", len(got), want.Len())
 	}
-	if r := e.getRun(id); r.State != store.Succeeded {
+	if r := e.getRun(id); r.State != api.Succeeded {
 		t.Errorf("state %s", r.State)
 	}
 }

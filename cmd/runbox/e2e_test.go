@@ -15,9 +15,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/runbox/runbox/host/api"
+	"github.com/runbox/runbox/api"
 	"github.com/runbox/runbox/sandbox/runlog"
-	"github.com/runbox/runbox/store"
 )
 
 func TestRunExitCodePassthrough(t *testing.T) {
@@ -25,12 +24,12 @@ func TestRunExitCodePassthrough(t *testing.T) {
 	for _, tc := range []struct {
 		cmd   string
 		code  int
-		state store.State
+		state api.State
 	}{
-		{"exit 0", 0, store.Succeeded},
-		{"exit 3", 3, store.Failed},
-		{"exit 42", 42, store.Failed},
-		{"kill -SEGV $$", 139, store.Failed},
+		{"exit 0", 0, api.Succeeded},
+		{"exit 3", 3, api.Failed},
+		{"exit 42", 42, api.Failed},
+		{"kill -SEGV $$", 139, api.Failed},
 	} {
 		t.Run(tc.cmd, func(t *testing.T) {
 			r := e.run("", "run", "--shell", "--", tc.cmd)
@@ -195,7 +194,7 @@ func TestSupervisorIsTheThinBinary(t *testing.T) {
 	defer e.must("stop", id)
 	deadline := time.Now().Add(10 * time.Second)
 	for time.Now().Before(deadline) {
-		if r := e.getRun(id); r.State == store.Running {
+		if r := e.getRun(id); r.State == api.Running {
 			break
 		}
 		time.Sleep(20 * time.Millisecond)
@@ -243,7 +242,7 @@ func TestLogsReplaceInvalidUTF8AndKeepBytes(t *testing.T) {
 		t.Errorf("logs --raw shows %q", raw)
 	}
 	var stored []byte
-	if err := runlog.ReadAll(e.getRun(id).Spec.LogPath, func(rec runlog.Record) error {
+	if err := runlog.ReadAll(e.logPath(id), func(rec runlog.Record) error {
 		if rec.Stream == runlog.Stdout {
 			stored = append(stored, rec.Data...)
 		}
@@ -280,7 +279,7 @@ func TestStopEndsTheRun(t *testing.T) {
 	waitFor(t, func() bool { return strings.Contains(e.run("", "logs", id).stdout, "started") })
 	e.must("stop", id)
 	r := e.getRun(id)
-	if r.State != store.Cancelled || r.Failure == nil || r.Failure.Code != "CANCELLED" {
+	if r.State != api.Cancelled || r.Failure == nil || r.Failure.Code != "CANCELLED" {
 		t.Fatalf("after stop: state %s failure %+v", r.State, r.Failure)
 	}
 	if res := e.run("", "wait", id); res.code != 130 {
@@ -357,7 +356,7 @@ done
 	if got := e.must("logs", "--stream", "stderr", id); got != wantErr.String() {
 		t.Errorf("stderr after restart: %q", got)
 	}
-	if r := e.getRun(id); r.State != store.Succeeded {
+	if r := e.getRun(id); r.State != api.Succeeded {
 		t.Errorf("state %s", r.State)
 	}
 }
@@ -432,7 +431,7 @@ func TestLargeOutputThroughAttachedRun(t *testing.T) {
 		t.Fatal(err)
 	}
 	h := sha256.New()
-	if err := runlog.ReadAll(list.Runs[0].Spec.LogPath, func(rec runlog.Record) error {
+	if err := runlog.ReadAll(e.logPath(list.Runs[0].ID), func(rec runlog.Record) error {
 		if rec.Stream == runlog.Stdout {
 			h.Write(rec.Data)
 		}
@@ -483,7 +482,7 @@ func TestCtrlCStopsAttachedRun(t *testing.T) {
 	if err := json.Unmarshal([]byte(e.must("ls", "--json", "-n", "1")), &list); err != nil {
 		t.Fatal(err)
 	}
-	if st := list.Runs[0].State; st != store.Cancelled {
+	if st := list.Runs[0].State; st != api.Cancelled {
 		t.Errorf("run state %s, want cancelled", st)
 	}
 }
@@ -541,8 +540,8 @@ func TestRetryKeepsLineage(t *testing.T) {
 		t.Fatalf("%d retries of %s listed, want 1", len(list.Runs), first)
 	}
 	retry := list.Runs[0]
-	if retry.ParentID != first || retry.Attempt != 2 || retry.State != store.Succeeded {
-		t.Errorf("retry: parent %s attempt %d state %s", retry.ParentID, retry.Attempt, retry.State)
+	if retry.ParentRunID != first || retry.Attempt != 2 || retry.State != api.Succeeded {
+		t.Errorf("retry: parent %s attempt %d state %s", retry.ParentRunID, retry.Attempt, retry.State)
 	}
 	if strings.Join(retry.Spec.Command, " ") != "sh flaky.sh" {
 		t.Errorf("retry command %v", retry.Spec.Command)

@@ -14,7 +14,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/runbox/runbox/store"
+	"github.com/runbox/runbox/api"
 )
 
 // These tests drive the real runbox binary the way a user does: the CLI
@@ -103,13 +103,18 @@ func (e *env) must(args ...string) string {
 	return r.stdout
 }
 
-func (e *env) getRun(id string) *store.Run {
+func (e *env) getRun(id string) *api.Run {
 	e.t.Helper()
-	var r store.Run
+	var r api.Run
 	if err := json.Unmarshal([]byte(e.must("status", "--json", id)), &r); err != nil {
 		e.t.Fatal(err)
 	}
 	return &r
+}
+
+// logPath is where the daemon keeps run id's framed log.
+func (e *env) logPath(id string) string {
+	return filepath.Join(e.home, "runs", id, "output.log")
 }
 
 func (e *env) daemonPID() int {

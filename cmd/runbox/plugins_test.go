@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/runbox/runbox/host/api"
+	"github.com/runbox/runbox/api"
 )
 
 // A plugin dropped into the plugins directory changes what analyze reports,

@@ -9,9 +9,10 @@ import (
 	"os"
 	"runtime/debug"
 
+	"github.com/runbox/runbox/api"
 	"github.com/runbox/runbox/cmd/internal/cli"
 	"github.com/runbox/runbox/host"
-	"github.com/runbox/runbox/host/api"
+	"github.com/runbox/runbox/host/daemon"
 	"github.com/runbox/runbox/plugins"
 	"github.com/runbox/runbox/sandbox/runlog"
 	"github.com/runbox/runbox/sdk"
@@ -48,7 +49,8 @@ func runAnalyze(ctx context.Context, a *cli.App, c *cli.AnalyzeCmd) error {
 	// parsers only once a line may need them, when that can be known before
 	// loading them (a failed command's short log often has no progress at
 	// all); never the planners.
-	cin := c.ClassifyInput()
+	code, sig := c.Ending()
+	cin := sdk.ClassifyInput{ExitCode: code, Signal: sig, OOMKilled: c.OOM, TimedOut: c.TimedOut}
 	if needsClassify(cin) {
 		judge.Warm(sdk.KindClassifier)
 	}
@@ -77,6 +79,7 @@ func runAnalyze(ctx context.Context, a *cli.App, c *cli.AnalyzeCmd) error {
 // at all when none does; without, at once.
 func analyze(ctx context.Context, j host.Judge, r io.Reader, in sdk.ClassifyInput, mayProgress func(string) bool) (api.Analysis, error) {
 	var res api.Analysis
+	var prog *sdk.Progress
 	var p host.Parser
 	newParser := func() {
 		p = j.NewParser()
@@ -125,16 +128,16 @@ func analyze(ctx context.Context, j host.Judge, r io.Reader, in sdk.ClassifyInpu
 	sp.Close(feed)
 	if p != nil {
 		p.Flush(ctx)
-		res.Progress = p.State()
+		prog = p.State()
+		res.Progress = daemon.AnalysisView(nil, prog).Progress
 	}
 	if !needsClassify(in) {
 		return res, nil
 	}
 	var d runlog.TextDecoder
 	in.StderrTail = string(d.Decode(tail)) + string(d.Flush())
-	in.Progress = res.Progress
-	f := host.Classify(ctx, j, in)
-	res.Failure = f
+	in.Progress = prog
+	res.Failure = daemon.AnalysisView(host.Classify(ctx, j, in), nil).Failure
 	return res, nil
 }
 

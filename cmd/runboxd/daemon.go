@@ -11,7 +11,7 @@ import (
 	"github.com/runbox/runbox/cmd/internal/cli"
 	"github.com/runbox/runbox/host"
 	"github.com/runbox/runbox/host/daemon"
-	"github.com/runbox/runbox/host/paths"
+	"github.com/runbox/runbox/internal/paths"
 	"github.com/runbox/runbox/plugins"
 	"github.com/runbox/runbox/sandbox"
 	"github.com/runbox/runbox/sandbox/docker"

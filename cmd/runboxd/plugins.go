@@ -11,7 +11,7 @@ import (
 	"text/tabwriter"
 
 	"github.com/runbox/runbox/cmd/internal/cli"
-	"github.com/runbox/runbox/host/paths"
+	"github.com/runbox/runbox/internal/paths"
 	"github.com/runbox/runbox/plugins"
 	"github.com/runbox/runbox/sdk"
 )

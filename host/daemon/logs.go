@@ -12,8 +12,8 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/runbox/runbox/api"
 	"github.com/runbox/runbox/host"
-	"github.com/runbox/runbox/host/api"
 	"github.com/runbox/runbox/sandbox/runlog"
 	"github.com/runbox/runbox/store"
 )
@@ -181,7 +181,7 @@ func tailOffset(path string, want map[runlog.Stream]bool, n int, fw *frameWriter
 // while it runs, then its final record.
 func (s *server) attach(w http.ResponseWriter, r *http.Request, run *store.Run) {
 	fw := newFrameWriter(w)
-	if err := fw.json(api.StreamRun, run); err != nil || fw.flush() != nil {
+	if err := fw.json(api.StreamRun, runView(run)); err != nil || fw.flush() != nil {
 		return
 	}
 	done := s.eng.Done(run.ID)
@@ -196,7 +196,7 @@ func (s *server) attach(w http.ResponseWriter, r *http.Request, run *store.Run) 
 		if p == nil {
 			return nil
 		}
-		b, _ := json.Marshal(p)
+		b, _ := json.Marshal(progressView(p))
 		if bytes.Equal(b, lastProg) {
 			return nil
 		}
@@ -220,6 +220,6 @@ func (s *server) attach(w http.ResponseWriter, r *http.Request, run *store.Run) 
 	if err != nil {
 		return
 	}
-	_ = fw.json(api.StreamFinal, final)
+	_ = fw.json(api.StreamFinal, runView(final))
 	_ = fw.flush()
 }

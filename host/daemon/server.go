@@ -16,8 +16,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/runbox/runbox/api"
 	"github.com/runbox/runbox/host"
-	"github.com/runbox/runbox/host/api"
 	"github.com/runbox/runbox/store"
 )
 
@@ -79,7 +79,7 @@ func (s *server) plan(w http.ResponseWriter, r *http.Request) {
 		writeError(w, err)
 		return
 	}
-	writeJSON(w, http.StatusCreated, p)
+	writeJSON(w, http.StatusCreated, planView(p))
 }
 
 func (s *server) getPlan(w http.ResponseWriter, r *http.Request) {
@@ -88,7 +88,7 @@ func (s *server) getPlan(w http.ResponseWriter, r *http.Request) {
 		writeError(w, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, p)
+	writeJSON(w, http.StatusOK, planView(p))
 }
 
 func (s *server) createRun(w http.ResponseWriter, r *http.Request) {
@@ -102,7 +102,7 @@ func (s *server) createRun(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if !req.Attach {
-		writeJSON(w, http.StatusCreated, run)
+		writeJSON(w, http.StatusCreated, runView(run))
 		return
 	}
 	s.attach(w, r, run)
@@ -122,7 +122,7 @@ func (s *server) retryRun(w http.ResponseWriter, r *http.Request) {
 		s.attach(w, r, run)
 		return
 	}
-	writeJSON(w, http.StatusCreated, run)
+	writeJSON(w, http.StatusCreated, runView(run))
 }
 
 func (s *server) listRuns(w http.ResponseWriter, r *http.Request) {
@@ -159,10 +159,7 @@ func (s *server) listRuns(w http.ResponseWriter, r *http.Request) {
 		writeError(w, err)
 		return
 	}
-	if runs == nil {
-		runs = []*store.Run{}
-	}
-	writeJSON(w, http.StatusOK, api.RunList{Runs: runs})
+	writeJSON(w, http.StatusOK, api.RunList{Runs: runViews(runs)})
 }
 
 func (s *server) getRun(w http.ResponseWriter, r *http.Request) {
@@ -171,7 +168,7 @@ func (s *server) getRun(w http.ResponseWriter, r *http.Request) {
 		writeError(w, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, run)
+	writeJSON(w, http.StatusOK, runView(run))
 }
 
 func (s *server) stopRun(w http.ResponseWriter, r *http.Request) {
@@ -189,7 +186,7 @@ func (s *server) stopRun(w http.ResponseWriter, r *http.Request) {
 		writeError(w, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, run)
+	writeJSON(w, http.StatusOK, runView(run))
 }
 
 func (s *server) waitRun(w http.ResponseWriter, r *http.Request) {
@@ -209,7 +206,7 @@ func (s *server) waitRun(w http.ResponseWriter, r *http.Request) {
 		writeError(w, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, run)
+	writeJSON(w, http.StatusOK, runView(run))
 }
 
 func (s *server) events(w http.ResponseWriter, r *http.Request) {
@@ -219,10 +216,7 @@ func (s *server) events(w http.ResponseWriter, r *http.Request) {
 		writeError(w, err)
 		return
 	}
-	if ev == nil {
-		ev = []store.Event{}
-	}
-	writeJSON(w, http.StatusOK, api.EventList{Events: ev})
+	writeJSON(w, http.StatusOK, api.EventList{Events: eventViews(ev)})
 }
 
 func (s *server) engStore() *store.Store { return s.eng.Store() }
@@ -244,18 +238,18 @@ func writeJSON(w http.ResponseWriter, code int, v any) {
 }
 
 func writeError(w http.ResponseWriter, err error) {
-	code, kind := http.StatusInternalServerError, "internal"
+	code, kind := http.StatusInternalServerError, api.CodeInternal
 	switch {
 	case errors.Is(err, store.ErrNotFound):
-		code, kind = http.StatusNotFound, "not_found"
+		code, kind = http.StatusNotFound, api.CodeNotFound
 	case errors.Is(err, store.ErrAmbiguous):
-		code, kind = http.StatusConflict, "ambiguous"
+		code, kind = http.StatusConflict, api.CodeAmbiguous
 	case errors.Is(err, host.ErrBadRequest), errors.Is(err, store.ErrInvalidTransition):
-		code, kind = http.StatusBadRequest, "bad_request"
+		code, kind = http.StatusBadRequest, api.CodeBadRequest
 	case errors.Is(err, store.ErrDiskFull):
-		code, kind = http.StatusInsufficientStorage, "disk_full"
+		code, kind = http.StatusInsufficientStorage, api.CodeDiskFull
 	case errors.Is(err, host.ErrClosed):
-		code, kind = http.StatusServiceUnavailable, "unavailable"
+		code, kind = http.StatusServiceUnavailable, api.CodeUnavailable
 	}
 	writeJSON(w, code, api.Error{Error: err.Error(), Code: kind})
 }

@@ -5,8 +5,7 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/runbox/runbox/host/api"
-	"github.com/runbox/runbox/sdk"
+	"github.com/runbox/runbox/api"
 )
 
 // AnalyzeCmd is `runbox analyze` (contract).
@@ -21,19 +20,20 @@ type AnalyzeCmd struct {
 // Run analyzes a log exactly as a live run's output would be (in runboxd).
 func (c *AnalyzeCmd) Run(ctx context.Context, a *App) error { return a.Engine.Run(ctx, a, c) }
 
-// ClassifyInput is what the flags say about how the logged command ended.
-func (c *AnalyzeCmd) ClassifyInput() sdk.ClassifyInput {
-	in := sdk.ClassifyInput{ExitCode: 1, OOMKilled: c.OOM, TimedOut: c.TimedOut}
+// Ending is what the flags say about how the logged command ended: its
+// exit status (1 when unknown: assumed failed) and the signal's name.
+func (c *AnalyzeCmd) Ending() (exitCode int, signal string) {
+	exitCode = 1
 	if c.ExitCode != nil {
-		in.ExitCode = *c.ExitCode
+		exitCode = *c.ExitCode
 	}
 	if c.Signal != "" {
-		in.Signal = signalName(c.Signal)
+		signal = signalName(c.Signal)
 		if c.ExitCode == nil {
-			in.ExitCode = 128 + signalNumber(in.Signal)
+			exitCode = 128 + signalNumber(signal)
 		}
 	}
-	return in
+	return exitCode, signal
 }
 
 // PrintAnalysis prints an analysis for people.

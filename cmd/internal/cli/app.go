@@ -7,8 +7,8 @@ import (
 	"os"
 	"path/filepath"
 
-	"github.com/runbox/runbox/host/client"
-	"github.com/runbox/runbox/host/paths"
+	"github.com/runbox/runbox/api/client"
+	"github.com/runbox/runbox/internal/paths"
 )
 
 // App is what every command gets: the globals, the engine and a lazily

@@ -11,10 +11,8 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"github.com/runbox/runbox/host/api"
-	"github.com/runbox/runbox/host/client"
-	"github.com/runbox/runbox/sandbox/runlog"
-	"github.com/runbox/runbox/store/model"
+	"github.com/runbox/runbox/api"
+	"github.com/runbox/runbox/api/client"
 )
 
 // StatusCmd is `runbox status`.
@@ -35,7 +33,7 @@ func (c *StatusCmd) Run(ctx context.Context, a *App) error {
 	return nil
 }
 
-func printRun(r *model.Run) {
+func printRun(r *api.Run) {
 	w := tabwriter.NewWriter(os.Stdout, 0, 4, 2, ' ', 0)
 	fmt.Fprintf(w, "run:\t%s\n", r.ID)
 	if r.Name != "" {
@@ -52,8 +50,8 @@ func printRun(r *model.Run) {
 	}
 	fmt.Fprintln(w)
 	fmt.Fprintf(w, "workdir:\t%s\n", r.Spec.Workdir)
-	if r.ParentID != "" {
-		fmt.Fprintf(w, "retry of:\t%s (attempt %d)\n", r.ParentID, r.Attempt)
+	if r.ParentRunID != "" {
+		fmt.Fprintf(w, "retry of:\t%s (attempt %d)\n", r.ParentRunID, r.Attempt)
 	}
 	fmt.Fprintf(w, "created:\t%s\n", r.CreatedAt.Local().Format(time.DateTime))
 	if r.StartedAt != nil {
@@ -124,7 +122,7 @@ func (c *WaitCmd) Run(ctx context.Context, a *App) error {
 	return exitError{code: exitCodeOf(r.State, r.Exit)}
 }
 
-func describe(r *model.Run) string {
+func describe(r *api.Run) string {
 	s := string(r.State)
 	if r.Failure != nil {
 		s += ": " + r.Failure.Code + " — " + r.Failure.Message
@@ -183,7 +181,7 @@ func (c *LogsCmd) Run(ctx context.Context, a *App) error {
 	if c.Smoke {
 		q.Set("smoke", "1")
 	}
-	dec := map[uint8]*runlog.TextDecoder{}
+	dec := map[uint8]*client.TextDecoder{}
 	enc := newJSONLines()
 	err := a.client().Logs(ctx, c.ID, q, func(f client.Frame) error {
 		if a.G.JSON {
@@ -193,17 +191,17 @@ func (c *LogsCmd) Run(ctx context.Context, a *App) error {
 		if !c.Raw {
 			d := dec[f.Stream]
 			if d == nil {
-				d = &runlog.TextDecoder{}
+				d = &client.TextDecoder{}
 				dec[f.Stream] = d
 			}
 			data = d.Decode(data)
 		}
 		out := os.Stdout
-		if runlog.Stream(f.Stream) != runlog.Stdout && len(c.Stream) == 0 {
+		if client.Stream(f.Stream) != client.Stdout && len(c.Stream) == 0 {
 			out = os.Stderr
 		}
 		if c.Timestamps {
-			fmt.Fprintf(out, "%s %s | ", f.Time.Local().Format("15:04:05.000"), runlog.Stream(f.Stream))
+			fmt.Fprintf(out, "%s %s | ", f.Time.Local().Format("15:04:05.000"), client.Stream(f.Stream))
 		}
 		_, err := out.Write(data)
 		return err
@@ -241,7 +239,7 @@ func (c *LsCmd) Run(ctx context.Context, a *App) error {
 	}
 	if a.G.JSON {
 		if runs == nil {
-			runs = []*model.Run{}
+			runs = []*api.Run{}
 		}
 		return a.PrintJSON(api.RunList{Runs: runs})
 	}

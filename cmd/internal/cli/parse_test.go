@@ -9,7 +9,7 @@ import (
 	"github.com/alecthomas/kong"
 )
 
-// parseFull parses args with the whole CLI's kong model.
+// parseFull parses args with the whole CLI's kong api.
 func parseFull(t *testing.T, args []string) (*CLI, *kong.Context, error) {
 	t.Helper()
 	var full CLI

@@ -9,10 +9,8 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"github.com/runbox/runbox/host/api"
-	"github.com/runbox/runbox/host/client"
-	"github.com/runbox/runbox/sandbox/runlog"
-	"github.com/runbox/runbox/store/model"
+	"github.com/runbox/runbox/api"
+	"github.com/runbox/runbox/api/client"
 )
 
 // PlanCmd is `runbox plan`.
@@ -45,7 +43,7 @@ func (c *PlanCmd) Run(ctx context.Context, a *App) error {
 	return nil
 }
 
-func printPlan(p *model.Plan) {
+func printPlan(p *api.Plan) {
 	w := tabwriter.NewWriter(os.Stdout, 0, 4, 2, ' ', 0)
 	fmt.Fprintf(w, "plan:\t%s\n", p.ID)
 	fmt.Fprintf(w, "command:\t%s\n", strings.Join(p.Command, " "))
@@ -160,22 +158,22 @@ func (c *RetryCmd) Run(ctx context.Context, a *App) error {
 // jsonLines writes log frames as JSON lines for `logs --json`.
 type jsonLines struct {
 	enc *json.Encoder
-	dec map[uint8]*runlog.TextDecoder
+	dec map[uint8]*client.TextDecoder
 }
 
 func newJSONLines() *jsonLines {
-	return &jsonLines{enc: json.NewEncoder(os.Stdout), dec: map[uint8]*runlog.TextDecoder{}}
+	return &jsonLines{enc: json.NewEncoder(os.Stdout), dec: map[uint8]*client.TextDecoder{}}
 }
 
 func (j *jsonLines) write(f client.Frame) error {
 	d := j.dec[f.Stream]
 	if d == nil {
-		d = &runlog.TextDecoder{}
+		d = &client.TextDecoder{}
 		j.dec[f.Stream] = d
 	}
 	return j.enc.Encode(struct {
 		Stream string    `json:"stream"`
 		Time   time.Time `json:"time"`
 		Text   string    `json:"text"`
-	}{runlog.Stream(f.Stream).String(), f.Time, string(d.Decode(f.Data))})
+	}{client.Stream(f.Stream).String(), f.Time, string(d.Decode(f.Data))})
 }

@@ -13,12 +13,8 @@ import (
 
 	"github.com/docker/go-units"
 
-	"github.com/runbox/runbox/host/api"
-	"github.com/runbox/runbox/host/client"
-	"github.com/runbox/runbox/sandbox"
-	"github.com/runbox/runbox/sandbox/runlog"
-	"github.com/runbox/runbox/sdk"
-	"github.com/runbox/runbox/store/model"
+	"github.com/runbox/runbox/api"
+	"github.com/runbox/runbox/api/client"
 )
 
 // SpecFlags describe how to run a command; run and plan share them.
@@ -64,7 +60,7 @@ func (f *SpecFlags) request(cmd []string) (api.RunRequest, error) {
 		Command: cmd, Shell: f.Shell, Workdir: wd, Sandbox: f.Sandbox, Image: f.Image,
 		CleanEnv: f.CleanEnv, EnvAllow: f.EnvAllow, Setup: f.Setup,
 		Timeout: api.Duration(f.Timeout), Grace: api.Duration(f.Grace),
-		Limits:  sandbox.Limits{CPUs: f.CPUs, Pids: f.Pids},
+		Limits:  api.Limits{CPUs: f.CPUs, Pids: f.Pids},
 		Network: f.Network, GPUs: f.GPUs, ReadOnlyRoot: f.ReadOnly, KeepContainer: f.Keep,
 		Name: f.Name, Labels: f.Label, StallTimeout: api.Duration(f.Stall),
 		User:      fmt.Sprintf("%d:%d", os.Getuid(), os.Getgid()),
@@ -99,7 +95,7 @@ func (f *SpecFlags) request(cmd []string) (api.RunRequest, error) {
 		if dst == "" {
 			dst = baseName(abs)
 		}
-		req.Assets = append(req.Assets, sandbox.Asset{Src: abs, Dst: dst})
+		req.Assets = append(req.Assets, api.Asset{Src: abs, Dst: dst})
 	}
 	switch f.Stdin {
 	case "":
@@ -177,7 +173,7 @@ func (a *App) startRun(ctx context.Context, req api.RunRequest, detach bool) err
 	})
 }
 
-func (a *App) printRunID(run *model.Run) error {
+func (a *App) printRunID(run *api.Run) error {
 	if a.G.JSON {
 		return a.PrintJSON(run)
 	}
@@ -221,12 +217,12 @@ func (a *App) attach(ctx context.Context, start func(context.Context, func(clien
 				out.started(&r)
 			}
 		case api.StreamProgress:
-			var p sdk.Progress
+			var p api.Progress
 			if err := json.Unmarshal(f.Data, &p); err == nil {
 				out.progress(&p)
 			}
 		default:
-			out.output(runlog.Stream(f.Stream), f.Data)
+			out.output(client.Stream(f.Stream), f.Data)
 		}
 		return nil
 	})
@@ -251,32 +247,32 @@ func (a *App) attach(ctx context.Context, start func(context.Context, func(clien
 	return exitError{code: exitCodeOf(end.State, end.Exit)}
 }
 
-// runEnd is what an attached client reads of its run (a model.Run): what
-// it prints and what its exit code comes from. Decoding a whole model.Run,
+// runEnd is what an attached client reads of its run (a api.Run): what
+// it prints and what its exit code comes from. Decoding a whole api.Run,
 // spec included, built encoding/json's decoders for types this process
 // never looks at, ~0.4 ms of each `runbox run`.
 type runEnd struct {
-	ID        string        `json:"id"`
-	State     model.State   `json:"state"`
-	Sandbox   string        `json:"sandbox"`
-	StartedAt *time.Time    `json:"started_at"`
-	EndedAt   *time.Time    `json:"ended_at"`
-	Exit      *sandbox.Exit `json:"exit"`
-	Failure   *sdk.Failure  `json:"failure"`
+	ID        string       `json:"id"`
+	State     api.State    `json:"state"`
+	Sandbox   string       `json:"sandbox"`
+	StartedAt *time.Time   `json:"started_at"`
+	EndedAt   *time.Time   `json:"ended_at"`
+	Exit      *api.Exit    `json:"exit"`
+	Failure   *api.Failure `json:"failure"`
 }
 
 // exitCodeOf maps a run's end to this process's exit code: the run's own
 // code, 130 when cancelled, 124 on timeout (like timeout(1)), 125 when the
 // sandbox failed (like docker run).
-func exitCodeOf(state model.State, exit *sandbox.Exit) int {
+func exitCodeOf(state api.State, exit *api.Exit) int {
 	switch state {
-	case model.Succeeded:
+	case api.Succeeded:
 		return 0
-	case model.Cancelled:
+	case api.Cancelled:
 		return 130
-	case model.TimedOut:
+	case api.TimedOut:
 		return 124
-	case model.Lost:
+	case api.Lost:
 		return 125
 	}
 	if exit != nil {

@@ -11,10 +11,8 @@ import (
 
 	"golang.org/x/term"
 
-	"github.com/runbox/runbox/sandbox"
-	"github.com/runbox/runbox/sandbox/runlog"
-	"github.com/runbox/runbox/sdk"
-	"github.com/runbox/runbox/store/model"
+	"github.com/runbox/runbox/api"
+	"github.com/runbox/runbox/api/client"
 )
 
 // terminal renders an attached run: output as written, runbox's own notes
@@ -50,22 +48,22 @@ func (t *terminal) started(r *runEnd) {
 	}
 }
 
-func (t *terminal) output(s runlog.Stream, data []byte) {
+func (t *terminal) output(s client.Stream, data []byte) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	t.eraseLocked()
 	switch s {
-	case runlog.Stdout:
+	case client.Stdout:
 		_, _ = t.stdout.Write(data)
-	case runlog.Stderr:
+	case client.Stderr:
 		_, _ = t.stderr.Write(data)
-	case runlog.SetupStdout, runlog.SetupStderr:
+	case client.SetupStdout, client.SetupStderr:
 		for _, l := range strings.SplitAfter(string(data), "\n") {
 			if l != "" {
 				fmt.Fprintf(t.stderr, "setup | %s", l)
 			}
 		}
-	case runlog.Meta:
+	case client.Meta:
 		fmt.Fprintf(t.stderr, "runbox: %s", ensureNL(string(data)))
 	}
 	if len(data) > 0 {
@@ -81,7 +79,7 @@ func ensureNL(s string) string {
 	return s + "\n"
 }
 
-func (t *terminal) progress(p *sdk.Progress) {
+func (t *terminal) progress(p *api.Progress) {
 	if !t.tty {
 		return
 	}
@@ -113,7 +111,7 @@ func (t *terminal) clear() {
 }
 
 // progressLine is the one-line summary of a progress state.
-func progressLine(p *sdk.Progress) string {
+func progressLine(p *api.Progress) string {
 	var b strings.Builder
 	b.WriteString("▶ ")
 	if p.Phase != "" {
@@ -164,7 +162,7 @@ func (t *terminal) summary(r *runEnd) {
 	if t.midLine {
 		fmt.Fprintln(t.stderr)
 	}
-	if r.State == model.Succeeded {
+	if r.State == api.Succeeded {
 		if t.tty {
 			fmt.Fprintf(t.stderr, "runbox: run %s succeeded in %s\n", r.ID, runDuration(r.StartedAt, r.EndedAt, r.Exit))
 		}
@@ -182,7 +180,7 @@ func (t *terminal) summary(r *runEnd) {
 	}
 }
 
-func runDuration(started, ended *time.Time, exit *sandbox.Exit) string {
+func runDuration(started, ended *time.Time, exit *api.Exit) string {
 	if exit != nil && exit.Usage.WallSeconds > 0 {
 		return (time.Duration(exit.Usage.WallSeconds * float64(time.Second))).Round(time.Millisecond).String()
 	}

@@ -1,15 +1,19 @@
-// Package client talks to the runbox daemon over its unix socket, starting
-// the daemon on demand when none answers.
+// Package client is the transport of the runbox API (package api): it talks
+// to the daemon over its unix socket with net/http, starting the daemon on
+// demand when none answers. The CLI, the MCP server and the dashboard all
+// reach the daemon through it.
 package client
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"net"
+	"net/http"
 	"net/url"
 	"os"
 	"os/exec"
@@ -19,9 +23,8 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/runbox/runbox/host/api"
+	"github.com/runbox/runbox/api"
 	"github.com/runbox/runbox/sandbox/runlog"
-	"github.com/runbox/runbox/store/model"
 )
 
 // Options say where the daemon is and how to start it.
@@ -37,7 +40,8 @@ type Options struct {
 
 // Client is a connection to the daemon. It is safe for concurrent use.
 type Client struct {
-	o Options
+	o    Options
+	http *http.Client
 }
 
 // Error is an error answer from the daemon.
@@ -63,8 +67,19 @@ func New(o Options) *Client {
 	if o.StartTimeout == 0 {
 		o.StartTimeout = 10 * time.Second
 	}
-	return &Client{o: o}
+	c := &Client{o: o}
+	c.http = &http.Client{Transport: &http.Transport{
+		DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) { return c.dial(ctx) },
+		// The answers are framed logs and JSON; compressing them on a
+		// unix socket costs CPU and buys nothing.
+		DisableCompression:  true,
+		MaxIdleConnsPerHost: 4,
+	}}
+	return c
 }
+
+// CloseIdle closes idle connections to the daemon.
+func (c *Client) CloseIdle() { c.http.CloseIdleConnections() }
 
 // dial connects to the socket, starting the daemon once if it is not there.
 func (c *Client) dial(ctx context.Context) (net.Conn, error) {
@@ -212,42 +227,61 @@ func (c *Client) do(ctx context.Context, method, path string, q url.Values, in, 
 	if err != nil {
 		return err
 	}
-	defer resp.body.Close()
+	defer resp.Body.Close()
 	if out == nil {
-		_, _ = io.Copy(io.Discard, resp.body)
+		_, _ = io.Copy(io.Discard, resp.Body)
 		return nil
 	}
-	if err := json.NewDecoder(resp.body).Decode(out); err != nil {
+	if err := json.NewDecoder(resp.Body).Decode(out); err != nil {
 		return fmt.Errorf("decode daemon answer: %w", err)
 	}
 	return nil
 }
 
-// send performs a request and turns non-2xx answers into *Error.
-func (c *Client) send(ctx context.Context, method, path string, q url.Values, in any) (*response, error) {
-	var body []byte
+// send performs a request and turns non-2xx answers into *Error. The
+// caller closes the answer's body.
+func (c *Client) send(ctx context.Context, method, path string, q url.Values, in any) (*http.Response, error) {
+	var body io.Reader
 	if in != nil {
 		b, err := json.Marshal(in)
 		if err != nil {
 			return nil, err
 		}
-		body = b
+		body = bytes.NewReader(b)
 	}
+	u := "http://runbox" + path
 	if len(q) > 0 {
-		path += "?" + q.Encode()
+		u += "?" + q.Encode()
 	}
-	resp, err := c.roundTrip(ctx, method, path, body)
+	req, err := http.NewRequestWithContext(ctx, method, u, body)
 	if err != nil {
 		return nil, err
 	}
-	if resp.status/100 != 2 {
-		defer resp.body.Close()
-		var e api.Error
-		b, _ := io.ReadAll(io.LimitReader(resp.body, 1<<20))
-		if json.Unmarshal(b, &e) != nil || e.Error == "" {
-			e.Error = fmt.Sprintf("daemon answered %d %s", resp.status, resp.text)
+	if in != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	resp, err := c.http.Do(req)
+	if err != nil {
+		if ctxErr := ctx.Err(); ctxErr != nil {
+			return nil, ctxErr
 		}
-		return nil, &Error{Status: resp.status, Code: e.Code, Msg: e.Error}
+		var ue *url.Error
+		if errors.As(err, &ue) {
+			err = ue.Err
+		}
+		if errors.Is(err, ErrNoDaemon) {
+			return nil, err
+		}
+		return nil, fmt.Errorf("talk to the daemon at %s: %w", c.o.Socket, err)
+	}
+	if resp.StatusCode/100 != 2 {
+		defer resp.Body.Close()
+		var e api.Error
+		b, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
+		if json.Unmarshal(b, &e) != nil || e.Error == "" {
+			e.Error = fmt.Sprintf("daemon answered %s", resp.Status)
+		}
+		return nil, &Error{Status: resp.StatusCode, Code: e.Code, Msg: e.Error}
 	}
 	return resp, nil
 }
@@ -255,78 +289,78 @@ func (c *Client) send(ctx context.Context, method, path string, q url.Values, in
 // Health pings the daemon.
 func (c *Client) Health(ctx context.Context) (api.Health, error) {
 	var h api.Health
-	return h, c.do(ctx, methodGet, "/v1/health", nil, nil, &h)
+	return h, c.do(ctx, http.MethodGet, api.Prefix+"/health", nil, nil, &h)
 }
 
 // Backends lists sandbox backends.
 func (c *Client) Backends(ctx context.Context) (api.Backends, error) {
 	var b api.Backends
-	return b, c.do(ctx, methodGet, "/v1/backends", nil, nil, &b)
+	return b, c.do(ctx, http.MethodGet, api.Prefix+"/backends", nil, nil, &b)
 }
 
 // Plan asks for a plan.
-func (c *Client) Plan(ctx context.Context, req api.RunRequest) (*model.Plan, error) {
-	var p model.Plan
-	return &p, c.do(ctx, methodPost, "/v1/plans", nil, req, &p)
+func (c *Client) Plan(ctx context.Context, req api.RunRequest) (*api.Plan, error) {
+	var p api.Plan
+	return &p, c.do(ctx, http.MethodPost, api.Prefix+"/plans", nil, req, &p)
 }
 
 // GetPlan fetches a plan.
-func (c *Client) GetPlan(ctx context.Context, id string) (*model.Plan, error) {
-	var p model.Plan
-	return &p, c.do(ctx, methodGet, "/v1/plans/"+url.PathEscape(id), nil, nil, &p)
+func (c *Client) GetPlan(ctx context.Context, id string) (*api.Plan, error) {
+	var p api.Plan
+	return &p, c.do(ctx, http.MethodGet, api.Prefix+"/plans/"+url.PathEscape(id), nil, nil, &p)
 }
 
 // Submit starts a run (detached).
-func (c *Client) Submit(ctx context.Context, req api.RunRequest) (*model.Run, error) {
+func (c *Client) Submit(ctx context.Context, req api.RunRequest) (*api.Run, error) {
 	req.Attach = false
-	var r model.Run
-	return &r, c.do(ctx, methodPost, "/v1/runs", nil, req, &r)
+	var r api.Run
+	return &r, c.do(ctx, http.MethodPost, api.Prefix+"/runs", nil, req, &r)
 }
 
 // Get fetches a run.
-func (c *Client) Get(ctx context.Context, id string) (*model.Run, error) {
-	var r model.Run
-	return &r, c.do(ctx, methodGet, "/v1/runs/"+url.PathEscape(id), nil, nil, &r)
+func (c *Client) Get(ctx context.Context, id string) (*api.Run, error) {
+	var r api.Run
+	return &r, c.do(ctx, http.MethodGet, api.Prefix+"/runs/"+url.PathEscape(id), nil, nil, &r)
 }
 
 // List lists runs, newest first.
-func (c *Client) List(ctx context.Context, q url.Values) ([]*model.Run, error) {
+func (c *Client) List(ctx context.Context, q url.Values) ([]*api.Run, error) {
 	var l api.RunList
-	return l.Runs, c.do(ctx, methodGet, "/v1/runs", q, nil, &l)
+	return l.Runs, c.do(ctx, http.MethodGet, api.Prefix+"/runs", q, nil, &l)
 }
 
 // Stop asks a run to stop.
-func (c *Client) Stop(ctx context.Context, id string, grace time.Duration) (*model.Run, error) {
+func (c *Client) Stop(ctx context.Context, id string, grace time.Duration) (*api.Run, error) {
 	q := url.Values{}
 	if grace > 0 {
 		q.Set("grace", grace.String())
 	}
-	var r model.Run
-	return &r, c.do(ctx, methodPost, "/v1/runs/"+url.PathEscape(id)+"/stop", q, nil, &r)
+	var r api.Run
+	return &r, c.do(ctx, http.MethodPost, api.Prefix+"/runs/"+url.PathEscape(id)+"/stop", q, nil, &r)
 }
 
 // Wait waits up to timeout (0 = forever) for a run to end and returns it.
-func (c *Client) Wait(ctx context.Context, id string, timeout time.Duration) (*model.Run, error) {
+func (c *Client) Wait(ctx context.Context, id string, timeout time.Duration) (*api.Run, error) {
 	q := url.Values{}
 	if timeout > 0 {
 		q.Set("timeout", timeout.String())
 	}
-	var r model.Run
-	return &r, c.do(ctx, methodGet, "/v1/runs/"+url.PathEscape(id)+"/wait", q, nil, &r)
+	var r api.Run
+	return &r, c.do(ctx, http.MethodGet, api.Prefix+"/runs/"+url.PathEscape(id)+"/wait", q, nil, &r)
 }
 
 // Retry starts a new run of id's command linked to it.
-func (c *Client) Retry(ctx context.Context, id string, req api.RunRequest) (*model.Run, error) {
+func (c *Client) Retry(ctx context.Context, id string, req api.RunRequest) (*api.Run, error) {
 	req.Attach = false
-	var r model.Run
-	return &r, c.do(ctx, methodPost, "/v1/runs/"+url.PathEscape(id)+"/retry", nil, req, &r)
+	var r api.Run
+	return &r, c.do(ctx, http.MethodPost, api.Prefix+"/runs/"+url.PathEscape(id)+"/retry", nil, req, &r)
 }
 
 // Events lists a run's events after seq.
-func (c *Client) Events(ctx context.Context, id string, after uint64) ([]model.Event, error) {
+func (c *Client) Events(ctx context.Context, id string, after uint64) ([]api.Event, error) {
 	var l api.EventList
 	q := url.Values{"after": {fmt.Sprint(after)}}
-	return l.Events, c.do(ctx, methodGet, "/v1/runs/"+url.PathEscape(id)+"/events", q, nil, &l)
+	return l.Events, c.do(ctx, http.MethodGet, api.Prefix+"/runs/"+url.PathEscape(id)+"/events", q, nil, &l)
 }
 
 // Frame is one record of a log or attach stream. Data is valid only
@@ -339,36 +373,36 @@ type Frame struct {
 
 // Logs streams a run's log; fn is called for each record.
 func (c *Client) Logs(ctx context.Context, id string, q url.Values, fn func(Frame) error) error {
-	resp, err := c.send(ctx, methodGet, "/v1/runs/"+url.PathEscape(id)+"/logs", q, nil)
+	resp, err := c.send(ctx, http.MethodGet, api.Prefix+"/runs/"+url.PathEscape(id)+"/logs", q, nil)
 	if err != nil {
 		return err
 	}
-	defer resp.body.Close()
-	return readFrames(resp.body, fn)
+	defer resp.Body.Close()
+	return readFrames(resp.Body, fn)
 }
 
 // Attach submits a run and streams it: the created run, output records,
-// progress, and finally the ended run, whose JSON (a model.Run) Attach
+// progress, and finally the ended run, whose JSON (a api.Run) Attach
 // returns, for the caller to decode what it needs of it.
 func (c *Client) Attach(ctx context.Context, req api.RunRequest, fn func(Frame) error) (json.RawMessage, error) {
 	req.Attach = true
-	return c.attach(ctx, "/v1/runs", req, fn)
+	return c.attach(ctx, api.Prefix+"/runs", req, fn)
 }
 
 // AttachRetry is Attach for a retry of id.
 func (c *Client) AttachRetry(ctx context.Context, id string, req api.RunRequest, fn func(Frame) error) (json.RawMessage, error) {
 	req.Attach = true
-	return c.attach(ctx, "/v1/runs/"+url.PathEscape(id)+"/retry", req, fn)
+	return c.attach(ctx, api.Prefix+"/runs/"+url.PathEscape(id)+"/retry", req, fn)
 }
 
 func (c *Client) attach(ctx context.Context, path string, req api.RunRequest, fn func(Frame) error) (json.RawMessage, error) {
-	resp, err := c.send(ctx, methodPost, path, nil, req)
+	resp, err := c.send(ctx, http.MethodPost, path, nil, req)
 	if err != nil {
 		return nil, err
 	}
-	defer resp.body.Close()
+	defer resp.Body.Close()
 	var final json.RawMessage
-	err = readFrames(resp.body, func(f Frame) error {
+	err = readFrames(resp.Body, func(f Frame) error {
 		if f.Stream == api.StreamFinal {
 			if !json.Valid(f.Data) {
 				return errors.New("daemon sent a malformed final record")

@@ -35,3 +35,6 @@ func (d *Duration) UnmarshalJSON(b []byte) error {
 	}
 	return nil
 }
+
+// String formats d as time.Duration does ("1m30s").
+func (d Duration) String() string { return time.Duration(d).String() }

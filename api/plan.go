@@ -1,0 +1,100 @@
+package api
+
+import "time"
+
+// Plan is what runbox would do with a command and why (POST /v1/plans).
+type Plan struct {
+	ID              string    `json:"id"`
+	CreatedAt       time.Time `json:"created_at"`
+	Command         []string  `json:"command"`
+	Workdir         string    `json:"workdir"`
+	ScriptPath      string    `json:"script_path,omitempty"`
+	TaskDescription string    `json:"task_description,omitempty"`
+	// Spec is what exec will run (secret env values redacted).
+	Spec          Spec        `json:"spec"`
+	Sandbox       string      `json:"sandbox"` // process | docker
+	SandboxReason string      `json:"sandbox_reason,omitempty"`
+	Result        PlanResult  `json:"result"`
+	Host          HostFacts   `json:"host"`
+	Experience    *Experience `json:"experience,omitempty"`
+}
+
+// Risk severities, from least to most serious.
+const (
+	SeverityInfo     = "info"
+	SeverityLow      = "low"
+	SeverityMedium   = "medium"
+	SeverityHigh     = "high"
+	SeverityCritical = "critical"
+)
+
+// PlanResult is the planner's answer.
+type PlanResult struct {
+	Risks          []Risk          `json:"risks,omitempty"`
+	Recommendation *Recommendation `json:"recommendation,omitempty"`
+	Smoke          *SmokeTest      `json:"smoke,omitempty"`
+	Frameworks     []string        `json:"frameworks,omitempty"`
+	Notes          []string        `json:"notes,omitempty"`
+}
+
+// Risk is something that could go wrong or harm the machine.
+type Risk struct {
+	Severity string `json:"severity"`
+	Code     string `json:"code"` // short stable id, e.g. rm-outside-workspace
+	Message  string `json:"message"`
+	Evidence string `json:"evidence,omitempty"`
+}
+
+// Recommendation is how the planner suggests running the command; every
+// value that is set carries its reason.
+type Recommendation struct {
+	Sandbox        string `json:"sandbox,omitempty"`
+	SandboxReason  string `json:"sandbox_reason,omitempty"`
+	Image          string `json:"image,omitempty"`
+	ImageReason    string `json:"image_reason,omitempty"`
+	TimeoutSeconds int    `json:"timeout_seconds,omitempty"`
+	TimeoutReason  string `json:"timeout_reason,omitempty"`
+	MemoryBytes    int64  `json:"memory_bytes,omitempty"`
+	MemoryReason   string `json:"memory_reason,omitempty"`
+	Network        string `json:"network,omitempty"`
+	NetworkReason  string `json:"network_reason,omitempty"`
+	GPUs           string `json:"gpus,omitempty"`
+	GPUsReason     string `json:"gpus_reason,omitempty"`
+}
+
+// SmokeTest is a cheap variant of the command that checks it can start.
+type SmokeTest struct {
+	Command []string `json:"command"`
+	Flag    string   `json:"flag"`   // the flag found, e.g. --dry-run
+	Reason  string   `json:"reason"` // where it was found
+}
+
+// HostFacts is what the planner knew about the machine.
+type HostFacts struct {
+	OS              string   `json:"os"`
+	Arch            string   `json:"arch"`
+	CPUs            int      `json:"cpus,omitempty"`
+	MemoryBytes     uint64   `json:"memory_bytes,omitempty"`
+	DiskFreeBytes   uint64   `json:"disk_free_bytes,omitempty"`
+	DockerAvailable bool     `json:"docker_available"`
+	DockerRuntimes  []string `json:"docker_runtimes,omitempty"`
+	GPUs            []GPU    `json:"gpus,omitempty"`
+}
+
+// GPU is one accelerator the host can see.
+type GPU struct {
+	Vendor      string `json:"vendor"`
+	Name        string `json:"name,omitempty"`
+	MemoryBytes uint64 `json:"memory_bytes,omitempty"`
+}
+
+// Experience summarises similar past runs.
+type Experience struct {
+	Runs                  int            `json:"runs"`
+	Succeeded             int            `json:"succeeded"`
+	Failed                int            `json:"failed"`
+	FailureCodes          map[string]int `json:"failure_codes,omitempty"`
+	MedianDurationSeconds float64        `json:"median_duration_seconds,omitempty"`
+	MaxPeakRSSBytes       uint64         `json:"max_peak_rss_bytes,omitempty"`
+	LastFailure           *Failure       `json:"last_failure,omitempty"`
+}

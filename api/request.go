@@ -1,0 +1,39 @@
+package api
+
+// RunRequest asks the daemon to run a command (POST /v1/runs), to plan one
+// (POST /v1/plans), or to run a plan (with PlanID).
+type RunRequest struct {
+	Command  []string `json:"command,omitempty"`
+	Shell    bool     `json:"shell,omitempty"`
+	Workdir  string   `json:"workdir,omitempty"`
+	Sandbox  string   `json:"sandbox,omitempty"` // process | docker | auto (default)
+	Image    string   `json:"image,omitempty"`
+	Env      []string `json:"env,omitempty"`
+	CleanEnv bool     `json:"clean_env,omitempty"`
+	EnvAllow []string `json:"env_allow,omitempty"`
+	// ClientEnv is the caller's environment, inherited by process runs
+	// (the daemon's own environment is not what the user expects).
+	ClientEnv     []string          `json:"client_env,omitempty"`
+	Stdin         []byte            `json:"stdin,omitempty"`
+	StdinFile     string            `json:"stdin_file,omitempty"`
+	Setup         []string          `json:"setup,omitempty"`
+	Assets        []Asset           `json:"assets,omitempty"`
+	Timeout       Duration          `json:"timeout,omitempty"`
+	Grace         Duration          `json:"grace,omitempty"`
+	Limits        Limits            `json:"limits"`
+	Network       string            `json:"network,omitempty"`
+	ReadOnlyRoot  bool              `json:"read_only_root,omitempty"`
+	GPUs          string            `json:"gpus,omitempty"`
+	KeepContainer bool              `json:"keep_container,omitempty"`
+	User          string            `json:"user,omitempty"`
+	Name          string            `json:"name,omitempty"`
+	Labels        map[string]string `json:"labels,omitempty"`
+	// ParentRunID links the run to the one it retries (the lineage).
+	ParentRunID     string   `json:"parent_run_id,omitempty"`
+	PlanID          string   `json:"plan_id,omitempty"`
+	Smoke           bool     `json:"smoke,omitempty"` // run the plan's smoke command first
+	Attach          bool     `json:"attach,omitempty"`
+	StallTimeout    Duration `json:"stall_timeout,omitempty"`
+	ScriptPath      string   `json:"script_path,omitempty"`
+	TaskDescription string   `json:"task_description,omitempty"`
+}
