@@ -5,36 +5,17 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/runbox/runbox/internal/tail"
 	"github.com/runbox/runbox/sandbox"
 	"github.com/runbox/runbox/sandbox/runlog"
 	"github.com/runbox/runbox/sdk"
 	"github.com/runbox/runbox/store"
 )
 
-// tail keeps the last n bytes written to it.
-type tail struct {
-	n   int
-	buf []byte
-}
-
-func newTail(n int) *tail { return &tail{n: n} }
-
-func (t *tail) write(p []byte) {
-	if len(p) >= t.n {
-		t.buf = append(t.buf[:0], p[len(p)-t.n:]...)
-		return
-	}
-	if over := len(t.buf) + len(p) - t.n; over > 0 {
-		t.buf = append(t.buf[:0], t.buf[over:]...)
-	}
-	t.buf = append(t.buf, p...)
-}
-
-func (t *tail) reset() { t.buf = t.buf[:0] }
-
-func (t *tail) text() string {
+// tailText is a failure tail as valid UTF-8 for the classifiers.
+func tailText(t *tail.Buffer) string {
 	var d runlog.TextDecoder
-	return string(d.Decode(t.buf)) + string(d.Flush())
+	return string(d.Decode(t.Bytes())) + string(d.Flush())
 }
 
 // classify asks the classifier plugins why the run ended as it did. Without
@@ -52,15 +33,15 @@ func (r *runner) classify(ctx context.Context, run *store.Run, exit sandbox.Exit
 		Sandbox:         run.Sandbox,
 		Command:         run.Spec.Command,
 		Limits:          limitsOf(run.Spec),
-		StdoutTail:      r.tails[runlog.Stdout].text(),
-		StderrTail:      r.tails[runlog.Stderr].text(),
+		StdoutTail:      tailText(r.tails[runlog.Stdout]),
+		StderrTail:      tailText(r.tails[runlog.Stderr]),
 		SandboxError:    exit.Error,
 		PeakRSSBytes:    exit.Usage.PeakRSSBytes,
 		DurationSeconds: exit.Usage.WallSeconds,
 	}
 	if exit.SetupFailed {
-		in.StdoutTail = r.tails[runlog.SetupStdout].text()
-		in.StderrTail = r.tails[runlog.SetupStderr].text()
+		in.StdoutTail = tailText(r.tails[runlog.SetupStdout])
+		in.StderrTail = tailText(r.tails[runlog.SetupStderr])
 	}
 	if r.prog != nil {
 		p := *r.prog

@@ -10,6 +10,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/runbox/runbox/internal/tail"
 	"github.com/runbox/runbox/sandbox"
 	"github.com/runbox/runbox/sandbox/runlog"
 	"github.com/runbox/runbox/sdk"
@@ -31,15 +32,15 @@ type runner struct {
 	parser    Parser
 	prog      *sdk.Progress
 	progSaved time.Time
-	tails     map[runlog.Stream]*tail
+	tails     map[runlog.Stream]*tail.Buffer
 	lastOut   time.Time
 }
 
 func newRunner(e *Engine, id string) *runner {
-	r := &runner{e: e, id: id, tails: map[runlog.Stream]*tail{
-		runlog.Stdout: newTail(tailSize), runlog.Stderr: newTail(tailSize),
-		runlog.SetupStdout: newTail(tailSize), runlog.SetupStderr: newTail(tailSize),
-		runlog.Meta: newTail(4 << 10),
+	r := &runner{e: e, id: id, tails: map[runlog.Stream]*tail.Buffer{
+		runlog.Stdout: tail.New(tailSize), runlog.Stderr: tail.New(tailSize),
+		runlog.SetupStdout: tail.New(tailSize), runlog.SetupStderr: tail.New(tailSize),
+		runlog.Meta: tail.New(4 << 10),
 	}}
 	if e.cfg.Judge != nil {
 		r.parser = e.cfg.Judge.NewParser()
@@ -162,7 +163,7 @@ func (r *runner) resetForMain() {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	for _, t := range r.tails {
-		t.reset()
+		t.Reset()
 	}
 	if r.e.cfg.Judge != nil {
 		r.parser = r.e.cfg.Judge.NewParser()
@@ -266,7 +267,7 @@ func (l *lagMeter) behind(rec runlog.Record) int64 {
 func (r *runner) consume(ctx context.Context, rec runlog.Record, splitters map[runlog.Stream]*runlog.LineSplitter, skipParse bool) {
 	r.mu.Lock()
 	if t := r.tails[rec.Stream]; t != nil {
-		t.write(rec.Data)
+		t.Write(rec.Data)
 	}
 	r.lastOut = r.e.cfg.Now()
 	r.mu.Unlock()

@@ -101,20 +101,6 @@ func TestFallbackFailure(t *testing.T) {
 	}
 }
 
-func TestTailKeepsLastBytes(t *testing.T) {
-	tl := newTail(8)
-	tl.write([]byte("abc"))
-	tl.write([]byte("defgh"))
-	tl.write([]byte("ij"))
-	if got := tl.text(); got != "cdefghij" {
-		t.Errorf("tail %q", got)
-	}
-	tl.write([]byte("0123456789"))
-	if got := tl.text(); got != "23456789" {
-		t.Errorf("tail after a big write %q", got)
-	}
-}
-
 func TestJoinArgsQuotes(t *testing.T) {
 	if got := joinArgs([]string{"sh", "-c", "echo 'hi' > x", ""}); got != `sh -c 'echo '\''hi'\'' > x' ''` {
 		t.Errorf("joinArgs: %s", got)

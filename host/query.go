@@ -1,0 +1,66 @@
+package host
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/runbox/runbox/api"
+	"github.com/runbox/runbox/sandbox"
+	"github.com/runbox/runbox/store"
+)
+
+// Get returns a run by id or unique id prefix, with live progress.
+func (e *Engine) Get(ctx context.Context, id string) (*store.Run, error) {
+	run, err := e.cfg.Store.GetRun(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	if p := e.Progress(run.ID); p != nil {
+		run.Progress = p
+	}
+	if run.State == store.Queued {
+		if n := e.queuePosition(run.ID); n > 0 {
+			run.Reason = fmt.Sprintf("queued: %d run(s) ahead", n-1)
+		}
+	}
+	return run, nil
+}
+
+func (e *Engine) queuePosition(id string) int {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	for i, q := range e.queue {
+		if q == id {
+			return i + 1
+		}
+	}
+	return 0
+}
+
+// List returns runs matching f, newest first.
+func (e *Engine) List(ctx context.Context, f store.Filter) ([]*store.Run, error) {
+	return e.cfg.Store.ListRuns(ctx, f)
+}
+
+// Events returns a run's events after seq.
+func (e *Engine) Events(ctx context.Context, id string, after uint64) ([]store.Event, error) {
+	run, err := e.cfg.Store.GetRun(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	return e.cfg.Store.Events(ctx, run.ID, after, 0)
+}
+
+// Backends reports every backend's health and what auto would pick.
+func (e *Engine) Backends(ctx context.Context) api.Backends {
+	var out api.Backends
+	for _, name := range []string{sandbox.Process, sandbox.Docker} {
+		sb, ok := e.cfg.Sandboxes[name]
+		if !ok {
+			continue
+		}
+		out.Backends = append(out.Backends, api.Backend(sb.Health(ctx)))
+	}
+	out.Default, out.Reason, _ = e.chooseSandbox(ctx, sandbox.Auto, "")
+	return out
+}

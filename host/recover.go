@@ -1,0 +1,118 @@
+package host
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/runbox/runbox/sandbox"
+	"github.com/runbox/runbox/store"
+)
+
+// Recover re-attaches to every run a previous daemon left unfinished:
+// queued runs are queued again, started runs are recovered from their
+// sandbox (or marked lost when nothing of them is left).
+func (e *Engine) Recover(ctx context.Context) error {
+	runs, err := e.cfg.Store.ActiveRuns(ctx)
+	if err != nil {
+		return fmt.Errorf("recover: %w", err)
+	}
+	// Oldest first, so the queue keeps its FIFO order.
+	for i := len(runs) - 1; i >= 0; i-- {
+		e.recoverRun(ctx, runs[i])
+	}
+	for name, sb := range e.cfg.Sandboxes {
+		sw, ok := sb.(sandbox.Sweeper)
+		if !ok {
+			continue
+		}
+		n, err := sw.Sweep(ctx, func(id string) bool {
+			e.mu.Lock()
+			defer e.mu.Unlock()
+			_, live := e.done[id]
+			return live
+		})
+		if err != nil {
+			e.log.Warn("recover: sweep", "sandbox", name, "err", err)
+		} else if n > 0 {
+			e.log.Info("recover: swept orphans", "sandbox", name, "count", n)
+		}
+	}
+	return nil
+}
+
+func (e *Engine) recoverRun(ctx context.Context, run *store.Run) {
+	lost := func(reason string) {
+		now := e.cfg.Now()
+		exit := sandbox.Exit{Lost: true, Error: reason, EndedAt: now}
+		in := cancelledInput
+		in.Cancelled, in.SandboxError = false, reason
+		if _, err := e.cfg.Store.Transition(ctx, run.ID, store.Lost, "lost: "+reason, func(r *store.Run) {
+			r.Exit = &exit
+			r.EndedAt = &now
+			r.Failure = fallbackFailure(in)
+		}); err != nil {
+			e.log.Error("recover: mark lost", "run", run.ID, "err", err)
+		}
+	}
+	if run.State == store.Queued {
+		p, err := loadPending(e.runDir(run.ID))
+		if err != nil {
+			lost("its queued spec could not be read after a daemon restart: " + err.Error())
+			return
+		}
+		e.enqueue(run.ID, p)
+		return
+	}
+	sb, ok := e.cfg.Sandboxes[run.Sandbox]
+	if !ok {
+		lost(fmt.Sprintf("sandbox %q is not available to this daemon", run.Sandbox))
+		return
+	}
+	spec := run.Spec
+	if run.State == store.Smoke {
+		// A smoke run the previous daemon left behind is not worth
+		// re-attaching to: the full run it guarded never started.
+		lost("the daemon stopped during the smoke run; retry it")
+		return
+	}
+	// A preparing run may have started just before the daemon died (between
+	// Start and recording "running"), so it is looked for like a running one.
+	h, err := sb.Recover(ctx, spec)
+	if err != nil {
+		if errors.Is(err, sandbox.ErrNotFound) && run.State == store.Preparing {
+			// Its queued spec is removed once it has started; still there
+			// means it never did, so it starts now.
+			if p, perr := loadPending(e.runDir(run.ID)); perr == nil {
+				p.prepared, p.backend = true, run.Sandbox
+				e.enqueue(run.ID, p)
+				return
+			}
+			lost("the daemon stopped while the run was being prepared; it never started — retry it")
+		} else if errors.Is(err, sandbox.ErrNotFound) {
+			lost("its " + run.Sandbox + " sandbox left no trace (supervisor or container gone)")
+		} else {
+			lost("re-attach failed: " + err.Error())
+		}
+		return
+	}
+	if run.State == store.Preparing {
+		if _, err := e.cfg.Store.Transition(ctx, run.ID, store.Running, "running (re-attached after a daemon restart)", func(r *store.Run) {
+			r.Ref = h.Ref()
+		}); err != nil {
+			e.log.Warn("recover: mark running", "run", run.ID, "err", err)
+		}
+	}
+	e.mu.Lock()
+	e.track(run.ID)
+	r := newRunner(e, run.ID)
+	e.active[run.ID] = r
+	e.mu.Unlock()
+	e.log.Info("recover: re-attached", "run", run.ID, "sandbox", run.Sandbox, "ref", h.Ref())
+	e.wg.Add(1)
+	go func() {
+		defer e.wg.Done()
+		defer e.finish(run.ID)
+		r.supervise(e.ctx, h, spec)
+	}()
+}
