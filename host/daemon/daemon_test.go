@@ -393,4 +393,3 @@ func TestNoDaemon(t *testing.T) {
 		t.Errorf("error %v, want ErrNoDaemon", err)
 	}
 }
-
