@@ -29,6 +29,9 @@ func (e *Engine) Plan(ctx context.Context, req api.RunRequest) (*store.Plan, err
 	if len(req.Command) == 0 {
 		return nil, badRequest("no command given")
 	}
+	if err := checkLimits(req); err != nil {
+		return nil, err
+	}
 	facts := e.HostFacts(ctx, req.Workdir)
 	scriptPath := req.ScriptPath
 	if scriptPath == "" {

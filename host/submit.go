@@ -23,6 +23,29 @@ func badRequest(format string, a ...any) error {
 	return fmt.Errorf("%w: %s", ErrBadRequest, fmt.Sprintf(format, a...))
 }
 
+// checkLimits refuses limits that cannot mean what they say: a negative
+// duration or count is never "no limit" (clients other than the CLI, such
+// as agents, reach the daemon directly).
+func checkLimits(req api.RunRequest) error {
+	for _, d := range []struct {
+		name string
+		v    api.Duration
+	}{{"timeout", req.Timeout}, {"grace", req.Grace}, {"stall_timeout", req.StallTimeout}} {
+		if d.v < 0 {
+			return badRequest("%s %s is negative", d.name, d.v)
+		}
+	}
+	switch {
+	case req.Limits.MemoryBytes < 0:
+		return badRequest("memory limit %d is negative", req.Limits.MemoryBytes)
+	case req.Limits.CPUs < 0:
+		return badRequest("cpus %g is negative", req.Limits.CPUs)
+	case req.Limits.Pids < 0:
+		return badRequest("pids %d is negative", req.Limits.Pids)
+	}
+	return nil
+}
+
 // Submit creates a run from req and queues it. The run is in the store
 // (state queued) before Submit returns.
 func (e *Engine) Submit(ctx context.Context, req api.RunRequest) (*store.Run, error) {
@@ -45,6 +68,9 @@ func (e *Engine) Submit(ctx context.Context, req api.RunRequest) (*store.Run, er
 	}
 	if len(req.Command) == 0 {
 		return nil, badRequest("no command given")
+	}
+	if err := checkLimits(req); err != nil {
+		return nil, err
 	}
 	fromPlan := (req.Sandbox == "" || req.Sandbox == sandbox.Auto) && plan != nil
 	if fromPlan {

@@ -337,6 +337,13 @@ func TestBadRequests(t *testing.T) {
 		{"GET", "/v1/runs/" + r.ID + "/wait?timeout=soon", "", "timeout"},
 		{"GET", "/v1/runs/" + r.ID + "/logs?stream=stdin", "", "stdin"},
 		{"POST", "/v1/plans", `{"command": ["true"], "timeout": "forever"}`, "forever"},
+		{"POST", "/v1/runs", `{"command": ["true"], "timeout": "-5s"}`, "timeout -5s is negative"},
+		{"POST", "/v1/runs", `{"command": ["true"], "grace": "-1s"}`, "grace"},
+		{"POST", "/v1/runs", `{"command": ["true"], "stall_timeout": "-1s"}`, "stall_timeout"},
+		{"POST", "/v1/runs", `{"command": ["true"], "limits": {"pids": -3}}`, "pids"},
+		{"POST", "/v1/runs", `{"command": ["true"], "limits": {"cpus": -2}}`, "cpus"},
+		{"POST", "/v1/runs", `{"command": ["true"], "limits": {"memory_bytes": -1}}`, "memory"},
+		{"POST", "/v1/plans", `{"command": ["true"], "limits": {"pids": -3}}`, "pids"},
 	}
 	for _, tt := range tests {
 		t.Run(fmt.Sprintf("%s %s", tt.method, tt.path), func(t *testing.T) {

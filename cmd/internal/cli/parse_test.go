@@ -106,3 +106,30 @@ func TestEngineCommands(t *testing.T) {
 		}
 	}
 }
+
+// TestBadLimitsAreUsageErrors: a limit that cannot mean what it says is
+// refused while parsing (exit 2), never taken as "no limit".
+func TestBadLimitsAreUsageErrors(t *testing.T) {
+	for _, args := range [][]string{
+		{"run", "--timeout=-5s", "--", "true"},
+		{"run", "--grace=-1s", "--", "true"},
+		{"run", "--stall-timeout=-1s", "--", "true"},
+		{"run", "--pids=-3", "--", "true"},
+		{"run", "--cpus=-2", "--", "true"},
+		{"run", "--memory", "abc", "--", "true"},
+		{"run", "--memory=0", "--", "true"},
+		{"plan", "--timeout=-5s", "--", "true"},
+	} {
+		var e recordingEngine
+		if code := Main(args, &e); code != 2 {
+			t.Errorf("%q: exit %d, want 2", args, code)
+		}
+	}
+	for _, args := range [][]string{
+		{"run", "--timeout=5s", "--memory=512m", "--cpus=1.5", "--pids=64", "--", "true"},
+	} {
+		if _, _, err := parseFull(t, args); err != nil {
+			t.Errorf("%q: %v", args, err)
+		}
+	}
+}

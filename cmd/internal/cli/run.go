@@ -43,6 +43,40 @@ type SpecFlags struct {
 	Stall    time.Duration     `help:"Stop the run as STALLED when it prints nothing for this long." name:"stall-timeout" placeholder:"DUR"`
 }
 
+// Validate rejects limits that cannot mean what they say (kong calls it
+// while parsing, so a bad value is a usage error: exit 2). Zero means "no
+// limit" only where the help says so; a negative value never does.
+func (f *SpecFlags) Validate() error {
+	for _, d := range []struct {
+		name string
+		v    time.Duration
+	}{{"--timeout", f.Timeout}, {"--grace", f.Grace}, {"--stall-timeout", f.Stall}} {
+		if d.v < 0 {
+			return fmt.Errorf("%s %s: a duration cannot be negative (leave the flag out for none)", d.name, d.v)
+		}
+	}
+	if f.CPUs < 0 {
+		return fmt.Errorf("--cpus %g: want a positive number of CPUs, e.g. 1.5", f.CPUs)
+	}
+	if f.Pids < 0 {
+		return fmt.Errorf("--pids %d: want a positive process count", f.Pids)
+	}
+	if f.Memory != "" {
+		if _, err := parseMemory(f.Memory); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func parseMemory(s string) (int64, error) {
+	n, err := units.RAMInBytes(s)
+	if err != nil || n <= 0 {
+		return 0, fmt.Errorf("--memory %q: want a size like 512m or 4g", s)
+	}
+	return n, nil
+}
+
 // request turns flags into an API request.
 func (f *SpecFlags) request(cmd []string) (api.RunRequest, error) {
 	wd := f.Workdir
@@ -77,9 +111,9 @@ func (f *SpecFlags) request(cmd []string) (api.RunRequest, error) {
 		req.Env = append(req.Env, kv)
 	}
 	if f.Memory != "" {
-		n, err := units.RAMInBytes(f.Memory)
-		if err != nil || n <= 0 {
-			return req, fmt.Errorf("--memory %q: want a size like 512m or 4g", f.Memory)
+		n, err := parseMemory(f.Memory)
+		if err != nil {
+			return req, err
 		}
 		req.Limits.MemoryBytes = n
 	}
