@@ -36,4 +36,8 @@ type RunRequest struct {
 	StallTimeout    Duration `json:"stall_timeout,omitempty"`
 	ScriptPath      string   `json:"script_path,omitempty"`
 	TaskDescription string   `json:"task_description,omitempty"`
+	// IdempotencyKey names one submission: sent again with the same key
+	// (after a lost answer), it returns the run it created instead of
+	// starting a second one. api/client sets a fresh one per submission.
+	IdempotencyKey string `json:"idempotency_key,omitempty"`
 }

@@ -55,6 +55,15 @@ func (e *Engine) Submit(ctx context.Context, req api.RunRequest) (*store.Run, er
 	if closed {
 		return nil, ErrClosed
 	}
+	if req.IdempotencyKey != "" {
+		// The same submission sent again (its answer was lost) gets the
+		// run it created, never a second one.
+		if run, err := e.cfg.Store.SubmittedRun(ctx, req.IdempotencyKey); err == nil {
+			return e.Get(ctx, run.ID)
+		} else if !errors.Is(err, store.ErrNotFound) {
+			return nil, err
+		}
+	}
 	var plan *store.Plan
 	if req.PlanID != "" {
 		p, err := e.cfg.Store.GetPlan(ctx, req.PlanID)
@@ -97,6 +106,7 @@ func (e *Engine) Submit(ctx context.Context, req api.RunRequest) (*store.Run, er
 		SandboxReason: reason,
 		Spec:          storedSpec(spec, req),
 		Fingerprint:   Fingerprint(req.Command),
+		SubmitKey:     req.IdempotencyKey,
 		Name:          req.Name,
 		Labels:        req.Labels,
 		CreatedAt:     e.cfg.Now(),
@@ -150,6 +160,10 @@ func (e *Engine) Submit(ctx context.Context, req api.RunRequest) (*store.Run, er
 		os.Remove(e.runDir(id)) // only if empty: an id is never reused
 		if r != nil {
 			e.release(id)
+		}
+		var dup *store.DuplicateSubmitError
+		if errors.As(err, &dup) {
+			return e.Get(ctx, dup.RunID)
 		}
 		return nil, err
 	}

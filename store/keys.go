@@ -19,6 +19,7 @@ import (
 //	x/pa/<parent id>\0<created:8><id> runs by parent
 //	x/pl/<plan id>\0<created:8><id>   runs by plan
 //	x/fp/<fingerprint>\0<created:8><id> runs by fingerprint
+//	k/<submit key>                    the run id a submission created
 const (
 	schemaKey = "m/schema"
 	planPfx   = "p/"
@@ -29,10 +30,13 @@ const (
 	idxParent = "x/pa/"
 	idxPlan   = "x/pl/"
 	idxFP     = "x/fp/"
+	submitPfx = "k/"
 )
 
 func runKey(id string) []byte  { return []byte(runPfx + id) }
 func planKey(id string) []byte { return []byte(planPfx + id) }
+
+func submitKey(key string) []byte { return []byte(submitPfx + key) }
 
 func eventPrefix(runID string) []byte { return []byte(eventPfx + runID + "\x00") }
 

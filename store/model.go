@@ -94,6 +94,10 @@ type Run struct {
 	// e.g. a hash of the normalised command and workdir) so that Experience
 	// can summarise how similar runs went. Empty means not indexed.
 	Fingerprint string `json:"fingerprint,omitempty"`
+	// SubmitKey is the client's idempotency key for the submission that
+	// created the run: a submission sent again (after a lost answer)
+	// finds this run instead of creating a second one.
+	SubmitKey string `json:"submit_key,omitempty"`
 }
 
 // Event is one lifecycle transition or notable happening of a run.

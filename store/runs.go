@@ -66,6 +66,18 @@ func (s *Store) CreateRun(ctx context.Context, r *Run) error {
 		if old != nil {
 			return fmt.Errorf("run %q %w", r.ID, ErrExists)
 		}
+		if r.SubmitKey != "" {
+			prev, err := get(db, submitKey(r.SubmitKey))
+			if err != nil {
+				return err
+			}
+			if prev != nil {
+				return &DuplicateSubmitError{RunID: string(prev)}
+			}
+			if err := b.Set(submitKey(r.SubmitKey), []byte(r.ID), nil); err != nil {
+				return err
+			}
+		}
 		if err := b.Set(runKey(r.ID), v, nil); err != nil {
 			return err
 		}
@@ -90,6 +102,35 @@ func (s *Store) CreateRun(ctx context.Context, r *Run) error {
 		ev := Event{RunID: r.ID, Seq: seq, Time: r.CreatedAt, Type: EventState, State: r.State, Message: msg}
 		return putEvent(b, &ev)
 	})
+}
+
+// DuplicateSubmitError is CreateRun's answer for a submit key that already
+// created a run: RunID is that run.
+type DuplicateSubmitError struct{ RunID string }
+
+func (e *DuplicateSubmitError) Error() string {
+	return fmt.Sprintf("submission already created run %s", e.RunID)
+}
+
+// Is makes a duplicate submission an ErrExists.
+func (e *DuplicateSubmitError) Is(target error) bool { return target == ErrExists }
+
+// SubmittedRun returns the run a submission with this key created, or
+// ErrNotFound.
+func (s *Store) SubmittedRun(ctx context.Context, key string) (*Run, error) {
+	var id []byte
+	err := s.reader(ctx, func(db *pebble.DB) error {
+		v, err := get(db, submitKey(key))
+		id = v
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	if id == nil {
+		return nil, fmt.Errorf("submission %q: %w", key, ErrNotFound)
+	}
+	return s.GetRun(ctx, string(id))
 }
 
 // GetRun returns the run with that id or unique id prefix.

@@ -12,6 +12,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math/rand/v2"
 	"net"
 	"net/http"
 	"net/url"
@@ -26,6 +27,10 @@ import (
 	"github.com/runbox/runbox/api"
 	"github.com/runbox/runbox/sandbox/runlog"
 )
+
+// retryBackoff are the pauses before sending a request that got no answer
+// again; its length is the number of retries.
+var retryBackoff = []time.Duration{20 * time.Millisecond, 100 * time.Millisecond, 300 * time.Millisecond}
 
 // Options say where the daemon is and how to start it.
 type Options struct {
@@ -240,28 +245,39 @@ func (c *Client) do(ctx context.Context, method, path string, q url.Values, in, 
 
 // send performs a request and turns non-2xx answers into *Error. The
 // caller closes the answer's body.
+//
+// A request that got no answer at all (the connection was refused or reset:
+// a daemon killed with -9 a moment ago, or one exiting as it went idle) is
+// sent again, after starting a new daemon if none answers. That is safe
+// for every call of this API: reads and stops are idempotent, and a
+// submission carries an idempotency key, so sent twice it still creates
+// one run.
 func (c *Client) send(ctx context.Context, method, path string, q url.Values, in any) (*http.Response, error) {
-	var body io.Reader
+	var body []byte
 	if in != nil {
 		b, err := json.Marshal(in)
 		if err != nil {
 			return nil, err
 		}
-		body = bytes.NewReader(b)
+		body = b
 	}
 	u := "http://runbox" + path
 	if len(q) > 0 {
 		u += "?" + q.Encode()
 	}
-	req, err := http.NewRequestWithContext(ctx, method, u, body)
-	if err != nil {
-		return nil, err
-	}
-	if in != nil {
-		req.Header.Set("Content-Type", "application/json")
-	}
-	resp, err := c.http.Do(req)
-	if err != nil {
+	var resp *http.Response
+	for attempt := 0; ; attempt++ {
+		req, err := http.NewRequestWithContext(ctx, method, u, bytes.NewReader(body))
+		if err != nil {
+			return nil, err
+		}
+		if in != nil {
+			req.Header.Set("Content-Type", "application/json")
+		}
+		resp, err = c.http.Do(req)
+		if err == nil {
+			break
+		}
 		if ctxErr := ctx.Err(); ctxErr != nil {
 			return nil, ctxErr
 		}
@@ -270,9 +286,17 @@ func (c *Client) send(ctx context.Context, method, path string, q url.Values, in
 			err = ue.Err
 		}
 		if errors.Is(err, ErrNoDaemon) {
-			return nil, err
+			return nil, err // the dial already tried to start one
 		}
-		return nil, fmt.Errorf("talk to the daemon at %s: %w", c.o.Socket, err)
+		if attempt >= len(retryBackoff) {
+			return nil, fmt.Errorf("talk to the daemon at %s: %w", c.o.Socket, err)
+		}
+		c.http.CloseIdleConnections()
+		select {
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case <-time.After(retryBackoff[attempt]):
+		}
 	}
 	if resp.StatusCode/100 != 2 {
 		defer resp.Body.Close()
@@ -313,6 +337,7 @@ func (c *Client) GetPlan(ctx context.Context, id string) (*api.Plan, error) {
 // Submit starts a run (detached).
 func (c *Client) Submit(ctx context.Context, req api.RunRequest) (*api.Run, error) {
 	req.Attach = false
+	withKey(&req)
 	var r api.Run
 	return &r, c.do(ctx, http.MethodPost, api.Prefix+"/runs", nil, req, &r)
 }
@@ -352,6 +377,7 @@ func (c *Client) Wait(ctx context.Context, id string, timeout time.Duration) (*a
 // Retry starts a new run of id's command linked to it.
 func (c *Client) Retry(ctx context.Context, id string, req api.RunRequest) (*api.Run, error) {
 	req.Attach = false
+	withKey(&req)
 	var r api.Run
 	return &r, c.do(ctx, http.MethodPost, api.Prefix+"/runs/"+url.PathEscape(id)+"/retry", nil, req, &r)
 }
@@ -396,6 +422,7 @@ func (c *Client) AttachRetry(ctx context.Context, id string, req api.RunRequest,
 }
 
 func (c *Client) attach(ctx context.Context, path string, req api.RunRequest, fn func(Frame) error) (json.RawMessage, error) {
+	withKey(&req)
 	resp, err := c.send(ctx, http.MethodPost, path, nil, req)
 	if err != nil {
 		return nil, err
@@ -440,5 +467,15 @@ func readFrames(r io.Reader, fn func(Frame) error) error {
 		if err := fn(Frame{Stream: s, Time: t, Data: data}); err != nil {
 			return err
 		}
+	}
+}
+
+// withKey gives a submission its idempotency key, unless the caller chose
+// one (to make a submission of its own idempotent across processes).
+func withKey(req *api.RunRequest) {
+	if req.IdempotencyKey == "" {
+		// Unique, not secret: math/rand/v2's generator is seeded afresh in
+		// every process.
+		req.IdempotencyKey = fmt.Sprintf("%016x%016x", rand.Uint64(), rand.Uint64())
 	}
 }

@@ -400,3 +400,33 @@ func TestNoDaemon(t *testing.T) {
 		t.Errorf("error %v, want ErrNoDaemon", err)
 	}
 }
+
+// The same submission sent twice (its first answer was lost) creates one
+// run: the second answer is the run the first created.
+func TestIdempotentSubmit(t *testing.T) {
+	d := startDaemon(t)
+	ctx := context.Background()
+	req := api.RunRequest{Command: []string{"true"}, Sandbox: sandbox.Process, Workdir: t.TempDir(), IdempotencyKey: "k-1"}
+	a, err := d.c.Submit(ctx, req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := d.c.Submit(ctx, req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a.ID != b.ID {
+		t.Errorf("same key, two runs: %s and %s", a.ID, b.ID)
+	}
+	d.wait(t, a.ID)
+	req.IdempotencyKey = "k-2"
+	c, err := d.c.Submit(ctx, req)
+	if err != nil || c.ID == a.ID {
+		t.Fatalf("another key: %v %v", c, err)
+	}
+	d.wait(t, c.ID)
+	runs, err := d.c.List(ctx, nil)
+	if err != nil || len(runs) != 2 {
+		t.Errorf("%d runs (%v), want 2", len(runs), err)
+	}
+}
