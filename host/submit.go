@@ -150,12 +150,17 @@ func (e *Engine) Submit(ctx context.Context, req api.RunRequest) (*store.Run, er
 		run.State, run.Reason = store.Preparing, "preparing"
 	}
 	// The spec waits on disk until the run has started, so that a daemon
-	// that dies first leaves the next one enough to start it. It is
-	// written while the store syncs the run's record.
-	saved := make(chan error, 1)
-	go func() { saved <- savePending(e.runDir(id), p) }()
+	// that dies first leaves the next one enough to start it. It is in
+	// place before the run's record is: a record without it would be a run
+	// the next daemon can neither start nor find (it used to be written
+	// while the store synced, and a daemon killed in between lost the run).
+	if err := savePending(e.runDir(id), p); err != nil {
+		if r != nil {
+			e.release(id)
+		}
+		return nil, fmt.Errorf("keep the run's spec: %w", err)
+	}
 	if err := e.cfg.Store.CreateRun(ctx, run); err != nil {
-		<-saved
 		removeSecrets(e.runDir(id))
 		os.Remove(e.runDir(id)) // only if empty: an id is never reused
 		if r != nil {
@@ -166,9 +171,6 @@ func (e *Engine) Submit(ctx context.Context, req api.RunRequest) (*store.Run, er
 			return e.Get(ctx, dup.RunID)
 		}
 		return nil, err
-	}
-	if err := <-saved; err != nil {
-		e.log.Warn("run: keep queued spec", "run", id, "err", err)
 	}
 	if r != nil {
 		e.launch(r, p)
@@ -410,7 +412,13 @@ func savePending(dir string, p *pendingRun) error {
 	if err != nil {
 		return err
 	}
-	return os.WriteFile(filepath.Join(dir, pendingFile), b, 0o600)
+	// Written whole or not at all: a daemon killed mid-write must not
+	// leave a torn spec that the next one cannot read.
+	tmp := filepath.Join(dir, pendingFile+".tmp")
+	if err := os.WriteFile(tmp, b, 0o600); err != nil {
+		return err
+	}
+	return os.Rename(tmp, filepath.Join(dir, pendingFile))
 }
 
 func loadPending(dir string) (*pendingRun, error) {
@@ -426,7 +434,10 @@ func loadPending(dir string) (*pendingRun, error) {
 }
 
 // removeSecrets deletes the queued spec once the run has started.
-func removeSecrets(dir string) { _ = os.Remove(filepath.Join(dir, pendingFile)) }
+func removeSecrets(dir string) {
+	_ = os.Remove(filepath.Join(dir, pendingFile))
+	_ = os.Remove(filepath.Join(dir, pendingFile+".tmp"))
+}
 
 // Fingerprint groups runs of the same job: the program and, for
 // interpreters, the script — not the arguments.

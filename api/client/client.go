@@ -427,25 +427,74 @@ func (c *Client) attach(ctx context.Context, path string, req api.RunRequest, fn
 	if err != nil {
 		return nil, err
 	}
-	defer resp.Body.Close()
-	var final json.RawMessage
+	var (
+		final  json.RawMessage
+		runID  string
+		output int // output records delivered, to resume after
+	)
 	err = readFrames(resp.Body, func(f Frame) error {
-		if f.Stream == api.StreamFinal {
+		switch f.Stream {
+		case api.StreamFinal:
 			if !json.Valid(f.Data) {
 				return errors.New("daemon sent a malformed final record")
 			}
 			final = append(json.RawMessage(nil), f.Data...)
 			return nil
+		case api.StreamRun:
+			var r struct {
+				ID string `json:"id"`
+			}
+			if json.Unmarshal(f.Data, &r) == nil {
+				runID = r.ID
+			}
+		case api.StreamProgress:
+		default:
+			output++
 		}
 		return fn(f)
 	})
-	if err != nil {
+	resp.Body.Close()
+	if err == nil && final == nil {
+		err = errors.New("daemon closed the stream before the run ended")
+	}
+	if err == nil || runID == "" || ctx.Err() != nil {
 		return final, err
 	}
-	if final == nil {
-		return nil, errors.New("daemon closed the stream before the run ended")
+	// The daemon went away mid-stream (killed, restarted): the run goes on
+	// under its supervisor or container, so follow it from where the
+	// stream broke, through the next daemon, to its end.
+	return c.resume(ctx, runID, output, fn)
+}
+
+// resume follows run id's log after its first skip records, then returns
+// its final record. Each step is retried through daemon restarts.
+func (c *Client) resume(ctx context.Context, id string, skip int, fn func(Frame) error) (json.RawMessage, error) {
+	var lastErr error
+	for attempt := 0; attempt <= len(retryBackoff); attempt++ {
+		if attempt > 0 {
+			select {
+			case <-ctx.Done():
+				return nil, ctx.Err()
+			case <-time.After(retryBackoff[attempt-1]):
+			}
+		}
+		q := url.Values{"follow": {"1"}, "skip": {strconv.Itoa(skip)}}
+		err := c.Logs(ctx, id, q, func(f Frame) error {
+			skip++
+			return fn(f)
+		})
+		if err != nil {
+			lastErr = err
+			continue
+		}
+		end, err := c.Wait(ctx, id, 0)
+		if err != nil {
+			lastErr = err
+			continue
+		}
+		return json.Marshal(end)
 	}
-	return final, nil
+	return nil, fmt.Errorf("follow run %s: %w", id, lastErr)
 }
 
 // readFrames calls fn for each frame; a frame's Data is valid only until

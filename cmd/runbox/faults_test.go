@@ -6,6 +6,7 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/runbox/runbox/api"
 )
@@ -19,17 +20,19 @@ import (
 // "connection reset by peer" in 2 of 6 tries.
 func TestCommandRightAfterDaemonKill(t *testing.T) {
 	e := newEnv(t)
-	const rounds = 6
+	const rounds = 12
 	for i := 1; i <= rounds; i++ {
 		e.must("ls") // a live daemon
 		pid := e.daemonPID()
 		if pid <= 0 {
 			t.Fatal("no daemon pid")
 		}
-		if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
-			t.Fatal(err)
-		}
-		// No wait for it to be gone: that is the point.
+		// The kill lands before, during or after the command's request
+		// (staggered by round): no wait for the daemon to be gone.
+		go func(delay time.Duration) {
+			time.Sleep(delay)
+			_ = syscall.Kill(pid, syscall.SIGKILL)
+		}(time.Duration(i%4) * 2 * time.Millisecond)
 		want := fmt.Sprintf("round-%d", i)
 		r := e.run("", "run", "--sandbox", "process", "--", "echo", want)
 		if r.code != 0 || strings.TrimSpace(r.stdout) != want {

@@ -85,6 +85,15 @@ func (s *server) logs(w http.ResponseWriter, r *http.Request) {
 		}
 		tail = n
 	}
+	skip := 0 // records to pass over first: a client resuming a stream
+	if v := q.Get("skip"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 0 {
+			writeError(w, fmt.Errorf("%w: bad skip %q", host.ErrBadRequest, v))
+			return
+		}
+		skip = n
+	}
 	follow := q.Get("follow") == "1" || q.Get("follow") == "true"
 	path := run.Spec.LogPath
 	if q.Get("smoke") == "1" {
@@ -114,6 +123,10 @@ func (s *server) logs(w http.ResponseWriter, r *http.Request) {
 		done = closed
 	}
 	err = runlog.FollowShared(r.Context(), path, from, done, func(rec runlog.Record) error {
+		if skip > 0 {
+			skip--
+			return nil
+		}
 		if want != nil && !want[rec.Stream] {
 			return nil
 		}
