@@ -15,6 +15,9 @@ import (
 	"time"
 
 	"github.com/runbox/runbox/sandbox"
+	"github.com/runbox/runbox/sandbox/process/internal/proc"
+	"github.com/runbox/runbox/sandbox/process/internal/protocol"
+	"github.com/runbox/runbox/sandbox/process/supervisor"
 )
 
 // Options configure the backend.
@@ -47,7 +50,7 @@ var _ sandbox.Sandbox = (*Sandbox)(nil)
 // New returns the process backend.
 func New(opts Options) *Sandbox {
 	if len(opts.Args) == 0 {
-		opts.Args = []string{"__supervise"}
+		opts.Args = []string{supervisor.Arg}
 	}
 	return &Sandbox{opts: opts}
 }
@@ -61,7 +64,7 @@ func (s *Sandbox) Health(ctx context.Context) sandbox.Health {
 	switch runtime.GOOS {
 	case "linux", "darwin":
 		h.Available = true
-		h.Info = map[string]string{"memory_limit": memoryLimitMode()}
+		h.Info = map[string]string{"memory_limit": supervisor.MemoryLimitMode()}
 		if runtime.GOOS == "linux" {
 			h.Info["orphans"] = "subreaper"
 		} else {
@@ -130,18 +133,18 @@ func (s *Sandbox) Start(ctx context.Context, spec sandbox.Spec) (sandbox.Handle,
 		return nil, err
 	}
 	dir := spec.StateDir
-	if err := os.MkdirAll(dir, dirMode); err != nil {
+	if err := os.MkdirAll(dir, protocol.DirMode); err != nil {
 		return nil, fmt.Errorf("start run %s: %w", spec.RunID, err)
 	}
-	if exists(filepath.Join(dir, pidFile)) || exists(filepath.Join(dir, exitFile)) {
+	if protocol.Exists(filepath.Join(dir, protocol.PidFile)) || protocol.Exists(filepath.Join(dir, protocol.ExitFile)) {
 		return nil, fmt.Errorf("start run %s: state dir %s already holds a run", spec.RunID, dir)
 	}
-	if err := writeJSON(filepath.Join(dir, specFile), boot{Spec: spec, ForceWatchdog: s.opts.ForceWatchdog}, false); err != nil {
+	if err := protocol.WriteJSON(filepath.Join(dir, protocol.SpecFile), protocol.Boot{Spec: spec, ForceWatchdog: s.opts.ForceWatchdog}, false); err != nil {
 		return nil, fmt.Errorf("start run %s: write spec: %w", spec.RunID, err)
 	}
 	h, ready, sb, err := s.begin(exe, dir)
 	if err != nil {
-		os.Remove(filepath.Join(dir, specFile))
+		os.Remove(filepath.Join(dir, protocol.SpecFile))
 		return nil, fmt.Errorf("start run %s: %w", spec.RunID, err)
 	}
 	err = ready.waitOK(ctx)
@@ -153,7 +156,7 @@ func (s *Sandbox) Start(ctx context.Context, spec sandbox.Spec) (sandbox.Handle,
 			// a fresh supervisor runs it instead.
 			close(h.settled)
 			if h, ready, err = s.launch(exe, dir); err != nil {
-				os.Remove(filepath.Join(dir, specFile))
+				os.Remove(filepath.Join(dir, protocol.SpecFile))
 				return nil, fmt.Errorf("start run %s: %w", spec.RunID, err)
 			}
 			err = ready.waitOK(ctx)
@@ -171,11 +174,11 @@ func (s *Sandbox) Start(ctx context.Context, spec sandbox.Spec) (sandbox.Handle,
 			return nil, fmt.Errorf("start run %s: %w", spec.RunID, ctx.Err())
 		}
 		<-h.exited()
-		if _, rerr := readExit(dir); rerr == nil {
+		if _, rerr := protocol.ReadExit(dir); rerr == nil {
 			return h, nil // it ended before it could report; Wait tells why
 		}
-		os.Remove(filepath.Join(dir, specFile))
-		return nil, fmt.Errorf("start run %s: supervisor exited (%s): %s", spec.RunID, h.waitErr(), tail(filepath.Join(dir, superLog)))
+		os.Remove(filepath.Join(dir, protocol.SpecFile))
+		return nil, fmt.Errorf("start run %s: supervisor exited (%s): %s", spec.RunID, h.waitErr(), tail(filepath.Join(dir, protocol.SuperLog)))
 	}
 	go s.follow(h, ready, sb)
 	return h, nil
@@ -184,7 +187,7 @@ func (s *Sandbox) Start(ctx context.Context, spec sandbox.Spec) (sandbox.Handle,
 // launch starts the supervisor, detached in its own session; its stderr
 // goes to supervisor.log, and fd 3 is the ready pipe.
 func (s *Sandbox) launch(exe, dir string) (*handle, *readyReader, error) {
-	logf, err := os.OpenFile(filepath.Join(dir, superLog), os.O_CREATE|os.O_WRONLY|os.O_APPEND, secretMode)
+	logf, err := os.OpenFile(filepath.Join(dir, protocol.SuperLog), os.O_CREATE|os.O_WRONLY|os.O_APPEND, protocol.SecretMode)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -280,15 +283,6 @@ func startSupervisor(exe string, args []string, errf, extra *os.File) (*superPro
 	return p, &readyReader{f: r, br: bufio.NewReader(r)}, nil
 }
 
-// The supervisor's messages on its ready pipe: the run is under way; its
-// exit record is on disk; (a standby) it can serve another run.
-const (
-	readyMsg   = "ok\n"
-	exitedWord = "exited"
-	exitedMsg  = exitedWord + "\n"
-	idleMsg    = "idle\n"
-)
-
 // readyReader reads a supervisor's ready pipe, over all the runs it serves.
 type readyReader struct {
 	f  *os.File
@@ -311,7 +305,7 @@ func (r *readyReader) waitOK(ctx context.Context) error {
 	if !stop() {
 		return ctx.Err()
 	}
-	if line != readyMsg {
+	if line != protocol.ReadyMsg {
 		if err == nil {
 			err = fmt.Errorf("unexpected ready message %q", line)
 		}
@@ -343,31 +337,31 @@ func (s *Sandbox) Recover(ctx context.Context, spec sandbox.Spec) (sandbox.Handl
 	}
 	ended := make(chan struct{})
 	close(ended)
-	var rec pidRecord
-	if err := readJSON(filepath.Join(dir, pidFile), &rec); err != nil {
+	var rec protocol.PidRecord
+	if err := protocol.ReadJSON(filepath.Join(dir, protocol.PidFile), &rec); err != nil {
 		if !errors.Is(err, os.ErrNotExist) {
 			return nil, fmt.Errorf("recover run %s: %w", spec.RunID, err)
 		}
-		if exists(filepath.Join(dir, exitFile)) || exists(filepath.Join(dir, specFile)) {
+		if protocol.Exists(filepath.Join(dir, protocol.ExitFile)) || protocol.Exists(filepath.Join(dir, protocol.SpecFile)) {
 			// Ended early, or the supervisor never got as far as its pid file.
 			return &handle{stateDir: dir, done: ended, signal: noSignal}, nil
 		}
 		return nil, fmt.Errorf("recover run %s: %w", spec.RunID, sandbox.ErrNotFound)
 	}
 	h := &handle{pid: rec.Pid, stateDir: dir, done: ended, signal: noSignal}
-	if exists(filepath.Join(dir, exitFile)) {
+	if protocol.Exists(filepath.Join(dir, protocol.ExitFile)) {
 		return h, nil
 	}
-	gone, err := watchExit(rec.Pid, rec.Start)
+	gone, err := proc.WatchExit(rec.Pid, rec.Start)
 	if err != nil {
 		return h, nil // gone: Wait reads the record or reports the run lost
 	}
-	h.done = endedOrGone(gone, filepath.Join(dir, exitFile))
+	h.done = endedOrGone(gone, filepath.Join(dir, protocol.ExitFile))
 	h.signal = func(sig syscall.Signal) error {
-		if st, err := procStart(rec.Pid); err != nil || st != rec.Start {
+		if st, err := proc.StartTime(rec.Pid); err != nil || st != rec.Start {
 			return nil // it has ended; a recycled pid is not ours to signal
 		}
-		if exists(filepath.Join(dir, exitFile)) {
+		if protocol.Exists(filepath.Join(dir, protocol.ExitFile)) {
 			return nil // the run has ended; the supervisor may serve another
 		}
 		return syscall.Kill(rec.Pid, sig)
@@ -391,7 +385,7 @@ func endedOrGone(gone <-chan struct{}, record string) <-chan struct{} {
 			case <-gone:
 				return
 			case <-t.C:
-				if exists(record) {
+				if protocol.Exists(record) {
 					return
 				}
 			}
