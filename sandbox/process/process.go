@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -14,6 +15,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/runbox/runbox/internal/tail"
 	"github.com/runbox/runbox/sandbox"
 	"github.com/runbox/runbox/sandbox/process/internal/proc"
 	"github.com/runbox/runbox/sandbox/process/internal/protocol"
@@ -178,7 +180,7 @@ func (s *Sandbox) Start(ctx context.Context, spec sandbox.Spec) (sandbox.Handle,
 			return h, nil // it ended before it could report; Wait tells why
 		}
 		os.Remove(filepath.Join(dir, protocol.SpecFile))
-		return nil, fmt.Errorf("start run %s: supervisor exited (%s): %s", spec.RunID, h.waitErr(), tail(filepath.Join(dir, protocol.SuperLog)))
+		return nil, fmt.Errorf("start run %s: supervisor exited (%s): %s", spec.RunID, h.waitErr(), diagnostics(filepath.Join(dir, protocol.SuperLog)))
 	}
 	go s.follow(h, ready, sb)
 	return h, nil
@@ -314,16 +316,20 @@ func (r *readyReader) waitOK(ctx context.Context) error {
 	return nil
 }
 
-// tail returns the last lines of a small diagnostic file.
-func tail(path string) string {
-	b, err := os.ReadFile(path)
-	if err != nil || len(b) == 0 {
+// diagnostics returns the end (2 KiB) of the supervisor's own stderr,
+// for the error of a Start whose supervisor died.
+func diagnostics(path string) string {
+	f, err := os.Open(path)
+	if err != nil {
 		return "no diagnostics"
 	}
-	if len(b) > 2048 {
-		b = b[len(b)-2048:]
+	defer f.Close()
+	end := tail.New(2048)
+	_, _ = io.Copy(end, f)
+	if s := strings.TrimSpace(end.String()); s != "" {
+		return s
 	}
-	return strings.TrimSpace(string(b))
+	return "no diagnostics"
 }
 
 // Recover re-attaches to a run from its state directory: an exit record
