@@ -23,7 +23,7 @@ import (
 )
 
 func main() {
-	if len(os.Args) > 1 && os.Args[1] == cli.SuperviseArg {
+	if len(os.Args) > 1 && os.Args[1] == supervisor.Arg {
 		os.Exit(supervisor.Main(os.Args[2:]))
 	}
 	if len(os.Args) > 1 && cli.IsEngineCommand(os.Args[1]) {

@@ -51,18 +51,21 @@ func (p *superProc) handle(dir string) *handle {
 }
 
 // startSupervisor execs exe with args, in a session of its own, with
-// stderr to errf (nil: /dev/null), the ready pipe's write end as fd 3 and
-// extra as fd 4 (if set). It returns the process (reaped in the
+// stderr to errf (nil: /dev/null), the ready pipe's write end as
+// protocol.ReadyFD and control as protocol.ControlFD (if set). It returns the process (reaped in the
 // background) and the ready pipe's read end.
-func startSupervisor(exe string, args []string, errf, extra *os.File) (*superProc, *readyReader, error) {
+func startSupervisor(exe string, args []string, errf, control *os.File) (*superProc, *readyReader, error) {
 	r, w, err := os.Pipe()
 	if err != nil {
 		return nil, nil, err
 	}
 	defer w.Close()
-	files := []*os.File{w}
-	if extra != nil {
-		files = append(files, extra)
+	// ExtraFiles[i] is fd 3+i in the child.
+	files := make([]*os.File, protocol.ReadyFD-2, protocol.ControlFD-2)
+	files[protocol.ReadyFD-3] = w
+	if control != nil {
+		files = files[:protocol.ControlFD-2]
+		files[protocol.ControlFD-3] = control
 	}
 	cmd := &exec.Cmd{
 		Path:        exe,
