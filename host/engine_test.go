@@ -11,16 +11,14 @@ import (
 	"github.com/runbox/runbox/api"
 	"github.com/runbox/runbox/sandbox"
 	"github.com/runbox/runbox/sandbox/process"
+	"github.com/runbox/runbox/sandbox/process/supervisortest"
 	"github.com/runbox/runbox/store"
 )
 
 // These tests drive a real engine: a real Pebble store and real process
 // runs, supervised by this test binary re-executed as "__supervise".
 func TestMain(m *testing.M) {
-	if len(os.Args) > 1 && os.Args[1] == "__supervise" {
-		os.Exit(process.SupervisorMain(os.Args[2:]))
-	}
-	os.Exit(m.Run())
+	supervisortest.Main(m)
 }
 
 type testEngine struct {

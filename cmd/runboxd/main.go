@@ -11,12 +11,12 @@ import (
 	"os"
 
 	"github.com/runbox/runbox/cmd/internal/cli"
-	"github.com/runbox/runbox/sandbox/process"
+	"github.com/runbox/runbox/sandbox/process/supervisor"
 )
 
 func main() {
 	if len(os.Args) > 1 && os.Args[1] == cli.SuperviseArg {
-		os.Exit(process.SupervisorMain(os.Args[2:]))
+		os.Exit(supervisor.Main(os.Args[2:]))
 	}
 	os.Exit(cli.Main(os.Args[1:], engine{}))
 }

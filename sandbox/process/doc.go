@@ -1,75 +1,36 @@
-// Package process runs a sandbox.Spec as a supervised host process.
+// Package process runs a sandbox.Spec as a supervised host process. It is
+// the daemon's side of the run; the process that owns it is the
+// supervisor (package supervisor), and what the two agree on is in
+// internal/protocol.
 //
-// # Supervisor
+// # Start
 //
-// Start re-executes the runbox binary as a small supervisor (argv
-// Options.Args + STATE_DIR; cmd/runbox hands those arguments to
-// SupervisorMain). The supervisor runs in its own session with stdin on
-// /dev/null, so it outlives the daemon that started it, kill -9 included.
-// It owns the run: it places assets, runs setup commands, starts the main
-// command in its own process group, pumps stdout and stderr as raw chunks
-// into the framed log (no line buffering: memory stays bounded whatever the
-// output), enforces timeout, stop and memory limit on the whole tree, and
-// finally writes the exit record. Start returns once the supervisor reports
-// on its ready pipe (fd 3) that the first command has started, so a fast
-// command costs no polling anywhere: Start blocks on a pipe read. The
-// supervisor says "exited RECORD" on the same pipe once the run's log is
-// on disk (while the record's own file is still being synced): WaitEarly
-// returns that record then, Wait once the file is in place ("idle", or
-// the pipe's EOF as the supervisor exits). Without that message (the
-// supervisor died) Wait goes by the supervisor's exit and the record on
-// disk (cmd.Wait in Start's process, a pidfd after Recover).
+// Start writes the spec into the run's state directory and re-executes
+// the runbox binary as the supervisor (argv Options.Args + STATE_DIR;
+// cmd/runbox hands those arguments to supervisor.Main), detached in a
+// session of its own. Start returns once the supervisor reports on its
+// ready pipe (fd 3) that the first command has started, so a fast command
+// costs no polling anywhere: Start blocks on a pipe read. The supervisor
+// says "exited RECORD" on the same pipe once the run's log is on disk:
+// WaitEarly returns that record then, Wait once the file is in place
+// ("idle", or the pipe's EOF as the supervisor exits). Without that
+// message (the supervisor died) Wait goes by the supervisor's exit and
+// the record on disk (cmd.Wait in Start's process, a pidfd after Recover);
+// a supervisor gone without a record is a lost run.
 //
 // With Options.Standby a supervisor is started ahead of time and waits
 // for its run on a control pipe (fd 4); when that run has ended it says
-// "idle" and waits for the next, so back-to-back runs share one process
-// and a short run pays for no process start (see standby.go). It serves a
-// run only if the last one left nothing behind (no process, no pipe held
-// open, no failed log write), at most maxServed runs, and exits when its
-// starter closes the control pipe, which a daemon killed with -9 does too.
-//
-// On Linux the supervisor is a child subreaper: a grandchild that escapes
-// the process group (setsid, double fork) is reparented to it, so it is
-// still found (/proc/PID/task/TID/children), killed and reaped. The main
-// command gets PR_SET_PDEATHSIG=SIGKILL: a run whose supervisor died is
-// reported lost and must not go on unwatched. Only the supervisor's reaper
-// waits for children (wait4(-1)); nothing calls exec.Cmd.Wait there.
+// "idle" and becomes the standby again (recycled), so back-to-back runs
+// share one process and a short run pays for no process start (see
+// standby.go).
 //
 // # Stop
 //
 // Stop works from any process, including a daemon that recovered the run:
 // it writes stop.json (the grace) into the state directory and sends
 // SIGTERM to the supervisor (checked against its recorded start time so a
-// recycled pid is never signalled). The supervisor treats SIGTERM and
-// SIGINT as "cancel the run", never as "exit": SIGTERM to the process group
-// and every other descendant, the grace, then SIGKILL until none is left.
-// A supervisor that serves runs one after another must not cancel a run
-// for a Stop meant for the one before: Stop signals only while the
-// supervisor serves its run and no exit record exists, and a SIGTERM that
-// still arrives late finds stop.json in the previous run's directory, not
-// this one's, and is ignored (noted in the log).
-// Timeout does the same from inside the supervisor, so it holds with no
-// daemon at all. When the main command exits on its own, processes it left
-// behind get a short grace (at most 2s) and are killed, and the pipes are
-// drained with a deadline so a stray holder of stdout cannot hang the run.
-//
-// # Memory limit
-//
-// With Limits.MemoryBytes the supervisor creates a memory cgroup below its
-// own: cgroup v2 when the unified hierarchy has the memory controller and
-// it can be enabled (children are then cloned straight into it), else the
-// v1 memory controller (the child is moved in right after exec), with swap
-// limited too. The kernel OOM killer then does the killing; its oom_kill
-// counter marks Exit.OOMKilled. Where no cgroup is writable (not root, no
-// delegation, macOS) an RSS watchdog sums the tree's RSS every 100ms
-// (/proc/PID/stat on Linux, gopsutil on macOS) and SIGKILLs the tree above the limit. RSS double-counts pages
-// shared between processes, so the watchdog errs on the side of killing.
-//
-// # Usage
-//
-// CPU time is the sum of the rusage wait4 reports for every process the
-// supervisor reaped during the run, setup included (RUSAGE_CHILDREN, but
-// for this run alone when the process serves several); peak RSS is the
-// larger of the biggest single process (rusage maxrss) and the largest
-// tree sample the watchdog took.
+// recycled pid is never signalled), which cancels the run. A supervisor
+// that serves runs one after another must not cancel a run for a Stop
+// meant for the one before: Stop signals only while the supervisor serves
+// its run and no exit record exists.
 package process

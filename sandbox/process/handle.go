@@ -2,17 +2,17 @@ package process
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
 	"strconv"
-	"strings"
 	"syscall"
 	"time"
 
 	"github.com/runbox/runbox/sandbox"
+	"github.com/runbox/runbox/sandbox/process/internal/proc"
+	"github.com/runbox/runbox/sandbox/process/internal/protocol"
 )
 
 // handle is a run seen from outside its supervisor: started here (done
@@ -53,22 +53,13 @@ func (h *handle) WaitEarly(ctx context.Context) (sandbox.Exit, error) {
 	}
 }
 
-// takeExited reads the supervisor's end-of-run message: "exited", or
-// "exited RECORD" with the exit record itself. It reports whether msg was
-// one.
+// takeExited reads the supervisor's end-of-run message (see
+// protocol.ParseExited) and keeps the record it carried. It reports
+// whether msg was one.
 func (h *handle) takeExited(msg string) bool {
-	rec, ok := strings.CutPrefix(msg, exitedWord)
-	if !ok || !strings.HasSuffix(rec, "\n") || (rec != "\n" && rec[0] != ' ') {
-		return false
-	}
-	if rec = strings.TrimSpace(rec); rec != "" {
-		var e sandbox.Exit
-		if json.Unmarshal([]byte(rec), &e) != nil {
-			return true // the record on disk is the one to read
-		}
-		h.exit = &e
-	}
-	return true
+	e, ok := protocol.ParseExited(msg)
+	h.exit = e
+	return ok
 }
 
 // exited returns a channel closed once the supervisor process is gone:
@@ -128,7 +119,7 @@ func (h *handle) Wait(ctx context.Context) (sandbox.Exit, error) {
 		default: // the supervisor exited first: its record is on disk
 		}
 	}
-	e, err := readExit(h.stateDir)
+	e, err := protocol.ReadExit(h.stateDir)
 	if err == nil {
 		return e, nil
 	}
@@ -139,7 +130,7 @@ func (h *handle) Wait(ctx context.Context) (sandbox.Exit, error) {
 	if we := h.waitErr(); we != "" {
 		msg += " (" + we + ")"
 	}
-	spec := filepath.Join(h.stateDir, specFile)
+	spec := filepath.Join(h.stateDir, protocol.SpecFile)
 	if h.pid == 0 {
 		msg = "supervisor never started: no pid file and no exit record"
 		// A spec this fresh may belong to a Start still in progress.
@@ -156,10 +147,10 @@ func (h *handle) Wait(ctx context.Context) (sandbox.Exit, error) {
 // Stop asks the supervisor to end the run (SIGTERM to the tree, grace,
 // SIGKILL) and waits until it has, or ctx ends. grace 0 means the spec's.
 func (h *handle) Stop(ctx context.Context, grace time.Duration) error {
-	if h.ended() || exists(filepath.Join(h.stateDir, exitFile)) {
+	if h.ended() || protocol.Exists(filepath.Join(h.stateDir, protocol.ExitFile)) {
 		return nil
 	}
-	if err := writeJSON(filepath.Join(h.stateDir, stopFile), stopRequest{Grace: grace}, false); err != nil {
+	if err := protocol.WriteJSON(filepath.Join(h.stateDir, protocol.StopFile), protocol.StopRequest{Grace: grace}, false); err != nil {
 		return fmt.Errorf("stop run: %w", err)
 	}
 	if err := h.signal(syscall.SIGTERM); err != nil {
@@ -178,8 +169,10 @@ func (h *handle) Stats(ctx context.Context) (sandbox.Stats, error) {
 	if h.ended() || h.pid == 0 {
 		return sandbox.Stats{}, errEnded
 	}
-	return sample(ctx, descendants(h.pid)), nil
+	return proc.Sample(ctx, proc.Descendants(h.pid)), nil
 }
+
+var errEnded = errors.New("run has ended")
 
 func (h *handle) ended() bool {
 	select {

@@ -17,36 +17,17 @@ import (
 
 	"github.com/runbox/runbox/sandbox"
 	"github.com/runbox/runbox/sandbox/process"
+	"github.com/runbox/runbox/sandbox/process/supervisortest"
 	"github.com/runbox/runbox/sandbox/runlog"
 )
 
-// The test binary doubles as the supervisor (argv "__supervise DIR", as
-// cmd/runbox does) and as a throwaway daemon for the kill -9 test.
+// The test binary doubles as the supervisor (supervisortest.Main) and as
+// a throwaway daemon for the kill -9 test.
 func TestMain(m *testing.M) {
-	if len(os.Args) > 1 {
-		switch os.Args[1] {
-		case "__supervise":
-			code := process.SupervisorMain(os.Args[2:])
-			lingerUntil(os.Getenv("RUNBOX_TEST_LINGER_UNTIL"))
-			os.Exit(code)
-		case "__start_helper":
-			os.Exit(startHelper(os.Args[2], len(os.Args) > 3 && os.Args[3] == "recycled"))
-		}
+	if len(os.Args) > 2 && os.Args[1] == "__start_helper" {
+		os.Exit(startHelper(os.Args[2], len(os.Args) > 3 && os.Args[3] == "recycled"))
 	}
-	os.Exit(m.Run())
-}
-
-// lingerUntil keeps a supervisor that has finished its run alive until
-// the file path exists (TestWaitEndsAtTheExitRecord).
-func lingerUntil(path string) {
-	if path == "" {
-		return
-	}
-	for deadline := time.Now().Add(time.Minute); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
-		if _, err := os.Stat(path); err == nil {
-			return
-		}
-	}
+	supervisortest.Main(m)
 }
 
 // startHelper plays a daemon: it starts the run described by the JSON spec,

@@ -1,12 +1,11 @@
 package process
 
 import (
-	"bufio"
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"runtime"
 	"strings"
@@ -14,7 +13,11 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/runbox/runbox/internal/tail"
 	"github.com/runbox/runbox/sandbox"
+	"github.com/runbox/runbox/sandbox/process/internal/proc"
+	"github.com/runbox/runbox/sandbox/process/internal/protocol"
+	"github.com/runbox/runbox/sandbox/process/supervisor"
 )
 
 // Options configure the backend.
@@ -47,7 +50,7 @@ var _ sandbox.Sandbox = (*Sandbox)(nil)
 // New returns the process backend.
 func New(opts Options) *Sandbox {
 	if len(opts.Args) == 0 {
-		opts.Args = []string{"__supervise"}
+		opts.Args = []string{supervisor.Arg}
 	}
 	return &Sandbox{opts: opts}
 }
@@ -61,7 +64,7 @@ func (s *Sandbox) Health(ctx context.Context) sandbox.Health {
 	switch runtime.GOOS {
 	case "linux", "darwin":
 		h.Available = true
-		h.Info = map[string]string{"memory_limit": memoryLimitMode()}
+		h.Info = map[string]string{"memory_limit": supervisor.MemoryLimitMode()}
 		if runtime.GOOS == "linux" {
 			h.Info["orphans"] = "subreaper"
 		} else {
@@ -130,18 +133,18 @@ func (s *Sandbox) Start(ctx context.Context, spec sandbox.Spec) (sandbox.Handle,
 		return nil, err
 	}
 	dir := spec.StateDir
-	if err := os.MkdirAll(dir, dirMode); err != nil {
+	if err := os.MkdirAll(dir, protocol.DirMode); err != nil {
 		return nil, fmt.Errorf("start run %s: %w", spec.RunID, err)
 	}
-	if exists(filepath.Join(dir, pidFile)) || exists(filepath.Join(dir, exitFile)) {
+	if protocol.Exists(filepath.Join(dir, protocol.PidFile)) || protocol.Exists(filepath.Join(dir, protocol.ExitFile)) {
 		return nil, fmt.Errorf("start run %s: state dir %s already holds a run", spec.RunID, dir)
 	}
-	if err := writeJSON(filepath.Join(dir, specFile), boot{Spec: spec, ForceWatchdog: s.opts.ForceWatchdog}, false); err != nil {
+	if err := protocol.WriteJSON(filepath.Join(dir, protocol.SpecFile), protocol.Boot{Spec: spec, ForceWatchdog: s.opts.ForceWatchdog}, false); err != nil {
 		return nil, fmt.Errorf("start run %s: write spec: %w", spec.RunID, err)
 	}
 	h, ready, sb, err := s.begin(exe, dir)
 	if err != nil {
-		os.Remove(filepath.Join(dir, specFile))
+		os.Remove(filepath.Join(dir, protocol.SpecFile))
 		return nil, fmt.Errorf("start run %s: %w", spec.RunID, err)
 	}
 	err = ready.waitOK(ctx)
@@ -153,7 +156,7 @@ func (s *Sandbox) Start(ctx context.Context, spec sandbox.Spec) (sandbox.Handle,
 			// a fresh supervisor runs it instead.
 			close(h.settled)
 			if h, ready, err = s.launch(exe, dir); err != nil {
-				os.Remove(filepath.Join(dir, specFile))
+				os.Remove(filepath.Join(dir, protocol.SpecFile))
 				return nil, fmt.Errorf("start run %s: %w", spec.RunID, err)
 			}
 			err = ready.waitOK(ctx)
@@ -171,11 +174,11 @@ func (s *Sandbox) Start(ctx context.Context, spec sandbox.Spec) (sandbox.Handle,
 			return nil, fmt.Errorf("start run %s: %w", spec.RunID, ctx.Err())
 		}
 		<-h.exited()
-		if _, rerr := readExit(dir); rerr == nil {
+		if _, rerr := protocol.ReadExit(dir); rerr == nil {
 			return h, nil // it ended before it could report; Wait tells why
 		}
-		os.Remove(filepath.Join(dir, specFile))
-		return nil, fmt.Errorf("start run %s: supervisor exited (%s): %s", spec.RunID, h.waitErr(), tail(filepath.Join(dir, superLog)))
+		os.Remove(filepath.Join(dir, protocol.SpecFile))
+		return nil, fmt.Errorf("start run %s: supervisor exited (%s): %s", spec.RunID, h.waitErr(), diagnostics(filepath.Join(dir, protocol.SuperLog)))
 	}
 	go s.follow(h, ready, sb)
 	return h, nil
@@ -184,7 +187,7 @@ func (s *Sandbox) Start(ctx context.Context, spec sandbox.Spec) (sandbox.Handle,
 // launch starts the supervisor, detached in its own session; its stderr
 // goes to supervisor.log, and fd 3 is the ready pipe.
 func (s *Sandbox) launch(exe, dir string) (*handle, *readyReader, error) {
-	logf, err := os.OpenFile(filepath.Join(dir, superLog), os.O_CREATE|os.O_WRONLY|os.O_APPEND, secretMode)
+	logf, err := os.OpenFile(filepath.Join(dir, protocol.SuperLog), os.O_CREATE|os.O_WRONLY|os.O_APPEND, protocol.SecretMode)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -196,140 +199,20 @@ func (s *Sandbox) launch(exe, dir string) (*handle, *readyReader, error) {
 	return p.handle(dir), ready, nil
 }
 
-// superProc is a supervisor process started here. A standby serves one
-// run after another; current is the state directory of the run it serves
-// now, so a Stop for a run that has ended never signals the next one.
-type superProc struct {
-	pid     int
-	reaped  chan struct{} // closed once this process has reaped it
-	waitErr string        // how it exited; set before reaped closes
-	sig     func(syscall.Signal) error
-
-	mu      sync.Mutex
-	current string
-}
-
-// serving records the run the supervisor serves from now on ("" none).
-func (p *superProc) serving(dir string) {
-	p.mu.Lock()
-	p.current = dir
-	p.mu.Unlock()
-}
-
-// handle is the handle of the run in dir, which p serves from now on.
-func (p *superProc) handle(dir string) *handle {
-	p.serving(dir)
-	h := &handle{pid: p.pid, stateDir: dir, proc: p, announced: make(chan struct{}), recorded: make(chan struct{}), settled: make(chan struct{})}
-	h.done = h.endedChan()
-	h.signal = func(sig syscall.Signal) error {
-		p.mu.Lock()
-		defer p.mu.Unlock()
-		if p.current != dir {
-			return nil // that run has ended; p serves another or none
-		}
-		return p.sig(sig)
-	}
-	return h
-}
-
-// startSupervisor execs exe with args, in a session of its own, with
-// stderr to errf (nil: /dev/null), the ready pipe's write end as fd 3 and
-// extra as fd 4 (if set). It returns the process (reaped in the
-// background) and the ready pipe's read end.
-func startSupervisor(exe string, args []string, errf, extra *os.File) (*superProc, *readyReader, error) {
-	r, w, err := os.Pipe()
+// diagnostics returns the end (2 KiB) of the supervisor's own stderr,
+// for the error of a Start whose supervisor died.
+func diagnostics(path string) string {
+	f, err := os.Open(path)
 	if err != nil {
-		return nil, nil, err
-	}
-	defer w.Close()
-	files := []*os.File{w}
-	if extra != nil {
-		files = append(files, extra)
-	}
-	cmd := &exec.Cmd{
-		Path:        exe,
-		Args:        append([]string{exe}, args...),
-		ExtraFiles:  files,
-		SysProcAttr: &syscall.SysProcAttr{Setsid: true},
-	}
-	if errf != nil {
-		cmd.Stderr = errf
-	}
-	if err := cmd.Start(); err != nil {
-		r.Close()
-		return nil, nil, fmt.Errorf("start supervisor: %w", err)
-	}
-	p := &superProc{pid: cmd.Process.Pid, reaped: make(chan struct{})}
-	p.sig = func(sig syscall.Signal) error {
-		// pidfd-backed in os: never signals a recycled pid.
-		if err := cmd.Process.Signal(sig); err != nil && !errors.Is(err, os.ErrProcessDone) {
-			return err
-		}
-		return nil
-	}
-	go func() {
-		// Reaps the supervisor (no zombie) whether or not anyone calls Wait.
-		err := cmd.Wait()
-		if err != nil {
-			p.waitErr = err.Error()
-		} else {
-			p.waitErr = "exit status 0"
-		}
-		close(p.reaped)
-	}()
-	return p, &readyReader{f: r, br: bufio.NewReader(r)}, nil
-}
-
-// The supervisor's messages on its ready pipe: the run is under way; its
-// exit record is on disk; (a standby) it can serve another run.
-const (
-	readyMsg   = "ok\n"
-	exitedWord = "exited"
-	exitedMsg  = exitedWord + "\n"
-	idleMsg    = "idle\n"
-)
-
-// readyReader reads a supervisor's ready pipe, over all the runs it serves.
-type readyReader struct {
-	f  *os.File
-	br *bufio.Reader
-}
-
-// next returns the next message, or "" at EOF or on an error.
-func (r *readyReader) next() string {
-	line, err := r.br.ReadString('\n')
-	if err != nil {
-		return ""
-	}
-	return line
-}
-
-// waitOK waits for the supervisor's "ok": the run is under way.
-func (r *readyReader) waitOK(ctx context.Context) error {
-	stop := context.AfterFunc(ctx, func() { _ = r.f.SetReadDeadline(time.Now()) })
-	line, err := r.br.ReadString('\n')
-	if !stop() {
-		return ctx.Err()
-	}
-	if line != readyMsg {
-		if err == nil {
-			err = fmt.Errorf("unexpected ready message %q", line)
-		}
-		return err
-	}
-	return nil
-}
-
-// tail returns the last lines of a small diagnostic file.
-func tail(path string) string {
-	b, err := os.ReadFile(path)
-	if err != nil || len(b) == 0 {
 		return "no diagnostics"
 	}
-	if len(b) > 2048 {
-		b = b[len(b)-2048:]
+	defer f.Close()
+	end := tail.New(2048)
+	_, _ = io.Copy(end, f)
+	if s := strings.TrimSpace(end.String()); s != "" {
+		return s
 	}
-	return strings.TrimSpace(string(b))
+	return "no diagnostics"
 }
 
 // Recover re-attaches to a run from its state directory: an exit record
@@ -343,31 +226,31 @@ func (s *Sandbox) Recover(ctx context.Context, spec sandbox.Spec) (sandbox.Handl
 	}
 	ended := make(chan struct{})
 	close(ended)
-	var rec pidRecord
-	if err := readJSON(filepath.Join(dir, pidFile), &rec); err != nil {
+	var rec protocol.PidRecord
+	if err := protocol.ReadJSON(filepath.Join(dir, protocol.PidFile), &rec); err != nil {
 		if !errors.Is(err, os.ErrNotExist) {
 			return nil, fmt.Errorf("recover run %s: %w", spec.RunID, err)
 		}
-		if exists(filepath.Join(dir, exitFile)) || exists(filepath.Join(dir, specFile)) {
+		if protocol.Exists(filepath.Join(dir, protocol.ExitFile)) || protocol.Exists(filepath.Join(dir, protocol.SpecFile)) {
 			// Ended early, or the supervisor never got as far as its pid file.
 			return &handle{stateDir: dir, done: ended, signal: noSignal}, nil
 		}
 		return nil, fmt.Errorf("recover run %s: %w", spec.RunID, sandbox.ErrNotFound)
 	}
 	h := &handle{pid: rec.Pid, stateDir: dir, done: ended, signal: noSignal}
-	if exists(filepath.Join(dir, exitFile)) {
+	if protocol.Exists(filepath.Join(dir, protocol.ExitFile)) {
 		return h, nil
 	}
-	gone, err := watchExit(rec.Pid, rec.Start)
+	gone, err := proc.WatchExit(rec.Pid, rec.Start)
 	if err != nil {
 		return h, nil // gone: Wait reads the record or reports the run lost
 	}
-	h.done = endedOrGone(gone, filepath.Join(dir, exitFile))
+	h.done = endedOrGone(gone, filepath.Join(dir, protocol.ExitFile))
 	h.signal = func(sig syscall.Signal) error {
-		if st, err := procStart(rec.Pid); err != nil || st != rec.Start {
+		if st, err := proc.StartTime(rec.Pid); err != nil || st != rec.Start {
 			return nil // it has ended; a recycled pid is not ours to signal
 		}
-		if exists(filepath.Join(dir, exitFile)) {
+		if protocol.Exists(filepath.Join(dir, protocol.ExitFile)) {
 			return nil // the run has ended; the supervisor may serve another
 		}
 		return syscall.Kill(rec.Pid, sig)
@@ -391,7 +274,7 @@ func endedOrGone(gone <-chan struct{}, record string) <-chan struct{} {
 			case <-gone:
 				return
 			case <-t.C:
-				if exists(record) {
+				if protocol.Exists(record) {
 					return
 				}
 			}

@@ -16,6 +16,8 @@ import (
 
 	"github.com/runbox/runbox/sandbox"
 	"github.com/runbox/runbox/sandbox/process"
+	"github.com/runbox/runbox/sandbox/process/supervisor"
+	"github.com/runbox/runbox/sandbox/process/supervisortest"
 	"github.com/runbox/runbox/sandbox/runlog"
 )
 
@@ -287,7 +289,7 @@ func TestSupervisorCannotReadSpec(t *testing.T) {
 	// after a crash between Start's steps) records a sandbox error.
 	dir := t.TempDir()
 	exe, _ := os.Executable()
-	cmd := exec.Command(exe, "__supervise", dir)
+	cmd := exec.Command(exe, supervisor.Arg, dir)
 	if err := cmd.Run(); err == nil {
 		t.Fatal("supervisor without a spec succeeded")
 	}
@@ -313,7 +315,7 @@ func TestHealth(t *testing.T) {
 // supervisor is still reaped once it does exit.
 func TestWaitEndsAtTheExitRecord(t *testing.T) {
 	release := filepath.Join(t.TempDir(), "release")
-	t.Setenv("RUNBOX_TEST_LINGER_UNTIL", release)
+	t.Setenv(supervisortest.LingerEnv, release)
 	spec := newSpec(t, "sh", "-c", "echo done; exit 3")
 	h := start(t, newSandbox(process.Options{}), spec)
 	early, err := h.(sandbox.EarlyExiter).WaitEarly(context.Background())

@@ -1,17 +1,12 @@
 package process
 
 import (
-	"bufio"
-	"encoding/json"
-	"fmt"
+	"io"
 	"os"
 	"path/filepath"
-	"strings"
 	"time"
 
-	"golang.org/x/sys/unix"
-
-	"github.com/runbox/runbox/sandbox"
+	"github.com/runbox/runbox/sandbox/process/internal/protocol"
 )
 
 // A standby supervisor is the runbox binary started before it is needed
@@ -26,11 +21,9 @@ import (
 // exits once its run, if any, is over: it never outlives its daemon
 // without a run.
 
-const (
-	standbyArg  = "--standby"
-	controlFD   = 4
-	refillDelay = 50 * time.Millisecond
-)
+// refillDelay bounds how long a run's start waits to start the next
+// standby (see begin).
+const refillDelay = 50 * time.Millisecond
 
 type standby struct {
 	proc    *superProc
@@ -70,7 +63,7 @@ func (s *Sandbox) begin(exe, dir string) (h *handle, ready *readyReader, sb *sta
 		}()
 	}()
 	if sb := s.takeStandby(); sb != nil {
-		if _, err := fmt.Fprintf(sb.control, "%s\n", dir); err == nil {
+		if _, err := io.WriteString(sb.control, protocol.RunMsg(dir)); err == nil {
 			return sb.proc.handle(dir), sb.ready, sb, nil
 		}
 		sb.release() // it died while waiting; start a fresh one
@@ -107,7 +100,7 @@ func (s *Sandbox) follow(h *handle, ready *readyReader, sb *standby) {
 	if h.exit == nil {
 		next = ready.next()
 	}
-	if next == idleMsg && s.recycle(sb) {
+	if next == protocol.IdleMsg && s.recycle(sb) {
 		return
 	}
 	sb.release()
@@ -135,7 +128,7 @@ func (s *Sandbox) recycle(sb *standby) bool {
 // before reading the run's spec (so no part of the run happened).
 func neverTookRun(h *handle, dir string) bool {
 	<-h.exited()
-	return exists(filepath.Join(dir, specFile)) && !exists(filepath.Join(dir, pidFile)) && !exists(filepath.Join(dir, exitFile))
+	return protocol.Exists(filepath.Join(dir, protocol.SpecFile)) && !protocol.Exists(filepath.Join(dir, protocol.PidFile)) && !protocol.Exists(filepath.Join(dir, protocol.ExitFile))
 }
 
 func (s *Sandbox) takeStandby() *standby {
@@ -176,50 +169,12 @@ func startStandby(exe string, prefix []string) *standby {
 		return nil
 	}
 	defer cr.Close()
-	p, ready, err := startSupervisor(exe, append(append([]string{}, prefix...), standbyArg), nil, cr)
+	p, ready, err := startSupervisor(exe, append(append([]string{}, prefix...), protocol.StandbyArg), nil, cr)
 	if err != nil {
 		cw.Close()
 		return nil
 	}
 	return &standby{proc: p, ready: ready, control: cw}
-}
-
-// warmUp does, while the standby waits, the work of a run's first
-// milliseconds that does not depend on the run: its own start time (which
-// it returns), and the first pass through the JSON codecs of the spec and
-// the records (encoding/json builds its per-type codecs on first use).
-// Everything else in a standby is still cold code the kernel pages in on
-// first touch, until its first run.
-func warmUp() (selfStart uint64) {
-	selfStart, _ = procStart(os.Getpid())
-	sample := boot{Spec: sandbox.Spec{
-		RunID: "warm", Command: []string{"true"}, Env: []string{"A=1"}, Setup: []string{"true"},
-		Assets: []sandbox.Asset{{Src: "/a", Dst: "a"}}, Timeout: time.Second,
-	}}
-	if b, err := json.Marshal(sample); err == nil {
-		var back boot
-		_ = json.Unmarshal(b, &back)
-	}
-	_, _ = json.Marshal(pidRecord{Pid: 1, Start: 1})
-	_, _ = json.Marshal(sandbox.Exit{Code: 1, StartedAt: time.Now(), EndedAt: time.Now()})
-	return selfStart
-}
-
-// awaitRun is the standby's side: it blocks until its next run's state
-// directory arrives on its control pipe and moves its stderr to that run's
-// supervisor.log. ok is false when the daemon let it go or went away.
-func awaitRun(control *bufio.Reader) (dir string, ok bool) {
-	line, err := control.ReadString('\n')
-	dir = strings.TrimSuffix(line, "\n")
-	if err != nil || dir == "" {
-		return "", false
-	}
-	logf, err := os.OpenFile(filepath.Join(dir, superLog), os.O_CREATE|os.O_WRONLY|os.O_APPEND, secretMode)
-	if err == nil {
-		_ = unix.Dup2(int(logf.Fd()), 2)
-		logf.Close()
-	}
-	return dir, true
 }
 
 // Close lets a waiting standby supervisor go (it exits) and starts no

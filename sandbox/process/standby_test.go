@@ -14,6 +14,8 @@ import (
 
 	"github.com/runbox/runbox/sandbox"
 	"github.com/runbox/runbox/sandbox/process"
+	"github.com/runbox/runbox/sandbox/process/internal/protocol"
+	"github.com/runbox/runbox/sandbox/process/supervisor"
 	"github.com/runbox/runbox/sandbox/runlog"
 )
 
@@ -129,7 +131,7 @@ func TestStandbyExitsWithItsDaemon(t *testing.T) {
 		t.Fatal(err)
 	}
 	ready, readyW, _ := os.Pipe()
-	cmd := exec.Command(exe, "__supervise", "--standby")
+	cmd := exec.Command(exe, supervisor.Arg, protocol.StandbyArg)
 	cmd.ExtraFiles = []*os.File{readyW, r}
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)

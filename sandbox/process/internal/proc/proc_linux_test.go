@@ -1,4 +1,4 @@
-package process
+package proc
 
 import (
 	"os/exec"
@@ -9,10 +9,10 @@ import (
 	"github.com/shirou/gopsutil/v4/process"
 )
 
-// procUsage reads /proc itself instead of through gopsutil (to keep
+// Usage reads /proc itself instead of through gopsutil (to keep
 // gopsutil's init out of the runbox binary); it must read the same
 // numbers. The child is stopped so both read a process that stands still.
-func TestProcUsageAgreesWithGopsutil(t *testing.T) {
+func TestUsageAgreesWithGopsutil(t *testing.T) {
 	cmd := exec.Command("sh", "-c", "x=$(head -c 8000000 /dev/zero | tr '\\0' a); i=0; while :; do i=$((i+1)); done")
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
@@ -21,9 +21,9 @@ func TestProcUsageAgreesWithGopsutil(t *testing.T) {
 	pid := cmd.Process.Pid
 	deadline := time.Now().Add(time.Minute)
 	for {
-		_, cpu, ok := procUsage(pid)
+		_, cpu, ok := Usage(pid)
 		if !ok {
-			t.Fatal("procUsage of a live process failed")
+			t.Fatal("Usage of a live process failed")
 		}
 		if cpu >= 0.3 {
 			break
@@ -37,7 +37,7 @@ func TestProcUsageAgreesWithGopsutil(t *testing.T) {
 		t.Fatal(err)
 	}
 	time.Sleep(50 * time.Millisecond) // let the stop land
-	rss, cpu, ok := procUsage(pid)
+	rss, cpu, ok := Usage(pid)
 	p, err := process.NewProcess(int32(pid))
 	if err != nil {
 		t.Fatal(err)
@@ -58,7 +58,7 @@ func TestProcUsageAgreesWithGopsutil(t *testing.T) {
 	}
 	_ = cmd.Process.Kill()
 	_ = cmd.Wait()
-	if _, _, ok := procUsage(pid); ok {
-		t.Error("procUsage of a reaped process succeeded")
+	if _, _, ok := Usage(pid); ok {
+		t.Error("Usage of a reaped process succeeded")
 	}
 }

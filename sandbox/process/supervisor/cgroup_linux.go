@@ -1,4 +1,4 @@
-package process
+package supervisor
 
 import (
 	"bufio"
@@ -70,10 +70,7 @@ func newCgroupV2(own map[string]string, name string, limit int64) (*memCgroup, e
 	if !ok {
 		return nil, errors.New("no unified hierarchy")
 	}
-	base := cgroupRoot
-	if !exists(filepath.Join(base, "cgroup.controllers")) {
-		base = filepath.Join(cgroupRoot, "unified") // hybrid layout
-	}
+	base := unifiedRoot()
 	parent := filepath.Join(base, path)
 	ctls, err := os.ReadFile(filepath.Join(parent, "cgroup.controllers"))
 	if err != nil {
@@ -194,17 +191,14 @@ func (c *memCgroup) remove() {
 	}
 }
 
-// memoryLimitMode says how a memory limit would be enforced here, for Health.
-func memoryLimitMode() string {
+// MemoryLimitMode says how a memory limit would be enforced here, for Health.
+func MemoryLimitMode() string {
 	own, err := ownCgroups()
 	if err != nil {
 		return "rss watchdog"
 	}
 	if p, ok := own[""]; ok {
-		base := cgroupRoot
-		if !exists(filepath.Join(base, "cgroup.controllers")) {
-			base = filepath.Join(cgroupRoot, "unified")
-		}
+		base := unifiedRoot()
 		ctls, _ := os.ReadFile(filepath.Join(base, p, "cgroup.controllers"))
 		if hasWord(ctls, "memory") && unix.Access(filepath.Join(base, p), unix.W_OK) == nil {
 			return "cgroup v2 (rss watchdog if the controller cannot be enabled)"
@@ -214,6 +208,15 @@ func memoryLimitMode() string {
 		return "cgroup v1"
 	}
 	return "rss watchdog"
+}
+
+// unifiedRoot is where the cgroup v2 hierarchy is mounted: the cgroup
+// root, or its "unified" directory in the hybrid layout.
+func unifiedRoot() string {
+	if _, err := os.Lstat(filepath.Join(cgroupRoot, "cgroup.controllers")); err == nil {
+		return cgroupRoot
+	}
+	return filepath.Join(cgroupRoot, "unified")
 }
 
 func writeCg(dir, file, val string) error {

@@ -1,14 +1,11 @@
-package process
+package supervisor
 
 import (
-	"bufio"
-	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
 	"os/exec"
-	"os/signal"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -18,124 +15,14 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/runbox/runbox/sandbox"
+	"github.com/runbox/runbox/sandbox/process/internal/proc"
+	"github.com/runbox/runbox/sandbox/process/internal/protocol"
 	"github.com/runbox/runbox/sandbox/runlog"
 )
 
 const defaultGrace = 10 * time.Second
 
-// readyFD is the pipe Start waits on: the supervisor writes "ok" to it once
-// the run is under way (or has already ended), then closes it.
-const readyFD = 3
-
-// SupervisorMain is the supervisor process: the runbox binary re-executed
-// by Start as `runbox <Options.Args...> STATE_DIR` (by default
-// `runbox __supervise STATE_DIR`); cmd/runbox passes it the arguments after
-// "__supervise" and exits with its result. It runs one run to the end,
-// detached from whoever started it, and leaves the exit record in STATE_DIR.
-// Started as a standby (`__supervise --standby`) it takes its runs from
-// fd 4 instead, one after another, for as long as its starter keeps it
-// (see serveRuns).
-func SupervisorMain(args []string) int {
-	// First thing: a Stop that arrives while starting up must cancel the
-	// run, not kill the supervisor by SIGTERM's default action.
-	sigs := make(chan os.Signal, 1)
-	signal.Notify(sigs, syscall.SIGTERM, syscall.SIGINT)
-	signal.Ignore(syscall.SIGHUP, syscall.SIGPIPE)
-	if len(args) == 1 && args[0] == standbyArg {
-		return serveRuns(sigs)
-	}
-	if len(args) != 1 {
-		fmt.Fprintln(os.Stderr, "usage: __supervise STATE_DIR")
-		return 2
-	}
-	se := &session{sigs: sigs, self: os.Getpid(), ready: readyPipe()}
-	code, _ := se.serve(args[0])
-	if se.ready != nil {
-		se.ready.Close()
-	}
-	return code
-}
-
-// maxServed bounds how many runs one standby supervisor serves before it
-// exits and a fresh one takes over, so nothing one run leaves in the
-// process (a leak in a library, a fragmented heap) can grow without end.
-const maxServed = 256
-
-// serveRuns is a standby supervisor: it warms up, then serves the runs
-// whose state directories arrive on fd 4, one at a time. After each run
-// it says "idle" on the ready pipe if it can serve another (the run left
-// nothing behind: no process, no open pipe, no failed log write), and
-// waits for the next directory; its starter either sends one or closes
-// the pipe, and then it exits. A starter that died (kill -9 of the daemon)
-// closes the pipe too, so a supervisor never outlives its daemon by more
-// than the run it was serving.
-func serveRuns(sigs chan os.Signal) int {
-	se := &session{sigs: sigs, self: os.Getpid(), selfStart: warmUp(), ready: readyPipe()}
-	// A blocking read: the kernel wakes this thread itself when the run
-	// arrives, one hand-off fewer than through the runtime's poller.
-	_ = syscall.SetNonblock(controlFD, false)
-	control := bufio.NewReader(os.NewFile(controlFD, "control"))
-	defer func() {
-		if se.ready != nil {
-			se.ready.Close()
-		}
-	}()
-	for served := 1; ; served++ {
-		dir, ok := awaitRun(control)
-		if !ok {
-			return 0 // the starter let us go
-		}
-		// A signal still queued from the previous run is not for this one.
-		for len(sigs) > 0 {
-			<-sigs
-		}
-		code, reusable := se.serve(dir)
-		if !reusable || served >= maxServed || se.ready == nil {
-			return code
-		}
-		if _, err := se.ready.Write([]byte(idleMsg)); err != nil {
-			return code
-		}
-		se.prevDir = dir
-	}
-}
-
-// session is what a supervisor keeps from one run to the next.
-type session struct {
-	sigs      chan os.Signal
-	self      int
-	selfStart uint64   // the kernel's start time of self, if known yet
-	ready     *os.File // the ready pipe (fd 3); nil when started without one
-	reaper    *reaper  // started with the first run
-	prevDir   string   // state directory of the run served before this one
-}
-
-// serve runs the run in dir to its end and reports it on the ready pipe.
-// reusable says whether the process is fit to serve another run.
-func (se *session) serve(dir string) (code int, reusable bool) {
-	s := &supervisor{stateDir: dir, session: se, started: time.Now()}
-	defer s.signalEnded()
-	if err := s.run(); err != nil {
-		fmt.Fprintf(os.Stderr, "runbox supervisor: %v\n", err)
-		if !exists(s.path(exitFile)) {
-			// Failed before the run began (unreadable spec, state dir not
-			// writable): say so as a sandbox error rather than vanish.
-			_ = s.writeExit(sandbox.Exit{Code: codeSandbox, Error: err.Error(), StartedAt: s.started})
-		}
-		return 1, false
-	}
-	return 0, s.unfit == "" && (childless() || len(descendants(se.self)) == 0)
-}
-
-func readyPipe() *os.File {
-	var st syscall.Stat_t
-	if err := syscall.Fstat(readyFD, &st); err != nil || st.Mode&syscall.S_IFMT != syscall.S_IFIFO {
-		return nil
-	}
-	syscall.CloseOnExec(readyFD) // children must not hold Start's pipe open
-	return os.NewFile(readyFD, "ready")
-}
-
+// supervisor is one run as its supervisor serves it.
 type supervisor struct {
 	*session
 	stateDir      string
@@ -162,55 +49,23 @@ type supervisor struct {
 
 func (s *supervisor) path(name string) string { return filepath.Join(s.stateDir, name) }
 
-// signalReady tells Start the run is under way ("ok"). The pipe stays
-// open for signalEnded.
-func (s *supervisor) signalReady() {
-	s.readyOnce.Do(func() {
-		if s.ready != nil {
-			_, _ = s.ready.Write([]byte(readyMsg))
-		}
-	})
-}
-
-// announce tells the starter the run's exit record ("exited RECORD"),
-// once its log is on disk, so it need not wait for this process to exit
-// nor read the record back.
-func (s *supervisor) announce(record []byte) {
-	s.signalReady()
-	if s.ready != nil && !s.announced && bytes.IndexByte(record, '\n') < 0 {
-		_, _ = s.ready.Write([]byte(exitedWord + " " + string(record) + "\n"))
-		s.announced = true
-	}
-}
-
-// signalEnded tells the starter that the exit record is on disk
-// ("exited"), unless announce already did. Without a record it says
-// nothing more: the process then exits, the pipe closes, and the starter
-// goes by the process's exit.
-func (s *supervisor) signalEnded() {
-	s.signalReady()
-	if s.ready != nil && !s.announced && exists(s.path(exitFile)) {
-		_, _ = s.ready.Write([]byte(exitedMsg))
-	}
-}
-
 func (s *supervisor) run() error {
-	var b boot
-	if err := readJSON(s.path(specFile), &b); err != nil {
+	var b protocol.Boot
+	if err := protocol.ReadJSON(s.path(protocol.SpecFile), &b); err != nil {
 		return fmt.Errorf("read spec: %w", err)
 	}
 	s.spec, s.forceWatchdog = b.Spec, b.ForceWatchdog
 	if s.selfStart == 0 {
-		start, err := procStart(s.self)
+		start, err := proc.StartTime(s.self)
 		if err != nil {
 			return fmt.Errorf("own start time: %w", err)
 		}
 		s.selfStart = start
 	}
-	if err := writeJSON(s.path(pidFile), pidRecord{Pid: s.self, Start: s.selfStart}, false); err != nil {
+	if err := protocol.WriteJSON(s.path(protocol.PidFile), protocol.PidRecord{Pid: s.self, Start: s.selfStart}, false); err != nil {
 		return fmt.Errorf("write pid file: %w", err)
 	}
-	os.Remove(s.path(specFile)) // it may hold secrets (env, stdin)
+	os.Remove(s.path(protocol.SpecFile)) // it may hold secrets (env, stdin)
 	_ = becomeSubreaper()
 
 	exit := sandbox.Exit{StartedAt: s.started}
@@ -448,7 +303,7 @@ func (s *supervisor) finish(exit sandbox.Exit) error {
 	var commit func() error
 	go func() {
 		var err error
-		commit, err = writeTemp(s.path(exitFile), b, true)
+		commit, err = protocol.WriteTemp(s.path(protocol.ExitFile), b, true)
 		recDone <- err
 	}()
 	if lerr := s.log.Close(); lerr != nil {
@@ -469,7 +324,7 @@ func (s *supervisor) finish(exit sandbox.Exit) error {
 func (s *supervisor) writeExit(exit sandbox.Exit) error {
 	exit.EndedAt = time.Now()
 	exit.Usage.WallSeconds = exit.EndedAt.Sub(exit.StartedAt).Seconds()
-	if err := writeJSON(s.path(exitFile), exit, true); err != nil {
+	if err := protocol.WriteJSON(s.path(protocol.ExitFile), exit, true); err != nil {
 		return fmt.Errorf("write exit record: %w", err)
 	}
 	return nil

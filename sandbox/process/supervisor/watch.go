@@ -1,11 +1,11 @@
-package process
+package supervisor
 
 import (
 	"context"
 	"sync/atomic"
 	"time"
 
-	"github.com/runbox/runbox/sandbox"
+	"github.com/runbox/runbox/sandbox/process/internal/proc"
 )
 
 // Sampling intervals: tight when the watchdog enforces a limit, relaxed
@@ -15,29 +15,10 @@ const (
 	peakEvery     = 250 * time.Millisecond
 )
 
-// sample sums RSS and CPU time over pids. Processes that exit meanwhile
-// are skipped.
-func sample(ctx context.Context, pids []int) sandbox.Stats {
-	var st sandbox.Stats
-	for _, pid := range pids {
-		if ctx.Err() != nil {
-			break
-		}
-		rss, cpu, ok := procUsage(pid)
-		if !ok {
-			continue
-		}
-		st.Pids++
-		st.RSSBytes += rss
-		st.CPUSeconds += cpu
-	}
-	return st
-}
-
 // treePids is every process of the run: the supervisor's descendants plus
 // anything in the run's cgroup (which catches what reparenting might hide).
 func treePids(root int, cg *memCgroup) []int {
-	pids := descendants(root)
+	pids := proc.Descendants(root)
 	if cg == nil {
 		return pids
 	}
@@ -93,7 +74,7 @@ func startWatchdog(root int, cg *memCgroup, limit int64) *watchdog {
 				return
 			case <-t.C:
 			}
-			rss := sample(ctx, treePids(root, cg)).RSSBytes
+			rss := proc.Sample(ctx, treePids(root, cg)).RSSBytes
 			if rss > w.peak.Load() {
 				w.peak.Store(rss)
 			}

@@ -1,4 +1,4 @@
-package process
+package supervisor
 
 import (
 	"errors"
@@ -11,6 +11,7 @@ import (
 	"syscall"
 
 	"github.com/runbox/runbox/sandbox"
+	"github.com/runbox/runbox/sandbox/process/internal/protocol"
 )
 
 // defaultPath is searched when the child's environment has no PATH, as a
@@ -167,8 +168,8 @@ func openStdin(spec *sandbox.Spec) (*os.File, error) {
 		}
 		return f, nil
 	case len(spec.Stdin) > 0:
-		p := filepath.Join(spec.StateDir, stdinFile)
-		f, err := os.OpenFile(p, os.O_CREATE|os.O_RDWR|os.O_TRUNC, secretMode)
+		p := filepath.Join(spec.StateDir, protocol.StdinFile)
+		f, err := os.OpenFile(p, os.O_CREATE|os.O_RDWR|os.O_TRUNC, protocol.SecretMode)
 		if err != nil {
 			return nil, fmt.Errorf("stdin: %w", err)
 		}

@@ -1,6 +1,6 @@
 //go:build !linux
 
-package process
+package supervisor
 
 import (
 	"errors"
@@ -21,4 +21,4 @@ func (c *memCgroup) pids() []int               { return nil }
 func (c *memCgroup) oomKills() int             { return 0 }
 func (c *memCgroup) remove()                   {}
 
-func memoryLimitMode() string { return "rss watchdog" }
+func MemoryLimitMode() string { return "rss watchdog" }

@@ -1,7 +1,6 @@
-package process
+package supervisor
 
 import (
-	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -9,6 +8,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/runbox/runbox/sandbox/process/internal/protocol"
 	"github.com/runbox/runbox/sandbox/runlog"
 )
 
@@ -97,9 +97,9 @@ func (s *supervisor) end(cause string, grace time.Duration, format string, args 
 // stopGrace reads the grace a Stop asked for (stop.json), defaulting to
 // the spec's. A plain kill -TERM of the supervisor cancels with the default.
 func (s *supervisor) stopGrace() time.Duration {
-	p := s.path(stopFile)
-	var req stopRequest
-	if err := readJSON(p, &req); err == nil && req.Grace > 0 {
+	p := s.path(protocol.StopFile)
+	var req protocol.StopRequest
+	if err := protocol.ReadJSON(p, &req); err == nil && req.Grace > 0 {
 		os.Remove(p)
 		return req.Grace
 	}
@@ -112,11 +112,11 @@ func (s *supervisor) stopGrace() time.Duration {
 // one began): Stop writes stop.json into the run's directory before it
 // signals, so that directory, and not this run's, holds the request.
 func (s *supervisor) staleStop() bool {
-	if s.prevDir == "" || exists(s.path(stopFile)) {
+	if s.prevDir == "" || protocol.Exists(s.path(protocol.StopFile)) {
 		return false
 	}
-	prev := filepath.Join(s.prevDir, stopFile)
-	if !exists(prev) {
+	prev := filepath.Join(s.prevDir, protocol.StopFile)
+	if !protocol.Exists(prev) {
 		return false
 	}
 	os.Remove(prev) // it has been answered; a later SIGTERM is a real one
@@ -191,5 +191,3 @@ func (s *supervisor) note(format string, args ...any) {
 		s.logFailed(err, 0)
 	}
 }
-
-var errEnded = errors.New("run has ended")

@@ -1,0 +1,196 @@
+// Package protocol is what the two sides of a process run agree on: the
+// daemon-side handle (package process) and the supervisor it starts
+// (package supervisor). It holds the argv and file descriptors a
+// supervisor is started with, the files of a run's state directory and
+// the records in them, and the messages on the ready and control pipes.
+// Each is written here once; neither side spells one out itself.
+package protocol
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/runbox/runbox/sandbox"
+)
+
+// How a supervisor is started: argv `EXE ARGS... STATE_DIR`, or
+// `EXE ARGS... StandbyArg` for a standby that takes its runs from
+// ControlFD. ReadyFD is the write end of the ready pipe in both.
+const (
+	StandbyArg = "--standby"
+	ReadyFD    = 3
+	ControlFD  = 4
+)
+
+// Files in a run's state directory. The directory is private to one run
+// (DirMode).
+//
+//	spec.json        Boot, written by Start (SecretMode); the supervisor
+//	                 removes it as soon as it has read it, so env secrets
+//	                 do not stay on disk
+//	supervisor.json  PidRecord of the supervisor (written before the child starts)
+//	supervisor.log   the supervisor's own stderr (panics, failures to open the log)
+//	stop.json        a StopRequest; the supervisor reads it on SIGTERM
+//	exit.json        the sandbox.Exit record, written last and atomically
+//	stdin            the run's stdin bytes, unlinked right after it is opened
+const (
+	SpecFile   = "spec.json"
+	PidFile    = "supervisor.json"
+	SuperLog   = "supervisor.log"
+	StopFile   = "stop.json"
+	ExitFile   = "exit.json"
+	StdinFile  = "stdin"
+	DirMode    = 0o700
+	SecretMode = 0o600
+	tmpSuffix  = ".tmp"
+)
+
+// Boot is what Start hands the supervisor (SpecFile): the spec plus
+// backend options, with room for more without changing the argv.
+type Boot struct {
+	Spec          sandbox.Spec `json:"spec"`
+	ForceWatchdog bool         `json:"force_watchdog,omitempty"`
+}
+
+// PidRecord identifies the supervisor (PidFile). Start is the kernel's
+// start time of the process, so a recycled pid is not mistaken for it.
+type PidRecord struct {
+	Pid   int    `json:"pid"`
+	Start uint64 `json:"start"`
+}
+
+// StopRequest is written by Stop (StopFile) before it signals the
+// supervisor.
+type StopRequest struct {
+	Grace time.Duration `json:"grace"`
+}
+
+// The supervisor's messages on its ready pipe, one line each: the run is
+// under way (ReadyMsg); its exit record is on disk (ExitedMsg, or the
+// message Exited makes, which carries the record itself); a standby can
+// serve another run (IdleMsg).
+const (
+	ReadyMsg   = "ok\n"
+	ExitedMsg  = exitedWord + "\n"
+	IdleMsg    = "idle\n"
+	exitedWord = "exited"
+)
+
+// Exited is the message that hands the starter a run's exit record
+// ("exited RECORD"). ok is false when the record cannot go on one line;
+// the supervisor then says ExitedMsg once the record's file is in place.
+func Exited(record []byte) (msg []byte, ok bool) {
+	if len(record) == 0 || strings.ContainsRune(string(record), '\n') {
+		return nil, false
+	}
+	msg = make([]byte, 0, len(exitedWord)+len(record)+2)
+	msg = append(msg, exitedWord+" "...)
+	msg = append(msg, record...)
+	return append(msg, '\n'), true
+}
+
+// ParseExited reads an end-of-run message. ok reports whether msg is one
+// (ExitedMsg or Exited's); exit is the record it carried, nil when it
+// carried none or one that does not decode (the record on disk is then
+// the one to read).
+func ParseExited(msg string) (exit *sandbox.Exit, ok bool) {
+	rec, ok := strings.CutPrefix(msg, exitedWord)
+	if !ok || !strings.HasSuffix(rec, "\n") || (rec != "\n" && rec[0] != ' ') {
+		return nil, false
+	}
+	if rec = strings.TrimSpace(rec); rec != "" {
+		var e sandbox.Exit
+		if json.Unmarshal([]byte(rec), &e) == nil {
+			exit = &e
+		}
+	}
+	return exit, true
+}
+
+// RunMsg is the line that hands a standby the run in stateDir on its
+// control pipe.
+func RunMsg(stateDir string) string { return stateDir + "\n" }
+
+// ParseRunMsg reads a line of the control pipe; ok is false for anything
+// but a run's state directory.
+func ParseRunMsg(line string) (stateDir string, ok bool) {
+	stateDir, ok = strings.CutSuffix(line, "\n")
+	if !ok || stateDir == "" || strings.ContainsRune(stateDir, '\n') {
+		return "", false
+	}
+	return stateDir, true
+}
+
+// WriteJSON writes v to path atomically (see WriteTemp); with sync the
+// data is on disk before the rename.
+func WriteJSON(path string, v any, sync bool) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	commit, err := WriteTemp(path, b, sync)
+	if err != nil {
+		return err
+	}
+	return commit()
+}
+
+// WriteTemp writes data to path's temporary twin (SecretMode); commit
+// renames it into place, so readers see no file or the whole new one.
+// (The directory is not synced: a crash may lose the rename, never
+// expose a torn file.)
+func WriteTemp(path string, data []byte, sync bool) (commit func() error, err error) {
+	tmp := path + tmpSuffix
+	f, err := os.OpenFile(tmp, os.O_CREATE|os.O_WRONLY|os.O_TRUNC, SecretMode)
+	if err != nil {
+		return nil, err
+	}
+	_, werr := f.Write(data)
+	var serr error
+	if sync {
+		serr = f.Sync()
+	}
+	cerr := f.Close()
+	if err := errors.Join(werr, serr, cerr); err != nil {
+		os.Remove(tmp)
+		return nil, err
+	}
+	return func() error {
+		if err := os.Rename(tmp, path); err != nil {
+			os.Remove(tmp)
+			return err
+		}
+		return nil
+	}, nil
+}
+
+// ReadJSON decodes the JSON file at path into v.
+func ReadJSON(path string, v any) error {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return err
+	}
+	if err := json.Unmarshal(b, v); err != nil {
+		return fmt.Errorf("decode %s: %w", filepath.Base(path), err)
+	}
+	return nil
+}
+
+// ReadExit returns the exit record in stateDir; os.ErrNotExist when there
+// is none yet.
+func ReadExit(stateDir string) (sandbox.Exit, error) {
+	var e sandbox.Exit
+	err := ReadJSON(filepath.Join(stateDir, ExitFile), &e)
+	return e, err
+}
+
+// Exists reports whether path exists (as a file, directory or link).
+func Exists(path string) bool {
+	_, err := os.Lstat(path)
+	return err == nil
+}
