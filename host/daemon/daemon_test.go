@@ -20,6 +20,7 @@ import (
 	"github.com/runbox/runbox/api/client"
 	"github.com/runbox/runbox/sandbox"
 	"github.com/runbox/runbox/sandbox/process"
+	"github.com/runbox/runbox/sandbox/process/supervisortest"
 )
 
 // These tests drive the daemon's handlers through its real socket with the
@@ -27,12 +28,7 @@ import (
 // this test binary re-executed as "__supervise". No plugins are loaded
 // (the engine runs without a judge); plugin answers are tested where the
 // plugins are.
-func TestMain(m *testing.M) {
-	if len(os.Args) > 1 && os.Args[1] == "__supervise" {
-		os.Exit(process.SupervisorMain(os.Args[2:]))
-	}
-	os.Exit(m.Run())
-}
+func TestMain(m *testing.M) { supervisortest.Main(m) }
 
 type testDaemon struct {
 	c      *client.Client
