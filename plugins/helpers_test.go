@@ -1,10 +1,8 @@
 package plugins
 
 import (
-	"bytes"
 	"context"
 	"log/slog"
-	"sync"
 	"testing"
 
 	"github.com/runbox/runbox/plugins/builtin"
@@ -27,28 +25,10 @@ func builtins() []Builtin {
 	return out
 }
 
-// logBuffer is a goroutine-safe log sink.
-type logBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (l *logBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.buf.Write(p)
-}
-
-func (l *logBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.buf.String()
-}
-
 // newTestHost starts a Host over dirs with no built-ins and a captured log.
-func newTestHost(t testing.TB, cfg Config, dirs ...string) (*Host, *logBuffer) {
+func newTestHost(t testing.TB, cfg Config, dirs ...string) (*Host, *plugintest.LogBuffer) {
 	t.Helper()
-	logs := &logBuffer{}
+	logs := &plugintest.LogBuffer{}
 	cfg.Logger = slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	cfg.Dirs = dirs
 	h, err := NewHost(context.Background(), cfg)

@@ -1,7 +1,6 @@
 package analyze
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -10,12 +9,13 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/runbox/runbox/plugins"
 	"github.com/runbox/runbox/plugins/builtin"
+	"github.com/runbox/runbox/plugins/internal/plugintest"
 	"github.com/runbox/runbox/sdk"
 )
 
@@ -24,52 +24,20 @@ const (
 	progressData = "../builtin/progress/testdata"
 )
 
-// cacheDir is the compilation cache the tests' hosts share, so that each
-// built-in is compiled once per test binary.
-var cacheDir string
-
-func TestMain(m *testing.M) {
-	d, err := os.MkdirTemp("", "runbox-analyze-test-")
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(2)
-	}
-	cacheDir = d
-	code := m.Run()
-	os.RemoveAll(d)
-	os.Exit(code)
-}
-
-// syncBuffer is a log sink safe for the host's background loads.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
+func TestMain(m *testing.M) { plugintest.Main(m) }
 
 // openHost opens the built-ins as runboxd does, logging at debug level
 // into the returned buffer ("plugin loaded ... source=builtin:NAME", or
 // "plugin not loaded plugin=builtin:NAME").
-func openHost(t *testing.T) (*plugins.Host, *syncBuffer) {
+func openHost(t *testing.T) (*plugins.Host, *plugintest.LogBuffer) {
 	t.Helper()
 	var bs []plugins.Builtin
 	for _, m := range builtin.Modules() {
 		bs = append(bs, plugins.Builtin{Name: m.Name, Kind: m.Kind, Wasm: m.Wasm, Manifest: m.Manifest()})
 	}
-	logs := &syncBuffer{}
+	logs := &plugintest.LogBuffer{}
 	h, err := plugins.NewHost(context.Background(), plugins.Config{
-		Builtins: bs, CacheDir: cacheDir, CallTimeout: 10 * 1e9,
+		Builtins: bs, CacheDir: plugintest.CacheDir(t), CallTimeout: 10 * time.Second,
 		Logger: slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug})),
 	})
 	if err != nil {

@@ -1,9 +1,12 @@
-// Package plugintest builds the test plugins of plugins/testdata for the
-// tests of the plugin packages: each plugins/testdata/NAME is a wasip1
-// reactor module, built once per test binary into a temporary directory.
+// Package plugintest holds what the tests of the plugin packages share: it
+// builds the test plugins of plugins/testdata (each plugins/testdata/NAME
+// is a wasip1 reactor module, built once per test binary into a temporary
+// directory), gives them a compilation cache directory for the test
+// binary, and a log sink for the hosts they open.
 package plugintest
 
 import (
+	"bytes"
 	"fmt"
 	"os"
 	"os/exec"
@@ -19,8 +22,8 @@ var (
 	built = map[string]string{}
 )
 
-// Main runs the tests with a directory for the built plugins and removes it
-// afterwards: call it from TestMain.
+// Main runs the tests with a directory for the built plugins and the
+// compilation cache, and removes it afterwards: call it from TestMain.
 func Main(m *testing.M) {
 	d, err := os.MkdirTemp("", "runbox-plugintest-")
 	if err != nil {
@@ -31,6 +34,16 @@ func Main(m *testing.M) {
 	code := m.Run()
 	os.RemoveAll(d)
 	os.Exit(code)
+}
+
+// CacheDir is a wazero compilation cache shared by the test binary's
+// hosts, so that each module compiles once per binary.
+func CacheDir(t testing.TB) string {
+	t.Helper()
+	if dir == "" {
+		t.Fatal("plugintest.CacheDir needs plugintest.Main in TestMain")
+	}
+	return filepath.Join(dir, "wazero")
 }
 
 // Build builds plugins/testdata/NAME for wasip1 and returns the .wasm path.
@@ -75,4 +88,24 @@ func Dir(t testing.TB, names ...string) string {
 		}
 	}
 	return d
+}
+
+// LogBuffer is a log sink safe for concurrent use (a host logs from its
+// background loads).
+type LogBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (l *LogBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.buf.Write(p)
+}
+
+// String returns what was logged.
+func (l *LogBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.buf.String()
 }
