@@ -97,6 +97,7 @@ type LogBuffer struct {
 	buf bytes.Buffer
 }
 
+// Write appends p; it never fails.
 func (l *LogBuffer) Write(p []byte) (int, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
