@@ -34,9 +34,10 @@ type Host struct {
 	modules []*module
 }
 
-// NewHost takes the built-ins it is given and discovers the user plugins and starts compiling the
-// user ones in the background (their kinds are known only once described);
-// built-ins compile lazily when their kind is first needed, or on Warm.
+// NewHost takes the built-ins in cfg, discovers the user plugins and starts
+// compiling the user ones in the background (their kinds are known only
+// once described); built-ins compile lazily when their kind is first
+// needed, or on Warm.
 // It fails only when the runtime itself cannot be set up; a broken plugin is
 // logged and reported by Plugins.
 func NewHost(ctx context.Context, cfg Config) (*Host, error) {
@@ -92,9 +93,10 @@ func (h *Host) Warm(kinds ...sdk.Kind) {
 // to a progress plugin at all (would pass the prefilter of one of them),
 // known without loading any; nil when that cannot be known before they are
 // loaded (a plugin whose kinds or prefilter only its module can tell: any
-// user plugin, a built-in handed over without its manifest). A caller that creates its Parser only once a line passes
-// gets the same progress as one that fed it every line, without loading
-// the progress plugins for an output that has no progress in it.
+// user plugin, a built-in handed over without its manifest). A caller that
+// creates its Parser only once a line passes gets the same progress as one
+// that fed it every line, without loading the progress plugins for an
+// output that has no progress in it.
 func (h *Host) ProgressFilter() func(line string) bool {
 	var filters []*prefilter.Filter
 	for _, m := range h.modules {
