@@ -5,7 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"sync"
+	"io"
 	"sync/atomic"
 
 	"github.com/runbox/runbox/sdk"
@@ -45,7 +45,7 @@ type instance struct {
 
 // newInstance instantiates compiled as a reactor with no FS, env, args or
 // network; guest stdout/stderr go to logs.
-func newInstance(ctx context.Context, r wazero.Runtime, compiled wazero.CompiledModule, logs *ringBuffer) (*instance, error) {
+func newInstance(ctx context.Context, r wazero.Runtime, compiled wazero.CompiledModule, logs io.Writer) (*instance, error) {
 	cfg := wazero.NewModuleConfig().
 		WithName(fmt.Sprintf("plugin-%d", instanceSeq.Add(1))).
 		WithStartFunctions("_initialize").
@@ -170,42 +170,4 @@ func callError(ctx context.Context, err error) error {
 		return fmt.Errorf("%w: %w", ErrTimeout, err)
 	}
 	return err
-}
-
-// ringBuffer keeps the first and the last n/2 bytes written: the guest's
-// stdout/stderr. The head holds a Go guest's "fatal error: ..." line, the
-// tail the latest output.
-type ringBuffer struct {
-	mu        sync.Mutex
-	n         int
-	head      []byte
-	tail      []byte
-	truncated bool
-}
-
-func (b *ringBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	n := len(p)
-	if room := b.n/2 - len(b.head); room > 0 {
-		k := min(room, len(p))
-		b.head = append(b.head, p[:k]...)
-		p = p[k:]
-	}
-	b.tail = append(b.tail, p...)
-	if over := len(b.tail) - b.n/2; over > 0 {
-		b.tail = append(b.tail[:0], b.tail[over:]...)
-		b.truncated = true
-	}
-	return n, nil
-}
-
-// String returns what was kept.
-func (b *ringBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	if b.truncated {
-		return string(b.head) + "\n[...]\n" + string(b.tail)
-	}
-	return string(b.head) + string(b.tail)
 }

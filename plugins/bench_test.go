@@ -10,6 +10,7 @@ import (
 
 	"github.com/runbox/runbox/plugins/builtin"
 	"github.com/runbox/runbox/plugins/builtin/progress"
+	"github.com/runbox/runbox/plugins/prefilter"
 	"github.com/runbox/runbox/sdk"
 	"github.com/tetratelabs/wazero"
 )
@@ -21,6 +22,7 @@ func benchMix() []string { return progress.SyntheticMix(10000) }
 
 func builtinHost(b *testing.B, cfg Config) *Host {
 	cfg.Logger = nil
+	cfg.Builtins = builtins()
 	h, err := NewHost(context.Background(), cfg)
 	if err != nil {
 		b.Fatal(err)
@@ -71,7 +73,7 @@ func BenchmarkProgressWasm(b *testing.B) {
 func BenchmarkProgressNative(b *testing.B) {
 	lines := benchMix()
 	cfg := Config{}.withDefaults()
-	run := func(b *testing.B, filter *prefilter) {
+	run := func(b *testing.B, filter *prefilter.Filter) {
 		for b.Loop() {
 			var st sdk.Progress
 			updated := false
@@ -90,7 +92,7 @@ func BenchmarkProgressNative(b *testing.B) {
 				batch, bytes = batch[:0], 0
 			}
 			for _, l := range lines {
-				if filter != nil && !filter.match(l) {
+				if filter != nil && !filter.Match(l) {
 					continue
 				}
 				batch = append(batch, l)
@@ -108,7 +110,11 @@ func BenchmarkProgressNative(b *testing.B) {
 		}
 		b.ReportMetric(float64(b.N*len(lines))/b.Elapsed().Seconds(), "lines/s")
 	}
-	b.Run("prefiltered", func(b *testing.B) { run(b, manifestFilter(b, progress.Manifest)) })
+	full, errs := prefilter.New(progress.Manifest.Prefilter, progress.Manifest.PrefilterConfirm)
+	if len(errs) > 0 {
+		b.Fatal(errs)
+	}
+	b.Run("prefiltered", func(b *testing.B) { run(b, full) })
 	b.Run("all-lines", func(b *testing.B) { run(b, nil) })
 }
 
@@ -218,11 +224,11 @@ func BenchmarkClassify(b *testing.B) {
 func BenchmarkProgressGuest(b *testing.B) {
 	mix := benchMix()
 	var prog, other []string
-	lits, _ := newPrefilter(progress.Manifest.Prefilter, nil)
+	lits, _ := prefilter.New(progress.Manifest.Prefilter, nil)
 	for _, l := range mix {
 		if len(progress.Parse(sdk.ParseInput{Lines: []string{l}}).Updates) > 0 {
 			prog = append(prog, l)
-		} else if lits.match(l) {
+		} else if lits.Match(l) {
 			other = append(other, l)
 		}
 	}

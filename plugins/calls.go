@@ -2,6 +2,7 @@ package plugins
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 
 	"github.com/runbox/runbox/sdk"
@@ -147,4 +148,51 @@ func (h *Host) Plugins(ctx context.Context) []Info {
 		out = append(out, i)
 	}
 	return out
+}
+
+// Describe waits (bounded by ctx) for the plugin loaded from source (a
+// Config.Files path, a file in a plugin dir, "builtin:NAME") and returns
+// its manifest, or why it could not be loaded.
+func (h *Host) Describe(ctx context.Context, source string) (sdk.Manifest, error) {
+	m, err := h.bySource(ctx, source)
+	if err != nil {
+		return sdk.Manifest{}, err
+	}
+	return m.manifest, nil
+}
+
+// CallJSON sends input, a JSON document, to the kind's export of the plugin
+// loaded from source and returns the result as the plugin wrote it (nil
+// when it had nothing to say). It is for tools that hold their inputs as
+// JSON (plugins test): the call is bounded like any other, but a failure
+// is returned to the caller, not counted against the plugin.
+func (h *Host) CallJSON(ctx context.Context, source string, kind sdk.Kind, input []byte) (json.RawMessage, error) {
+	m, err := h.bySource(ctx, source)
+	if err != nil {
+		return nil, err
+	}
+	fn := exportFor(kind)
+	if fn == "" || !m.manifest.Has(kind) {
+		return nil, fmt.Errorf("plugin %s is no %s (kinds %v)", m.manifest.Name, kind, m.manifest.Kinds)
+	}
+	return h.invokeRaw(ctx, m, fn, json.RawMessage(input))
+}
+
+// bySource returns the loaded module from source, waiting for it.
+func (h *Host) bySource(ctx context.Context, source string) (*module, error) {
+	for _, m := range h.modules {
+		if m.source != source {
+			continue
+		}
+		if m.wait(ctx) {
+			return m, nil
+		}
+		select {
+		case <-m.ready:
+			return nil, fmt.Errorf("load %s: %w", source, m.loadErr)
+		default:
+			return nil, fmt.Errorf("load %s: %w", source, ctx.Err())
+		}
+	}
+	return nil, fmt.Errorf("no plugin loaded from %s", source)
 }

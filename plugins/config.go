@@ -3,11 +3,17 @@ package plugins
 import (
 	"log/slog"
 	"time"
+
+	"github.com/runbox/runbox/sdk"
 )
 
-// Config configures a Host. The zero value is usable: built-ins only, no
+// Config configures a Host. The zero value is usable: no plugins, no
 // on-disk cache, defaults below.
 type Config struct {
+	// Builtins are the plugins compiled into the binary, handed over by the
+	// caller (plugins/builtin, wired in cmd/runboxd): the runtime knows
+	// none of its own.
+	Builtins []Builtin
 	// CacheDir holds wazero's compilation cache (e.g. ~/.cache/runbox/wazero).
 	// Empty means compile in memory each process (~1 s per module, cold).
 	CacheDir string
@@ -16,8 +22,6 @@ type Config struct {
 	Dirs []string
 	// Files are extra *.wasm files to load (e.g. the plugin under test).
 	Files []string
-	// NoBuiltins leaves out the embedded default plugins (tests, debugging).
-	NoBuiltins bool
 	// Logger receives warnings about failing plugins. Default slog.Default().
 	Logger *slog.Logger
 
@@ -57,6 +61,22 @@ type Config struct {
 	// noInterrupt turns off WithCloseOnContextDone (benchmarks only: a
 	// runaway guest is then not stopped).
 	noInterrupt bool
+}
+
+// Builtin is a plugin module that comes with the binary rather than from
+// disk (its source is "builtin:"+Name), with what is known of it without
+// loading it, so that a Host loads it only once it is needed (docs/
+// RATIONALE.md, "analyze loads only what a log needs").
+type Builtin struct {
+	Name string
+	Wasm []byte
+	// Kind is the one kind the module implements; "" when not known, and
+	// the module is then loaded at once, like a user plugin.
+	Kind sdk.Kind
+	// Manifest, when not nil, is what the module describes: a progress
+	// plugin's prefilter then says which lines could reach it before it
+	// is loaded (Host.ProgressFilter).
+	Manifest *sdk.Manifest
 }
 
 func (c Config) withDefaults() Config {

@@ -1,5 +1,6 @@
 // Package plugins runs runbox's WebAssembly plugins (ABI v1, docs/PLUGINS.md)
-// with wazero: it loads the embedded built-ins and the user's modules,
+// with wazero: it loads the built-ins its caller hands it (Config.Builtins;
+// it imports none) and the user's modules and installed bundles,
 // compiles each once per process through the on-disk compilation cache,
 // keeps a small pool of instances per module, bounds every call (time,
 // memory pages, input and output size) and switches off a plugin that keeps
@@ -10,6 +11,8 @@
 // run's output lines to a Parser (NewParser) and, when the run ends
 // unsuccessfully, calls Classify.
 //
-// Packaging lives next to it: Pack, Verify, Install, Remove and List manage
-// bundles; Scaffold and RunFixtures help plugin authors.
+// Beside it: plugins/bundle manages bundles (pack, verify, install),
+// plugins/authoring helps plugin authors (scaffold, fixtures),
+// plugins/analyze explains a log (runbox analyze), plugins/prefilter is the
+// host-side line filter and plugins/builtin holds the default plugins.
 package plugins

@@ -12,7 +12,8 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/runbox/runbox/plugins/builtin/progress"
+	"github.com/runbox/runbox/plugins/internal/wasmdata"
+	"github.com/runbox/runbox/plugins/prefilter"
 	"github.com/runbox/runbox/sdk"
 	"github.com/tetratelabs/wazero"
 	"github.com/tetratelabs/wazero/experimental"
@@ -33,9 +34,10 @@ type Host struct {
 	modules []*module
 }
 
-// NewHost discovers the built-in and user plugins and starts compiling the
-// user ones in the background (their kinds are known only once described);
-// built-ins compile lazily when their kind is first needed, or on Warm.
+// NewHost takes the built-ins in cfg, discovers the user plugins and starts
+// compiling the user ones in the background (their kinds are known only
+// once described); built-ins compile lazily when their kind is first
+// needed, or on Warm.
 // It fails only when the runtime itself cannot be set up; a broken plugin is
 // logged and reported by Plugins.
 func NewHost(ctx context.Context, cfg Config) (*Host, error) {
@@ -60,7 +62,7 @@ func NewHost(ctx context.Context, cfg Config) (*Host, error) {
 	h := &Host{cfg: cfg, log: cfg.Logger, rt: compiler{rt}, cache: cache}
 	h.ctx, h.cancel = context.WithCancel(context.WithoutCancel(ctx))
 	for _, s := range discover(cfg) {
-		m := newModule(h, s.path, s.builtin, sdk.Kind(s.kind), s.wasm)
+		m := newModule(h, s)
 		h.modules = append(h.modules, m)
 		switch {
 		case s.err != nil:
@@ -91,20 +93,20 @@ func (h *Host) Warm(kinds ...sdk.Kind) {
 // to a progress plugin at all (would pass the prefilter of one of them),
 // known without loading any; nil when that cannot be known before they are
 // loaded (a plugin whose kinds or prefilter only its module can tell: any
-// user plugin). A caller that creates its Parser only once a line passes
-// gets the same progress as one that fed it every line, without loading
-// the progress plugins for an output that has no progress in it.
+// user plugin, a built-in handed over without its manifest). A caller that
+// creates its Parser only once a line passes gets the same progress as one
+// that fed it every line, without loading the progress plugins for an
+// output that has no progress in it.
 func (h *Host) ProgressFilter() func(line string) bool {
-	var filters []*prefilter
+	var filters []*prefilter.Filter
 	for _, m := range h.modules {
 		if m.kind != "" && m.kind != sdk.KindProgress {
 			continue
 		}
-		man, ok := builtinManifests[m.source]
-		if !ok || !m.builtin || m.kind != sdk.KindProgress {
+		if m.known == nil || m.kind != sdk.KindProgress {
 			return nil
 		}
-		f, _ := cachedPrefilter(man.Prefilter, man.PrefilterConfirm)
+		f, _ := prefilter.Cached(m.known.Prefilter, m.known.PrefilterConfirm)
 		filters = append(filters, f)
 	}
 	limit := h.cfg.MaxLineBytes
@@ -113,18 +115,12 @@ func (h *Host) ProgressFilter() func(line string) bool {
 			line = line[:limit] // as Parser.Feed cuts it
 		}
 		for _, f := range filters {
-			if f.match(line) {
+			if f.Match(line) {
 				return true
 			}
 		}
 		return false
 	}
-}
-
-// builtinManifests are the manifests of built-ins known without loading
-// them, by source: what their modules describe (TestBuiltinManifests).
-var builtinManifests = map[string]*sdk.Manifest{
-	"builtin:progress": &progress.Manifest,
 }
 
 func contains(ks []sdk.Kind, k sdk.Kind) bool {
@@ -235,12 +231,12 @@ func (h *Host) recordFailure(m *module, fn string, err error) {
 }
 
 // compiler is the runtime a Host compiles with: modules are compiled with
-// their data segments merged (mergeDataSegments), on all cores.
+// their data segments merged (wasmdata.Merge), on all cores.
 type compiler struct{ wazero.Runtime }
 
 func (c compiler) CompileModule(ctx context.Context, wasm []byte) (wazero.CompiledModule, error) {
 	// Not in the cache (a first run, a new plugin): compile the functions
 	// on every core rather than on one.
 	ctx = experimental.WithCompilationWorkers(ctx, runtime.GOMAXPROCS(0))
-	return c.Runtime.CompileModule(ctx, mergeDataSegments(wasm))
+	return c.Runtime.CompileModule(ctx, wasmdata.Merge(wasm))
 }

@@ -1,20 +1,15 @@
 package plugins
 
 import (
-	"bytes"
 	"context"
 	"log/slog"
-	"math/rand/v2"
 	"reflect"
 	"slices"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/runbox/runbox/plugins/builtin"
 	"github.com/runbox/runbox/sdk"
-	"github.com/tetratelabs/wazero"
-	"github.com/tetratelabs/wazero/imports/wasi_snapshot_preview1"
 )
 
 func TestEchoAllKinds(t *testing.T) {
@@ -176,7 +171,7 @@ func TestBacklogBeforeLoad(t *testing.T) {
 // without waiting on a first-ever compile); Ready waits for them. The
 // cache is empty, so the built-in progress plugin takes a compile to load.
 func TestFlushAndReadyWhileLoading(t *testing.T) {
-	h, err := NewHost(context.Background(), Config{CacheDir: t.TempDir(), Logger: slog.New(slog.DiscardHandler)})
+	h, err := NewHost(context.Background(), Config{Builtins: builtins(), CacheDir: t.TempDir(), Logger: slog.New(slog.DiscardHandler)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -212,167 +207,21 @@ func TestFlushAndReadyWhileLoading(t *testing.T) {
 	}
 }
 
-// testModule builds a module with one memory of 4 pages (imported when
-// importMem) and the given data segments: an offset < 0 makes a passive one.
-func testModule(importMem, dataCount bool, segs []testSegment) []byte {
-	sec := func(out []byte, id byte, body []byte) []byte {
-		out = append(out, id)
-		out = appendUleb(out, uint32(len(body)))
-		return append(out, body...)
-	}
-	out := []byte("\x00asm\x01\x00\x00\x00")
-	if importMem {
-		out = sec(out, 2, []byte("\x01\x03env\x03mem\x02\x00\x04"))
-	} else {
-		out = sec(out, 5, []byte{1, 0, 4})
-	}
-	if dataCount {
-		out = sec(out, 12, appendUleb(nil, uint32(len(segs))))
-	}
-	body := appendUleb(nil, uint32(len(segs)))
-	for _, s := range segs {
-		if s.off < 0 {
-			body = append(body, 1)
-		} else {
-			body = append(body, 0, 0x41)
-			body = appendSleb(body, s.off)
-			body = append(body, 0x0b)
-		}
-		body = appendUleb(body, uint32(len(s.data)))
-		body = append(body, s.data...)
-	}
-	return sec(out, 11, body)
-}
-
-type testSegment struct {
-	off  int32
-	data []byte
-}
-
-// testSegments: 200 segments of 1-40 non-zero bytes with gaps of 8 bytes
-// to 10 KiB between them, shuffled.
-func testSegments() []testSegment {
-	r := rand.New(rand.NewPCG(1, 2))
-	var segs []testSegment
-	off := int32(16)
-	for i := range 200 {
-		d := make([]byte, 1+r.IntN(40))
-		for k := range d {
-			d[k] = byte(1 + r.IntN(255))
-		}
-		segs = append(segs, testSegment{off, d})
-		gap := 8 + r.IntN(64)
-		if i%50 == 49 {
-			gap = 10 << 10
-		}
-		off += int32(len(d) + gap)
-	}
-	r.Shuffle(len(segs), func(i, j int) { segs[i], segs[j] = segs[j], segs[i] })
-	return segs
-}
-
-// initialMemory instantiates wasm (interpreted, no start function) and
-// returns its memory as the data segments left it.
-func initialMemory(t *testing.T, wasm []byte, withWASI bool) []byte {
-	t.Helper()
-	ctx := context.Background()
-	rt := wazero.NewRuntimeWithConfig(ctx, wazero.NewRuntimeConfigInterpreter())
-	defer rt.Close(ctx)
-	if withWASI {
-		wasi_snapshot_preview1.MustInstantiate(ctx, rt)
-	}
-	mod, err := rt.InstantiateWithConfig(ctx, wasm, wazero.NewModuleConfig().WithStartFunctions())
-	if err != nil {
-		t.Fatal(err)
-	}
-	b, _ := mod.Memory().Read(0, mod.Memory().Size())
-	return bytes.Clone(b)
-}
-
-// dataSegments counts the data segments of a module.
-func dataSegments(wasm []byte) uint32 {
-	for i := 8; i < len(wasm); {
-		size, n := uleb32(wasm[i+1:])
-		if wasm[i] == 11 {
-			c, _ := uleb32(wasm[i+1+n:])
-			return c
-		}
-		i += 1 + n + int(size)
-	}
-	return 0
-}
-
-func TestMergeDataSegments(t *testing.T) {
-	segs := testSegments()
-	orig := testModule(false, false, segs)
-	merged := mergeDataSegments(orig)
-	if bytes.Equal(merged, orig) {
-		t.Fatal("segments not merged")
-	}
-	if c := dataSegments(merged); c != 4 {
-		// 3 gaps of 10 KiB split the 200 segments into 4 runs
-		t.Errorf("merged into %d segments, want 4", c)
-	}
-	if !bytes.Equal(initialMemory(t, merged, false), initialMemory(t, orig, false)) {
-		t.Fatal("merged module starts with other memory contents")
-	}
-
-	// What it does not fully understand stays as it is.
-	overlap := append(slices.Clone(segs), testSegment{segs[0].off + 1, []byte{7}})
-	passive := append(slices.Clone(segs), testSegment{-1, []byte{7}})
-	for name, wasm := range map[string][]byte{
-		"imported memory":    testModule(true, false, segs),
-		"data count section": testModule(false, true, segs),
-		"overlap":            testModule(false, false, overlap),
-		"passive segment":    testModule(false, false, passive),
-		"few segments":       testModule(false, false, segs[:10]),
-		"not wasm":           []byte("#!/bin/sh\necho hello\n"),
-	} {
-		if got := mergeDataSegments(wasm); !bytes.Equal(got, wasm) {
-			t.Errorf("%s: module changed", name)
-		}
-	}
-	// Truncated or corrupt, it never panics and never grows a broken module
-	// into a valid-looking one: it only ever returns its input or a merge.
-	for n := range len(orig) {
-		if got := mergeDataSegments(orig[:n]); !bytes.Equal(got, orig[:n]) {
-			t.Fatalf("truncated to %d bytes: module changed", n)
-		}
-	}
-}
-
-// TestMergeDataSegmentsBuiltins: each built-in loses its tens of thousands
-// of segments and starts with the same memory.
-func TestMergeDataSegmentsBuiltins(t *testing.T) {
-	if testing.Short() {
-		t.Skip("interprets the built-ins' data segments; skipped with -short")
-	}
-	for _, b := range builtin.Modules() {
-		t.Run(b.Name, func(t *testing.T) {
-			merged := mergeDataSegments(b.Wasm)
-			if n, m := dataSegments(b.Wasm), dataSegments(merged); m >= n/100 {
-				t.Fatalf("%d segments merged into %d", n, m)
-			}
-			if !bytes.Equal(initialMemory(t, merged, true), initialMemory(t, b.Wasm, true)) {
-				t.Fatal("merged module starts with other memory contents")
-			}
-		})
-	}
-}
-
 // TestBuiltinManifests: the manifests ProgressFilter relies on are what
 // the built-in modules describe.
 func TestBuiltinManifests(t *testing.T) {
-	h, err := NewHost(context.Background(), Config{Logger: slog.New(slog.DiscardHandler)})
+	h, err := NewHost(context.Background(), Config{Builtins: builtins(), Logger: slog.New(slog.DiscardHandler)})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer h.Close(context.Background())
+	checked := 0
 	for _, m := range h.modules {
-		want, ok := builtinManifests[m.source]
-		if !ok {
+		want := m.known
+		if want == nil {
 			continue
 		}
+		checked++
 		if !m.wait(context.Background()) {
 			t.Fatalf("%s: not loaded: %v", m.source, m.loadErr)
 		}
@@ -383,12 +232,15 @@ func TestBuiltinManifests(t *testing.T) {
 			t.Errorf("%s describes %+v\nknown as %+v", m.source, got, *want)
 		}
 	}
+	if checked == 0 {
+		t.Fatal("no built-in comes with its manifest")
+	}
 }
 
 func TestProgressFilter(t *testing.T) {
 	ctx := context.Background()
 	quiet := slog.New(slog.DiscardHandler)
-	h, err := NewHost(ctx, Config{Logger: quiet, MaxLineBytes: 64})
+	h, err := NewHost(ctx, Config{Builtins: builtins(), Logger: quiet, MaxLineBytes: 64})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -428,6 +280,20 @@ func TestProgressFilter(t *testing.T) {
 	u, _ := newTestHost(t, Config{}, pluginDir(t, "echo"))
 	if u.ProgressFilter() != nil {
 		t.Fatal("user plugin: filter should be unknown")
+	}
+	// A built-in progress plugin handed over without its manifest: unknown.
+	var bare []Builtin
+	for _, b := range builtins() {
+		b.Manifest = nil
+		bare = append(bare, b)
+	}
+	hb, err := NewHost(ctx, Config{Builtins: bare, Logger: quiet})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer hb.Close(ctx)
+	if hb.ProgressFilter() != nil {
+		t.Fatal("built-in without its manifest: filter should be unknown")
 	}
 	// No progress plugin at all: no line can have progress.
 	n, _ := newTestHost(t, Config{})

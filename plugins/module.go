@@ -8,6 +8,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/runbox/runbox/internal/tail"
 	"github.com/runbox/runbox/sdk"
 	"github.com/tetratelabs/wazero"
 )
@@ -29,10 +30,11 @@ type module struct {
 	h       *Host
 	source  string // file path, or "builtin:NAME"
 	builtin bool
-	kind    sdk.Kind // known before compiling (built-ins); "" = unknown
+	kind    sdk.Kind      // known before compiling (built-ins); "" = unknown
+	known   *sdk.Manifest // the manifest known before compiling (built-ins)
 	wasm    []byte
 	sha     func() string // hex sha256 of wasm, computed when first asked
-	logs    *ringBuffer
+	logs    *tail.Buffer  // the guest's stdout/stderr: head and tail
 
 	once     sync.Once
 	ready    chan struct{} // closed when loading finished (ok or not)
@@ -45,16 +47,17 @@ type module struct {
 	breaker breaker
 }
 
-func newModule(h *Host, source string, builtin bool, kind sdk.Kind, wasm []byte) *module {
+func newModule(h *Host, s source) *module {
+	wasm := s.wasm
 	return &module{
-		h: h, source: source, builtin: builtin, kind: kind, wasm: wasm,
+		h: h, source: s.path, builtin: s.builtin, kind: s.kind, known: s.known, wasm: wasm,
 		// Lazily: hashing every module on each start costs analyze ~5 ms,
 		// and only plugins ls/info show it.
 		sha: sync.OnceValue(func() string {
 			sum := sha256.Sum256(wasm)
 			return hex.EncodeToString(sum[:])
 		}),
-		logs:  &ringBuffer{n: h.cfg.LogBytes},
+		logs:  tail.NewHeadTail(h.cfg.LogBytes),
 		ready: make(chan struct{}),
 		pool:  make(chan *instance, h.cfg.PoolSize),
 		slots: make(chan struct{}, h.cfg.MaxInstances),

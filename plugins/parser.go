@@ -5,6 +5,7 @@ import (
 	"maps"
 	"sync"
 
+	"github.com/runbox/runbox/plugins/prefilter"
 	"github.com/runbox/runbox/sdk"
 )
 
@@ -26,7 +27,7 @@ type Parser struct {
 
 type parseTarget struct {
 	m      *module
-	filter *prefilter
+	filter *prefilter.Filter
 	lines  []string
 	bytes  int
 }
@@ -122,7 +123,7 @@ func (p *Parser) resolve(ctx context.Context, wait bool) bool {
 	}
 	p.targets = make([]*parseTarget, 0, len(mods))
 	for _, m := range mods {
-		f, errs := cachedPrefilter(m.manifest.Prefilter, m.manifest.PrefilterConfirm)
+		f, errs := prefilter.Cached(m.manifest.Prefilter, m.manifest.PrefilterConfirm)
 		for _, err := range errs {
 			p.h.log.Warn("plugin prefilter entry ignored", "plugin", m.manifest.Name, "err", err)
 		}
@@ -138,7 +139,7 @@ func (p *Parser) resolve(ctx context.Context, wait bool) bool {
 
 func (p *Parser) add(ctx context.Context, line string) {
 	for _, t := range p.targets {
-		if !t.filter.match(line) {
+		if !t.filter.Match(line) {
 			continue
 		}
 		t.lines = append(t.lines, line)

@@ -71,6 +71,7 @@ func newJudge(log *slog.Logger, idle time.Duration) *host.PluginJudge {
 // their compilation cache.
 func pluginConfig(log *slog.Logger) plugins.Config {
 	return plugins.Config{
+		Builtins: builtinPlugins(),
 		CacheDir: filepath.Join(paths.CacheDir(), "wazero"),
 		Dirs:     []string{paths.PluginDir()},
 		Logger:   log,

@@ -13,8 +13,22 @@ import (
 	"github.com/runbox/runbox/cmd/internal/cli"
 	"github.com/runbox/runbox/internal/paths"
 	"github.com/runbox/runbox/plugins"
+	"github.com/runbox/runbox/plugins/authoring"
+	"github.com/runbox/runbox/plugins/builtin"
+	"github.com/runbox/runbox/plugins/bundle"
 	"github.com/runbox/runbox/sdk"
 )
+
+// builtinPlugins are the plugins embedded in runboxd, handed to the plugin
+// runtime with what is known of them without loading them.
+func builtinPlugins() []plugins.Builtin {
+	mods := builtin.Modules()
+	out := make([]plugins.Builtin, len(mods))
+	for i, m := range mods {
+		out[i] = plugins.Builtin{Name: m.Name, Kind: m.Kind, Wasm: m.Wasm, Manifest: m.Manifest()}
+	}
+	return out
+}
 
 // pluginsLs lists plugins.
 func pluginsLs(ctx context.Context, a *cli.App, c *cli.PluginsLsCmd) error {
@@ -90,7 +104,7 @@ func pluginsInstall(ctx context.Context, a *cli.App, c *cli.PluginsInstallCmd) e
 	if err != nil {
 		return err
 	}
-	m, err := plugins.Install(c.Bundle, paths.PluginDir(), keys...)
+	m, err := bundle.Install(c.Bundle, paths.PluginDir(), keys...)
 	if err != nil {
 		return err
 	}
@@ -103,7 +117,7 @@ func pluginsInstall(ctx context.Context, a *cli.App, c *cli.PluginsInstallCmd) e
 
 // pluginsRemove removes a bundle.
 func pluginsRemove(ctx context.Context, a *cli.App, c *cli.PluginsRemoveCmd) error {
-	if err := plugins.Remove(paths.PluginDir(), c.Name); err != nil {
+	if err := bundle.Remove(paths.PluginDir(), c.Name); err != nil {
 		return err
 	}
 	if !a.G.JSON {
@@ -133,7 +147,7 @@ func pluginsPack(ctx context.Context, a *cli.App, c *cli.PluginsPackCmd) error {
 			return fmt.Errorf("--key: want a %d-byte seed or %d-byte key, got %d bytes", ed25519.SeedSize, ed25519.PrivateKeySize, len(raw))
 		}
 	}
-	m, err := plugins.Pack(c.Dir, c.Out, key)
+	m, err := bundle.Pack(c.Dir, c.Out, key)
 	if err != nil {
 		return err
 	}
@@ -153,7 +167,7 @@ func pluginsVerify(ctx context.Context, a *cli.App, c *cli.PluginsVerifyCmd) err
 	if err != nil {
 		return err
 	}
-	m, err := plugins.Verify(c.Bundle, keys)
+	m, err := bundle.Verify(c.Bundle, keys)
 	if err != nil {
 		return err
 	}
@@ -182,7 +196,7 @@ func publicKeys(in []string) ([]ed25519.PublicKey, error) {
 
 // pluginsTest runs the fixtures; it fails when any fixture does not match.
 func pluginsTest(ctx context.Context, a *cli.App, c *cli.PluginsTestCmd) error {
-	rep, err := plugins.RunFixtures(ctx, c.Plugin, c.Fixtures)
+	rep, err := authoring.RunFixtures(ctx, c.Plugin, c.Fixtures)
 	if err != nil {
 		return err
 	}
@@ -205,7 +219,7 @@ func pluginsNew(ctx context.Context, a *cli.App, c *cli.PluginsNewCmd) error {
 	if dir == "" {
 		dir = c.Name
 	}
-	if err := plugins.Scaffold(dir, sdk.Kind(c.Kind), c.Name); err != nil {
+	if err := authoring.Scaffold(dir, sdk.Kind(c.Kind), c.Name); err != nil {
 		return err
 	}
 	if a.G.JSON {

@@ -1,11 +1,15 @@
-package plugins
+// Package prefilter decides, without calling a plugin, whether an output
+// line may interest a progress plugin: its manifest's Prefilter literals,
+// each confirmed by the text around it where PrefilterConfirm says so
+// (docs/PLUGINS.md). One pass over the line whatever the number of
+// literals; confirm patterns are small NFAs anchored at the literal.
+package prefilter
 
 import (
 	"encoding/binary"
 	"errors"
 	"fmt"
 	"math/bits"
-	"regexp/syntax"
 	"strconv"
 	"strings"
 	"sync"
@@ -13,7 +17,7 @@ import (
 	"github.com/runbox/runbox/sdk"
 )
 
-// prefilter answers "may this line interest the plugin?" for a progress
+// Filter answers "may this line interest the plugin?" for a progress
 // plugin's manifest: does the line contain one of its Prefilter literals,
 // at an occurrence that one of the literal's PrefilterConfirm entries
 // accepts when it has any? One pass over the line, whatever the number of
@@ -26,7 +30,7 @@ import (
 // patterns run only on a literal that is there, as small bit-parallel
 // NFAs anchored at the literal: no backtracking, and most of them fail
 // within a few bytes.
-type prefilter struct {
+type Filter struct {
 	all     bool                 // no literals, or an empty plain one: every line
 	empty   *literal             // an empty literal with confirm entries
 	single  [256]*literal        // one-byte literals
@@ -94,10 +98,10 @@ type confirm struct {
 	before, after *pattern
 }
 
-// newPrefilter compiles a manifest's prefilter. Entries it cannot compile
+// New compiles a manifest's prefilter. Entries it cannot compile
 // make their literal plain; they are returned as errors, for the log.
-func newPrefilter(literals []string, confirms []sdk.PrefilterConfirm) (*prefilter, []error) {
-	f := &prefilter{all: len(literals) == 0}
+func New(literals []string, confirms []sdk.PrefilterConfirm) (*Filter, []error) {
+	f := &Filter{all: len(literals) == 0}
 	var errs []error
 	type state struct {
 		entries []confirm
@@ -187,12 +191,12 @@ func newPrefilter(literals []string, confirms []sdk.PrefilterConfirm) (*prefilte
 var prefilters sync.Map // string -> *cachedFilter
 
 type cachedFilter struct {
-	f    *prefilter
+	f    *Filter
 	errs []error
 }
 
-// cachedPrefilter is newPrefilter, once per distinct manifest prefilter.
-func cachedPrefilter(literals []string, confirms []sdk.PrefilterConfirm) (*prefilter, []error) {
+// Cached is New, once per distinct manifest prefilter.
+func Cached(literals []string, confirms []sdk.PrefilterConfirm) (*Filter, []error) {
 	var key strings.Builder
 	for _, l := range literals {
 		key.WriteString(strconv.Quote(l))
@@ -204,21 +208,21 @@ func cachedPrefilter(literals []string, confirms []sdk.PrefilterConfirm) (*prefi
 	if c, ok := prefilters.Load(key.String()); ok {
 		return c.(*cachedFilter).f, c.(*cachedFilter).errs
 	}
-	f, errs := newPrefilter(literals, confirms)
+	f, errs := New(literals, confirms)
 	prefilters.Store(key.String(), &cachedFilter{f, errs})
 	return f, errs
 }
 
 // mark3 adds the three bytes a, b, c (from the lowest) of t to f.tri.
-func (f *prefilter) mark3(t uint32) {
+func (f *Filter) mark3(t uint32) {
 	h := triHash(t)
 	f.tri[h>>6] |= 1 << (h & 63)
 }
 
 func triHash(t uint32) uint32 { return t & 0xFFFFFF * 0x9E3779B1 >> 17 }
 
-// match reports whether line passes the prefilter.
-func (f *prefilter) match(line string) bool {
+// Match reports whether line passes the prefilter.
+func (f *Filter) Match(line string) bool {
 	if f.all {
 		return true
 	}
@@ -244,7 +248,7 @@ func (f *prefilter) match(line string) bool {
 // marked pair at q sends positions q-back ... q to at (through tri
 // first). The last bytes are looked at the same way, padded with zero
 // bytes to 16.
-func (f *prefilter) matchPairs(line string) bool {
+func (f *Filter) matchPairs(line string) bool {
 	n := len(line)
 	i := 0
 	for ; i+16 <= n; i += 16 {
@@ -272,7 +276,7 @@ func (f *prefilter) matchPairs(line string) bool {
 
 // pairMarks has bit 2k set when the pair of bytes 2k, 2k+1 of the 16
 // bytes w, v (little-endian) is marked in pairs.
-func (f *prefilter) pairMarks(w, v uint64) uint64 {
+func (f *Filter) pairMarks(w, v uint64) uint64 {
 	pairs := f.pairs
 	return uint64(pairs[uint16(w)]&1) | uint64(pairs[uint16(w>>16)]&1)<<2 |
 		uint64(pairs[uint16(w>>32)]&1)<<4 | uint64(pairs[uint16(w>>48)]&1)<<6 |
@@ -282,7 +286,7 @@ func (f *prefilter) pairMarks(w, v uint64) uint64 {
 
 // pairsAt checks, for each marked pair at i+q (bit q of hm), the
 // positions of line from the pair's back before it to it.
-func (f *prefilter) pairsAt(line string, i int, hm uint64) bool {
+func (f *Filter) pairsAt(line string, i int, hm uint64) bool {
 	n := len(line)
 	for ; hm != 0; hm &= hm - 1 {
 		q := i + bits.TrailingZeros64(hm)
@@ -326,14 +330,14 @@ func pairCommon(t string) int {
 }
 
 // triAt is at behind the check of tri.
-func (f *prefilter) triAt(line string, i int) bool {
+func (f *Filter) triAt(line string, i int) bool {
 	h := triHash(uint32(load(line, i)))
 	return f.tri[h>>6]&(1<<(h&63)) != 0 && f.at(line, i)
 }
 
 // matchTri is match for any prefilter: it looks up the three bytes at
 // every position of line in tri, eight per 8-byte load.
-func (f *prefilter) matchTri(line string) bool {
+func (f *Filter) matchTri(line string) bool {
 	n := len(line)
 	if n == 0 {
 		return false
@@ -367,7 +371,7 @@ func (f *prefilter) matchTri(line string) bool {
 }
 
 // at reports whether a literal starts at line[i] and passes.
-func (f *prefilter) at(line string, i int) bool {
+func (f *Filter) at(line string, i int) bool {
 	c := line[i]
 	if l := f.single[c]; l != nil && l.confirmed(line, i, i+len(l.s)) {
 		return true
@@ -393,343 +397,4 @@ func (l *literal) confirmed(line string, i, e int) bool {
 		}
 	}
 	return false
-}
-
-// ---- confirm patterns ------------------------------------------------------
-
-// pattern is a compiled confirm pattern: its alternatives as
-// position-bitmask NFAs, each NFA holding as many alternatives as fit in
-// 64 positions. A set bit p of a state means "the first p units of some
-// alternative (counted from the anchor) are matched".
-type pattern struct {
-	empty bool // matches the empty text
-	nfas  []nfa
-}
-
-type nfa struct {
-	start  uint64      // states before the first byte (closed over skips)
-	skip   uint64      // bit p: unit p may match no byte (?, *)
-	accept uint64      // bits at the end of an alternative
-	atEnd  uint64      // bits at the end of an alternative anchored by ^ or $
-	adv    [256]uint64 // bit p: unit p matches the byte and moves on
-	stay   [256]uint64 // bit p: unit p is a star that matches the byte
-}
-
-// closure adds the states reachable by skipping optional units.
-func (n *nfa) closure(a uint64) uint64 {
-	for {
-		b := a | (a&n.skip)<<1
-		if b == a {
-			return a
-		}
-		a = b
-	}
-}
-
-func (n *nfa) step(a uint64, c byte) uint64 {
-	return n.closure((a&n.adv[c])<<1 | a&n.stay[c])
-}
-
-// matchAfter reports whether a prefix of line[e:] matches p (nil: yes).
-func (p *pattern) matchAfter(line string, e int) bool {
-	if p == nil || p.empty {
-		return true
-	}
-	for k := range p.nfas {
-		n := &p.nfas[k]
-		a := n.start
-		for i := e; i < len(line) && a != 0; i++ {
-			if a = n.step(a, line[i]); a&n.accept != 0 {
-				return true
-			}
-		}
-		if a&n.atEnd != 0 {
-			return true
-		}
-	}
-	return false
-}
-
-// matchBefore reports whether a suffix of line[:i] matches p (nil: yes);
-// the NFAs of a before pattern hold its alternatives reversed.
-func (p *pattern) matchBefore(line string, i int) bool {
-	if p == nil || p.empty {
-		return true
-	}
-	for k := range p.nfas {
-		n := &p.nfas[k]
-		a := n.start
-		for j := i - 1; j >= 0 && a != 0; j-- {
-			if a = n.step(a, line[j]); a&n.accept != 0 {
-				return true
-			}
-		}
-		if a&n.atEnd != 0 {
-			return true
-		}
-	}
-	return false
-}
-
-// Limits on one pattern, so that a manifest cannot make the host slow.
-const (
-	maxAlternatives = 64 // after expanding groups and optional groups
-	maxUnits        = 63 // per alternative, after expanding repetitions
-	maxRepeat       = 16 // in x{n,m}
-)
-
-// unit is one step of an alternative: a byte set, or an anchor.
-type unit struct {
-	set  [4]uint64
-	kind uint8
-}
-
-const (
-	unitOne   uint8 = iota // exactly one byte of set
-	unitOpt                // zero or one
-	unitStar               // zero or more
-	unitBegin              // ^: the start of the line
-	unitEnd                // $: the end of the line
-)
-
-func (u *unit) has(c byte) bool { return u.set[c>>6]&(1<<(c&63)) != 0 }
-func (u *unit) add(c byte)      { u.set[c>>6] |= 1 << (c & 63) }
-
-// compilePattern compiles a confirm pattern; nil for "". reverse: a
-// before pattern, matched from the literal backwards.
-func compilePattern(src string, reverse bool) (*pattern, error) {
-	if src == "" {
-		return nil, nil
-	}
-	re, err := syntax.Parse(src, syntax.Perl)
-	if err != nil {
-		return nil, err
-	}
-	alts, err := expand(re)
-	if err != nil {
-		return nil, fmt.Errorf("%q: %w", src, err)
-	}
-	p := &pattern{}
-	var cur *nfa
-	used := 0
-	for _, a := range alts {
-		anchored := false
-		for k, u := range a {
-			switch {
-			case u.kind == unitBegin && reverse && k == 0, u.kind == unitEnd && !reverse && k == len(a)-1:
-				anchored = true
-			case u.kind == unitBegin:
-				return nil, fmt.Errorf("%q: ^ only at the start of a before pattern", src)
-			case u.kind == unitEnd:
-				return nil, fmt.Errorf("%q: $ only at the end of an after pattern", src)
-			}
-		}
-		if anchored {
-			if reverse {
-				a = a[1:]
-			} else {
-				a = a[:len(a)-1]
-			}
-		}
-		if len(a) > maxUnits {
-			return nil, fmt.Errorf("%q: more than %d characters in an alternative", src, maxUnits)
-		}
-		if reverse {
-			r := make([]unit, len(a))
-			for k, u := range a {
-				r[len(a)-1-k] = u
-			}
-			a = r
-		}
-		if cur == nil || used+len(a)+1 > 64 {
-			p.nfas = append(p.nfas, nfa{})
-			cur, used = &p.nfas[len(p.nfas)-1], 0
-		}
-		base := used
-		cur.start |= 1 << base
-		for k, u := range a {
-			bit := uint64(1) << (base + k)
-			if u.kind == unitOpt || u.kind == unitStar {
-				cur.skip |= bit
-			}
-			for c := range 256 {
-				if !u.has(byte(c)) {
-					continue
-				}
-				if u.kind == unitStar {
-					cur.stay[c] |= bit
-				} else {
-					cur.adv[c] |= bit
-				}
-			}
-		}
-		end := uint64(1) << (base + len(a))
-		if anchored {
-			cur.atEnd |= end
-		} else {
-			cur.accept |= end
-		}
-		used += len(a) + 1
-	}
-	for k := range p.nfas {
-		n := &p.nfas[k]
-		n.start = n.closure(n.start)
-		if n.start&n.accept != 0 {
-			p.empty = true
-		}
-	}
-	return p, nil
-}
-
-var errUnsupported = errors.New("unsupported in a confirm pattern")
-
-// expand turns re into its alternatives, each a sequence of units.
-func expand(re *syntax.Regexp) ([]alt, error) {
-	switch re.Op {
-	case syntax.OpNoMatch:
-		return nil, nil
-	case syntax.OpEmptyMatch:
-		return []alt{{}}, nil
-	case syntax.OpBeginLine, syntax.OpBeginText:
-		return []alt{{{kind: unitBegin}}}, nil
-	case syntax.OpEndLine, syntax.OpEndText:
-		return []alt{{{kind: unitEnd}}}, nil
-	case syntax.OpLiteral:
-		a := make(alt, 0, len(re.Rune))
-		for _, r := range re.Rune {
-			u, err := single(&syntax.Regexp{Op: syntax.OpLiteral, Rune: []rune{r}, Flags: re.Flags})
-			if err != nil {
-				return nil, err
-			}
-			a = append(a, u)
-		}
-		return []alt{a}, nil
-	case syntax.OpCharClass, syntax.OpAnyChar, syntax.OpAnyCharNotNL:
-		u, err := single(re)
-		return []alt{{u}}, err
-	case syntax.OpCapture:
-		return expand(re.Sub[0])
-	case syntax.OpConcat:
-		out := []alt{{}}
-		for _, sub := range re.Sub {
-			next, err := expand(sub)
-			if err != nil {
-				return nil, err
-			}
-			if len(out)*len(next) > maxAlternatives {
-				return nil, fmt.Errorf("more than %d alternatives", maxAlternatives)
-			}
-			prod := make([]alt, 0, len(out)*len(next))
-			for _, a := range out {
-				for _, b := range next {
-					prod = append(prod, append(append(alt{}, a...), b...))
-				}
-			}
-			out = prod
-		}
-		return out, nil
-	case syntax.OpAlternate:
-		var out []alt
-		for _, sub := range re.Sub {
-			next, err := expand(sub)
-			if err != nil {
-				return nil, err
-			}
-			out = append(out, next...)
-			if len(out) > maxAlternatives {
-				return nil, fmt.Errorf("more than %d alternatives", maxAlternatives)
-			}
-		}
-		return out, nil
-	case syntax.OpQuest:
-		if u, err := single(re.Sub[0]); err == nil {
-			u.kind = unitOpt
-			return []alt{{u}}, nil
-		}
-		out, err := expand(re.Sub[0])
-		if err != nil {
-			return nil, err
-		}
-		if len(out)+1 > maxAlternatives {
-			return nil, fmt.Errorf("more than %d alternatives", maxAlternatives)
-		}
-		return append(out, alt{}), nil
-	case syntax.OpStar, syntax.OpPlus, syntax.OpRepeat:
-		u, err := single(re.Sub[0])
-		if err != nil {
-			return nil, fmt.Errorf("repetition of more than one character: %w", errUnsupported)
-		}
-		lo, hi := 0, -1
-		switch re.Op {
-		case syntax.OpPlus:
-			lo = 1
-		case syntax.OpRepeat:
-			lo, hi = re.Min, re.Max
-		}
-		if lo > maxRepeat || hi > maxRepeat {
-			return nil, fmt.Errorf("repetition over %d", maxRepeat)
-		}
-		var a alt
-		for range lo {
-			a = append(a, u)
-		}
-		switch {
-		case hi < 0:
-			u.kind = unitStar
-			a = append(a, u)
-		default:
-			u.kind = unitOpt
-			for range hi - lo {
-				a = append(a, u)
-			}
-		}
-		return []alt{a}, nil
-	}
-	return nil, fmt.Errorf("%s: %w", re, errUnsupported)
-}
-
-type alt []unit
-
-// single compiles re to one unit when it matches exactly one character.
-func single(re *syntax.Regexp) (unit, error) {
-	var u unit
-	switch re.Op {
-	case syntax.OpCapture:
-		return single(re.Sub[0])
-	case syntax.OpLiteral:
-		if len(re.Rune) != 1 {
-			return u, errUnsupported
-		}
-		r := re.Rune[0]
-		if r >= 0x80 {
-			return u, fmt.Errorf("non-ASCII character %q (a byte >= 0x80 is matched by . or a negated class)", r)
-		}
-		u.add(byte(r))
-		if re.Flags&syntax.FoldCase != 0 && 'a' <= r|0x20 && r|0x20 <= 'z' {
-			u.add(byte(r) | 0x20)
-			u.add(byte(r) &^ 0x20)
-		}
-		return u, nil
-	case syntax.OpCharClass:
-		for k := 0; k+1 < len(re.Rune); k += 2 {
-			lo, hi := re.Rune[k], re.Rune[k+1]
-			for r := lo; r <= min(hi, 0x7f); r++ {
-				u.add(byte(r))
-			}
-			if lo <= 0xfffd && 0xfffd <= hi {
-				for c := 0x80; c < 0x100; c++ {
-					u.add(byte(c))
-				}
-			}
-		}
-		return u, nil
-	case syntax.OpAnyChar, syntax.OpAnyCharNotNL:
-		for c := range 256 {
-			if c != '\n' || re.Op == syntax.OpAnyChar {
-				u.add(byte(c))
-			}
-		}
-		return u, nil
-	}
-	return u, errUnsupported
 }

@@ -1,4 +1,4 @@
-package plugins
+package authoring
 
 import (
 	"context"
@@ -8,8 +8,11 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/runbox/runbox/plugins/internal/plugintest"
 	"github.com/runbox/runbox/sdk"
 )
+
+func TestMain(m *testing.M) { plugintest.Main(m) }
 
 // A scaffolded project builds outside this repo and passes its own fixtures.
 func TestScaffoldBuildsAndPassesFixtures(t *testing.T) {
@@ -44,14 +47,14 @@ func TestRunFixturesReportsDiff(t *testing.T) {
 	dir := t.TempDir()
 	os.WriteFile(filepath.Join(dir, "a.input.json"), []byte(`{"exit_code":1,"limits":{}}`), 0o644)
 	os.WriteFile(filepath.Join(dir, "a.expected.json"), []byte(`{"code":"SEGFAULT","message":"exit","retryable":false,"confidence":0.5}`), 0o644)
-	rep, err := RunFixtures(context.Background(), buildPlugin(t, "panic"), dir)
+	rep, err := RunFixtures(context.Background(), plugintest.Build(t, "panic"), dir)
 	if err != nil || rep.Failed != 1 || !strings.Contains(rep.Results[0].Err, "boom from guest") {
 		t.Fatalf("panic plugin: %v\n%s", err, rep)
 	}
 	// echo has several kinds: the fixture name carries the kind.
 	os.Rename(filepath.Join(dir, "a.input.json"), filepath.Join(dir, "classifier-a.input.json"))
 	os.Rename(filepath.Join(dir, "a.expected.json"), filepath.Join(dir, "classifier-a.expected.json"))
-	rep, err = RunFixtures(context.Background(), buildPlugin(t, "echo"), dir)
+	rep, err = RunFixtures(context.Background(), plugintest.Build(t, "echo"), dir)
 	if err != nil || rep.Failed != 1 {
 		t.Fatalf("echo: %v\n%s", err, rep)
 	}

@@ -1,4 +1,7 @@
-package plugins
+// Package authoring helps plugin authors: Scaffold writes a new plugin
+// project (runbox plugins new) and RunFixtures runs a plugin over its
+// fixtures (runbox plugins test).
+package authoring
 
 import (
 	"bytes"
@@ -11,6 +14,7 @@ import (
 	"strings"
 	"text/template"
 
+	"github.com/runbox/runbox/plugins/bundle"
 	"github.com/runbox/runbox/sdk"
 )
 
@@ -24,8 +28,8 @@ var scaffoldFS embed.FS
 // replace directive, because github.com/runbox/runbox is not published;
 // the project builds offline with only the Go toolchain.
 func Scaffold(dir string, kind sdk.Kind, name string) error {
-	if !nameRE.MatchString(name) {
-		return fmt.Errorf("scaffold: name %q must match %s", name, nameRE)
+	if err := bundle.CheckName(name); err != nil {
+		return fmt.Errorf("scaffold: %w", err)
 	}
 	tmplDir := map[sdk.Kind]string{sdk.KindClassifier: "classifier", sdk.KindProgress: "progress", sdk.KindPlanner: "planner"}[kind]
 	if tmplDir == "" {
@@ -70,14 +74,15 @@ func Scaffold(dir string, kind sdk.Kind, name string) error {
 		files[path.Join("third_party/runbox/sdk", s)] = b
 	}
 	files["third_party/runbox/go.mod"] = []byte("module github.com/runbox/runbox\n\ngo 1.24\n")
-	if err := writeDir(dir, files); err != nil {
-		return fmt.Errorf("scaffold: %w", err)
+	for name, b := range files {
+		p := filepath.Join(dir, filepath.FromSlash(name))
+		err := os.MkdirAll(filepath.Dir(p), 0o755)
+		if err == nil {
+			err = os.WriteFile(p, b, 0o644)
+		}
+		if err != nil {
+			return fmt.Errorf("scaffold: %w", err)
+		}
 	}
 	return nil
-}
-
-// ScaffoldFiles lists the files Scaffold writes besides the vendored SDK,
-// for the CLI to print.
-func ScaffoldFiles() []string {
-	return []string{"go.mod", "main.go", "Makefile", "README.md", filepath.Join("testdata", "*.json")}
 }

@@ -1,4 +1,4 @@
-package plugins
+package authoring
 
 import (
 	"context"
@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/runbox/runbox/plugins"
 	"github.com/runbox/runbox/sdk"
 )
 
@@ -57,26 +58,25 @@ func (r Report) String() string {
 // kind and a dash ("classifier-oom"). The error is for a plugin that cannot
 // load or a fixtures dir that cannot be read; failing fixtures are in Report.
 func RunFixtures(ctx context.Context, wasmPath, fixturesDir string) (Report, error) {
-	h, err := NewHost(ctx, Config{
-		Files: []string{wasmPath}, NoBuiltins: true, FailureThreshold: 1 << 30,
-		Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
+	h, err := plugins.NewHost(ctx, plugins.Config{
+		Files: []string{wasmPath}, Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
 	})
 	if err != nil {
 		return Report{}, err
 	}
 	defer h.Close(ctx)
-	m := h.modules[0]
-	if !m.wait(ctx) {
-		return Report{}, fmt.Errorf("load %s: %w", wasmPath, m.loadErr)
+	man, err := h.Describe(ctx, wasmPath)
+	if err != nil {
+		return Report{}, err
 	}
-	rep := Report{Plugin: m.manifest.Name + " " + m.manifest.Version}
+	rep := Report{Plugin: man.Name + " " + man.Version}
 	inputs, err := filepath.Glob(filepath.Join(fixturesDir, "*.input.json"))
 	if err != nil || len(inputs) == 0 {
 		return rep, fmt.Errorf("no fixtures (*.input.json) in %s", fixturesDir)
 	}
 	sort.Strings(inputs)
 	for _, in := range inputs {
-		res := runFixture(ctx, h, m, in)
+		res := runFixture(ctx, h, wasmPath, man, in)
 		if res.OK {
 			rep.Passed++
 		} else {
@@ -87,13 +87,12 @@ func RunFixtures(ctx context.Context, wasmPath, fixturesDir string) (Report, err
 	return rep, nil
 }
 
-func runFixture(ctx context.Context, h *Host, m *module, inPath string) FixtureResult {
+func runFixture(ctx context.Context, h *plugins.Host, source string, man sdk.Manifest, inPath string) FixtureResult {
 	name := strings.TrimSuffix(filepath.Base(inPath), ".input.json")
-	res := FixtureResult{Name: name, Kind: fixtureKind(m.manifest, name)}
+	res := FixtureResult{Name: name, Kind: fixtureKind(man, name)}
 	fail := func(err error) FixtureResult { res.Err = err.Error(); return res }
-	fn := exportFor(res.Kind)
-	if fn == "" {
-		return fail(fmt.Errorf("cannot tell the kind: name the fixture KIND-%s (plugin kinds %v)", name, m.manifest.Kinds))
+	if res.Kind == "" {
+		return fail(fmt.Errorf("cannot tell the kind: name the fixture KIND-%s (plugin kinds %v)", name, man.Kinds))
 	}
 	input, err := os.ReadFile(inPath)
 	if err != nil {
@@ -107,7 +106,7 @@ func runFixture(ctx context.Context, h *Host, m *module, inPath string) FixtureR
 	if err := json.Unmarshal(wantRaw, &want); err != nil {
 		return fail(fmt.Errorf("decode expected: %w", err))
 	}
-	raw, err := h.invokeRaw(ctx, m, fn, json.RawMessage(input))
+	raw, err := h.CallJSON(ctx, source, res.Kind, input)
 	if err != nil {
 		return fail(err)
 	}

@@ -1,4 +1,9 @@
-package plugins
+// Package bundle packs, verifies, installs and lists plugin bundles: a
+// directory or .tar.gz of WebAssembly modules with a runbox-bundle.json
+// that names each file's sha256 and may be signed with ed25519. The plugin
+// runtime (package plugins) loads installed bundles from its plugin
+// directories and checks each file's sha256 again on every load.
+package bundle
 
 import (
 	"bytes"
@@ -18,43 +23,53 @@ import (
 	"github.com/runbox/runbox/sdk"
 )
 
-// BundleManifestFile names a bundle's manifest, at the bundle's root.
-const BundleManifestFile = "runbox-bundle.json"
+// ManifestFile names a bundle's manifest, at the bundle's root.
+const ManifestFile = "runbox-bundle.json"
 
-// Bundle errors callers may branch on.
+// Errors callers may branch on.
 var (
 	ErrChecksum     = errors.New("checksum mismatch")
 	ErrBadSignature = errors.New("bundle signature does not verify with any trusted key")
 	ErrUnsigned     = errors.New("bundle is not signed")
 	ErrNotWasm      = errors.New("not a WebAssembly module")
+	ErrABI          = errors.New("bundle targets another plugin ABI")
 )
 
-// BundleManifest is runbox-bundle.json.
-type BundleManifest struct {
-	Name    string       `json:"name"`
-	Version string       `json:"version"`
-	ABI     int          `json:"abi"`
-	Plugins []BundleFile `json:"plugins"`
+// Manifest is runbox-bundle.json.
+type Manifest struct {
+	Name    string `json:"name"`
+	Version string `json:"version"`
+	ABI     int    `json:"abi"`
+	Plugins []File `json:"plugins"`
 	// Signature is base64 ed25519 over SigningBytes (the manifest without
 	// this field). Optional.
 	Signature string `json:"signature,omitempty"`
 }
 
-// BundleFile is one module in a bundle.
-type BundleFile struct {
+// File is one module in a bundle.
+type File struct {
 	File   string `json:"file"` // slash-separated, relative to the bundle root
 	SHA256 string `json:"sha256"`
 }
 
 // SigningBytes is what the signature covers: the manifest as JSON, without
 // the signature field.
-func (m BundleManifest) SigningBytes() []byte {
+func (m Manifest) SigningBytes() []byte {
 	m.Signature = ""
 	b, _ := json.Marshal(m) // plain strings and ints: cannot fail
 	return b
 }
 
 var nameRE = regexp.MustCompile(`^[a-z0-9][a-z0-9._-]{0,63}$`)
+
+// CheckName returns an error when name cannot name a bundle (nor, so, a
+// plugin project: plugins new).
+func CheckName(name string) error {
+	if !nameRE.MatchString(name) {
+		return fmt.Errorf("name %q must match %s", name, nameRE)
+	}
+	return nil
+}
 
 var wasmMagic = []byte("\x00asm\x01\x00\x00\x00")
 
@@ -63,11 +78,11 @@ var wasmMagic = []byte("\x00asm\x01\x00\x00\x00")
 // from dir/runbox-bundle.json when present (other fields are recomputed),
 // else from dir's base name and "0.0.0". With a non-nil signingKey the
 // manifest is signed.
-func Pack(dir, out string, signingKey ed25519.PrivateKey) (BundleManifest, error) {
-	bm := BundleManifest{Name: filepath.Base(dir), Version: "0.0.0"}
-	if raw, err := os.ReadFile(filepath.Join(dir, BundleManifestFile)); err == nil {
+func Pack(dir, out string, signingKey ed25519.PrivateKey) (Manifest, error) {
+	bm := Manifest{Name: filepath.Base(dir), Version: "0.0.0"}
+	if raw, err := os.ReadFile(filepath.Join(dir, ManifestFile)); err == nil {
 		if err := json.Unmarshal(raw, &bm); err != nil {
-			return bm, fmt.Errorf("pack %s: decode %s: %w", dir, BundleManifestFile, err)
+			return bm, fmt.Errorf("pack %s: decode %s: %w", dir, ManifestFile, err)
 		}
 	}
 	bm.ABI, bm.Plugins, bm.Signature = sdk.ABIVersion, nil, ""
@@ -86,7 +101,7 @@ func Pack(dir, out string, signingKey ed25519.PrivateKey) (BundleManifest, error
 			return bm, fmt.Errorf("pack %s: %s: %w", dir, filepath.Base(p), ErrNotWasm)
 		}
 		sum := sha256.Sum256(b)
-		bm.Plugins = append(bm.Plugins, BundleFile{File: filepath.Base(p), SHA256: hex.EncodeToString(sum[:])})
+		bm.Plugins = append(bm.Plugins, File{File: filepath.Base(p), SHA256: hex.EncodeToString(sum[:])})
 		files[filepath.Base(p)] = b
 	}
 	if len(bm.Plugins) == 0 {
@@ -96,7 +111,7 @@ func Pack(dir, out string, signingKey ed25519.PrivateKey) (BundleManifest, error
 		bm.Signature = base64.StdEncoding.EncodeToString(ed25519.Sign(signingKey, bm.SigningBytes()))
 	}
 	raw, _ := json.MarshalIndent(bm, "", "  ")
-	files[BundleManifestFile] = append(raw, '\n')
+	files[ManifestFile] = append(raw, '\n')
 	if isTarball(out) {
 		return bm, writeTarGz(out, files)
 	}
@@ -106,23 +121,23 @@ func Pack(dir, out string, signingKey ed25519.PrivateKey) (BundleManifest, error
 // Verify checks a bundle (directory or .tar.gz): manifest, ABI, that every
 // file is a wasm module with the sha256 the manifest names and, when
 // trustedKeys are given, that the manifest is signed by one of them.
-func Verify(path string, trustedKeys []ed25519.PublicKey) (BundleManifest, error) {
+func Verify(path string, trustedKeys []ed25519.PublicKey) (Manifest, error) {
 	bm, _, err := readBundle(path, trustedKeys)
 	return bm, err
 }
 
-func readBundle(path string, trustedKeys []ed25519.PublicKey) (BundleManifest, map[string][]byte, error) {
-	var bm BundleManifest
+func readBundle(path string, trustedKeys []ed25519.PublicKey) (Manifest, map[string][]byte, error) {
+	var bm Manifest
 	files, err := readFiles(path)
 	if err != nil {
 		return bm, nil, fmt.Errorf("bundle %s: %w", path, err)
 	}
-	raw, ok := files[BundleManifestFile]
+	raw, ok := files[ManifestFile]
 	if !ok {
-		return bm, nil, fmt.Errorf("bundle %s: no %s", path, BundleManifestFile)
+		return bm, nil, fmt.Errorf("bundle %s: no %s", path, ManifestFile)
 	}
 	if err := json.Unmarshal(raw, &bm); err != nil {
-		return bm, nil, fmt.Errorf("bundle %s: decode %s: %w", path, BundleManifestFile, err)
+		return bm, nil, fmt.Errorf("bundle %s: decode %s: %w", path, ManifestFile, err)
 	}
 	if err := checkBundle(bm, files, trustedKeys); err != nil {
 		return bm, nil, fmt.Errorf("bundle %s: %w", path, err)
@@ -130,7 +145,7 @@ func readBundle(path string, trustedKeys []ed25519.PublicKey) (BundleManifest, m
 	return bm, files, nil
 }
 
-func checkBundle(bm BundleManifest, files map[string][]byte, trustedKeys []ed25519.PublicKey) error {
+func checkBundle(bm Manifest, files map[string][]byte, trustedKeys []ed25519.PublicKey) error {
 	if !nameRE.MatchString(bm.Name) {
 		return fmt.Errorf("bundle name %q must match %s", bm.Name, nameRE)
 	}
@@ -174,14 +189,15 @@ func checkBundle(bm BundleManifest, files map[string][]byte, trustedKeys []ed255
 }
 
 // Install verifies the bundle at path (see Verify) and installs it as
-// pluginsDir/NAME, replacing an installed bundle of the same name. A Host
-// whose Config.Dirs includes pluginsDir loads it on its next start.
-func Install(path, pluginsDir string, trustedKeys ...ed25519.PublicKey) (BundleManifest, error) {
+// pluginsDir/NAME, replacing an installed bundle of the same name. A
+// plugins.Host whose Config.Dirs includes pluginsDir loads it on its next
+// start.
+func Install(path, pluginsDir string, trustedKeys ...ed25519.PublicKey) (Manifest, error) {
 	bm, files, err := readBundle(path, trustedKeys)
 	if err != nil {
 		return bm, fmt.Errorf("install: %w", err)
 	}
-	keep := map[string][]byte{BundleManifestFile: files[BundleManifestFile]}
+	keep := map[string][]byte{ManifestFile: files[ManifestFile]}
 	for _, f := range bm.Plugins {
 		keep[f.File] = files[f.File]
 	}
@@ -213,7 +229,7 @@ func Remove(pluginsDir, name string) error {
 		return fmt.Errorf("remove: invalid bundle name %q", name)
 	}
 	dst := filepath.Join(pluginsDir, name)
-	if _, err := os.Stat(filepath.Join(dst, BundleManifestFile)); err != nil {
+	if _, err := os.Stat(filepath.Join(dst, ManifestFile)); err != nil {
 		return fmt.Errorf("remove %s: not installed: %w", name, err)
 	}
 	if err := os.RemoveAll(dst); err != nil {
@@ -223,15 +239,15 @@ func Remove(pluginsDir, name string) error {
 }
 
 // List returns the manifests of the bundles installed in pluginsDir, by name.
-func List(pluginsDir string) ([]BundleManifest, error) {
-	matches, err := filepath.Glob(filepath.Join(pluginsDir, "*", BundleManifestFile))
+func List(pluginsDir string) ([]Manifest, error) {
+	matches, err := filepath.Glob(filepath.Join(pluginsDir, "*", ManifestFile))
 	if err != nil {
 		return nil, fmt.Errorf("list: %w", err)
 	}
 	sort.Strings(matches)
-	var out []BundleManifest
+	var out []Manifest
 	for _, p := range matches {
-		var bm BundleManifest
+		var bm Manifest
 		raw, err := os.ReadFile(p)
 		if err == nil {
 			err = json.Unmarshal(raw, &bm)

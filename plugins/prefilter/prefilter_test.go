@@ -1,4 +1,4 @@
-package plugins
+package prefilter
 
 import (
 	"regexp"
@@ -12,16 +12,16 @@ import (
 
 // manifestFilter is the prefilter the host builds for m; m's entries must
 // all compile.
-func manifestFilter(t testing.TB, m sdk.Manifest) *prefilter {
+func manifestFilter(t testing.TB, m sdk.Manifest) *Filter {
 	t.Helper()
-	f, errs := newPrefilter(m.Prefilter, m.PrefilterConfirm)
+	f, errs := New(m.Prefilter, m.PrefilterConfirm)
 	if len(errs) > 0 {
 		t.Fatalf("%s: %v", m.Name, errs)
 	}
 	return f
 }
 
-// matchSlow is the definition prefilter.match implements: some literal
+// matchSlow is the definition Filter.Match implements: some literal
 // occurs in line, and if the literal has confirm entries (all of them
 // valid), one of them matches around that occurrence: Before as
 // `(?:P)\z` on the text before it, After as `\A(?:P)` on the text after
@@ -104,9 +104,9 @@ func testLines() []string {
 func TestPrefilterMatchesContains(t *testing.T) {
 	lines := testLines()
 	for _, lits := range prefilterSets {
-		f, _ := newPrefilter(lits, nil)
+		f, _ := New(lits, nil)
 		for _, l := range lines {
-			if got, want := f.match(l), matchSlow(t, lits, nil, l); got != want {
+			if got, want := f.Match(l), matchSlow(t, lits, nil, l); got != want {
 				t.Fatalf("%q in %q: got %v, want %v", lits, l, got, want)
 			}
 		}
@@ -142,15 +142,15 @@ var confirmSets = []struct {
 func TestPrefilterConfirm(t *testing.T) {
 	lines := testLines()
 	for _, c := range confirmSets {
-		f, _ := newPrefilter(c.lits, c.confirms)
+		f, _ := New(c.lits, c.confirms)
 		for _, l := range lines {
-			if got, want := f.match(l), matchSlow(t, c.lits, c.confirms, l); got != want {
+			if got, want := f.Match(l), matchSlow(t, c.lits, c.confirms, l); got != want {
 				t.Fatalf("%q %q in %q: got %v, want %v", c.lits, c.confirms, l, got, want)
 			}
 		}
 	}
 	// Spot checks of the definition itself.
-	f, errs := newPrefilter(confirmSets[1].lits, confirmSets[1].confirms)
+	f, errs := New(confirmSets[1].lits, confirmSets[1].confirms)
 	if len(errs) > 0 {
 		t.Fatal(errs)
 	}
@@ -159,7 +159,7 @@ func TestPrefilterConfirm(t *testing.T) {
 		"45/100 steps": true, "next step is": false, "\x1b[1mStep\x1b[0m 5": true, "##PROGRESS## {}": true,
 		"Iteration steps 3 of 4": true, "steps of 3 of 4": false, "stepS 3 of 4": true, "step": false,
 	} {
-		if got := f.match(l); got != want {
+		if got := f.Match(l); got != want {
 			t.Errorf("%q: got %v, want %v", l, got, want)
 		}
 	}
@@ -167,18 +167,18 @@ func TestPrefilterConfirm(t *testing.T) {
 
 func TestPrefilterConfirmInvalid(t *testing.T) {
 	for _, p := range []string{`(ab)*`, `a\b`, `é`, `x{17}`, `(`, `a$b`, `^a`} {
-		f, errs := newPrefilter([]string{"lit"}, []sdk.PrefilterConfirm{{Literal: "lit", After: p}, {Literal: "lit", After: `x`}})
+		f, errs := New([]string{"lit"}, []sdk.PrefilterConfirm{{Literal: "lit", After: p}, {Literal: "lit", After: `x`}})
 		if len(errs) != 1 {
 			t.Errorf("%q: errors %v, want one", p, errs)
 		}
-		if !f.match("a lit b") {
+		if !f.Match("a lit b") {
 			t.Errorf("%q: an invalid entry must leave its literal plain", p)
 		}
 	}
-	if _, errs := newPrefilter([]string{"lit"}, []sdk.PrefilterConfirm{{Literal: "lit", Before: `a$`}}); len(errs) != 1 {
+	if _, errs := New([]string{"lit"}, []sdk.PrefilterConfirm{{Literal: "lit", Before: `a$`}}); len(errs) != 1 {
 		t.Errorf("$ in a before pattern accepted")
 	}
-	if _, errs := newPrefilter([]string{"lit"}, []sdk.PrefilterConfirm{{Literal: "lit", Before: `^a|^b`, After: `[^\d]?(?i)x{0,16}$`}}); len(errs) != 0 {
+	if _, errs := New([]string{"lit"}, []sdk.PrefilterConfirm{{Literal: "lit", Before: `^a|^b`, After: `[^\d]?(?i)x{0,16}$`}}); len(errs) != 0 {
 		t.Errorf("valid entry refused: %v", errs)
 	}
 }
@@ -192,8 +192,8 @@ func FuzzPrefilter(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, line, lit, after, before string) {
 		for _, lits := range append(prefilterSets, []string{lit}, []string{lit, "x"}) {
-			got, _ := newPrefilter(lits, nil)
-			if got, want := got.match(line), matchSlow(t, lits, nil, line); got != want {
+			got, _ := New(lits, nil)
+			if got, want := got.Match(line), matchSlow(t, lits, nil, line); got != want {
 				t.Fatalf("%q in %q: got %v, want %v", lits, line, got, want)
 			}
 		}
@@ -205,8 +205,8 @@ func FuzzPrefilter(f *testing.F) {
 		}
 		for _, lits := range [][]string{{lit}, {lit, "x"}, {"a", lit}} {
 			confs := []sdk.PrefilterConfirm{{Literal: lit, Before: before, After: after}, {Literal: "x", After: after}}
-			got, _ := newPrefilter(lits, confs)
-			if got, want := got.match(line), matchSlow(t, lits, confs, line); got != want {
+			got, _ := New(lits, confs)
+			if got, want := got.Match(line), matchSlow(t, lits, confs, line); got != want {
 				t.Fatalf("%q %q in %q: got %v, want %v", lits, confs, line, got, want)
 			}
 		}
@@ -242,9 +242,9 @@ func BenchmarkPrefilter(b *testing.B) {
 			return false
 		})
 	})
-	f, _ := newPrefilter(lits, nil)
-	b.Run("literals", func(b *testing.B) { count(b, f.match) })
-	b.Run("confirmed", func(b *testing.B) { count(b, manifestFilter(b, progress.Manifest).match) })
+	f, _ := New(lits, nil)
+	b.Run("literals", func(b *testing.B) { count(b, f.Match) })
+	b.Run("confirmed", func(b *testing.B) { count(b, manifestFilter(b, progress.Manifest).Match) })
 	// matchTri: the scan of every position, which match uses when a
 	// literal is a single byte.
 	b.Run("confirmed-tri", func(b *testing.B) { count(b, manifestFilter(b, progress.Manifest).matchTri) })
@@ -276,25 +276,25 @@ func TestPrefilterPairs(t *testing.T) {
 			for range 1 + rnd(4) {
 				lits = append(lits, word(alpha, 2+rnd(8)))
 			}
-			f, _ := newPrefilter(lits, nil)
+			f, _ := New(lits, nil)
 			if f.pairs == nil {
 				t.Fatalf("%q: no pairs", lits)
 			}
 			for range 40 {
 				l := word(alpha, rnd(70))
-				if got, want := f.match(l), f.matchTri(l); got != want {
+				if got, want := f.Match(l), f.matchTri(l); got != want {
 					t.Fatalf("%q in %q: pairs %v, tri %v", lits, l, got, want)
 				}
 			}
 		}
 	}
 	for _, c := range confirmSets {
-		f, _ := newPrefilter(c.lits, c.confirms)
+		f, _ := New(c.lits, c.confirms)
 		if f.pairs == nil {
 			continue
 		}
 		for _, l := range testLines() {
-			if got, want := f.match(l), f.matchTri(l); got != want {
+			if got, want := f.Match(l), f.matchTri(l); got != want {
 				t.Fatalf("%q in %q: pairs %v, tri %v", c.lits, l, got, want)
 			}
 		}

@@ -1,4 +1,4 @@
-package plugins
+package bundle
 
 import (
 	"archive/tar"

@@ -1,0 +1,119 @@
+// Package analyze explains a finished command's log as runbox explains a
+// live run (runbox analyze): every line through the progress plugins, the
+// end of the output through the classifiers when the command failed.
+package analyze
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"io"
+
+	"github.com/runbox/runbox/internal/tail"
+	"github.com/runbox/runbox/plugins"
+	"github.com/runbox/runbox/sandbox/runlog"
+	"github.com/runbox/runbox/sdk"
+)
+
+// Result is what the plugins made of a log: the latest progress, and why
+// the command failed (nil when it did not).
+type Result struct {
+	Failure  *sdk.Failure
+	Progress *sdk.Progress
+}
+
+// TailBytes is how much of the end of the log the classifiers see, as much
+// as a live run's stderr tail.
+const TailBytes = 64 << 10
+
+// Analyze reads a command's log from r and returns what the plugins of h
+// make of it: the latest progress and, when the command failed (end says
+// how it ended), why, with end.StderrTail the last TailBytes of the log.
+//
+// It loads only what the log needs, side by side rather than one after
+// the other: the classifiers only when the command failed; the progress
+// parsers only once a line may need them, when that can be known before
+// loading them (Host.ProgressFilter; a failed command's short log often
+// has no progress at all); never the planners.
+//
+// h may be nil (the plugins could not be opened): there is then no
+// progress. fallback, when not nil, names the failure no classifier
+// answered (the engine's rule, host.Classify).
+func Analyze(ctx context.Context, h *plugins.Host, r io.Reader, end sdk.ClassifyInput, fallback func(sdk.ClassifyInput) *sdk.Failure) (Result, error) {
+	failed := end.ExitCode != 0 || end.Signal != "" || end.OOMKilled || end.TimedOut
+	var mayProgress func(string) bool
+	if h != nil {
+		if failed {
+			h.Warm(sdk.KindClassifier)
+		}
+		if mayProgress = h.ProgressFilter(); mayProgress == nil {
+			h.Warm(sdk.KindProgress)
+		}
+	}
+	var p *plugins.Parser
+	newParser := func() {
+		p = h.NewParser()
+		// A parser whose plugin is still loading keeps only the newest
+		// lines; analyze waits for it, so its answer does not depend on
+		// how fast the plugin loaded.
+		p.Ready(ctx)
+	}
+	if h != nil && mayProgress == nil {
+		newParser()
+	}
+	feed := func(line string) {
+		if p == nil {
+			if h == nil || !mayProgress(line) {
+				return
+			}
+			newParser()
+		}
+		p.Feed("stdout", line)
+	}
+	last, err := read(r, feed)
+	if err != nil {
+		return Result{}, err
+	}
+	var res Result
+	if p != nil {
+		p.Flush(ctx)
+		res.Progress = p.State()
+	}
+	if !failed {
+		return res, nil
+	}
+	var d runlog.TextDecoder
+	end.StderrTail = string(d.Decode(last)) + string(d.Flush())
+	end.Progress = res.Progress
+	if h != nil {
+		res.Failure = h.Classify(ctx, end)
+	}
+	if res.Failure == nil && fallback != nil {
+		res.Failure = fallback(end)
+	}
+	return res, nil
+}
+
+// read splits r into lines for feed, as a live run's output is split, and
+// returns its last TailBytes.
+func read(r io.Reader, feed func(string)) ([]byte, error) {
+	last := tail.New(TailBytes)
+	sp := runlog.NewLineSplitter(16 << 10)
+	br := bufio.NewReaderSize(r, 256<<10)
+	buf := make([]byte, 256<<10)
+	for {
+		n, err := br.Read(buf)
+		if n > 0 {
+			sp.Write(buf[:n], feed)
+			last.Write(buf[:n])
+		}
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return nil, fmt.Errorf("analyze: read: %w", err)
+		}
+	}
+	sp.Close(feed)
+	return last.Bytes(), nil
+}
