@@ -84,13 +84,18 @@ func IsEngineCommand(name string) bool {
 func Main(args []string, engine Engine) int {
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM)
 	defer stop()
-	kctx, globals, err := parse(args)
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "runbox:", err)
-		return 2
+	var err error
+	if q, ok := quickRun(args); ok {
+		err = q.Run.Run(ctx, newApp(&q.Globals, engine))
+	} else {
+		kctx, globals, perr := parse(args)
+		if perr != nil {
+			fmt.Fprintln(os.Stderr, "runbox:", perr)
+			return 2
+		}
+		kctx.BindTo(ctx, (*context.Context)(nil))
+		err = kctx.Run(newApp(globals, engine))
 	}
-	kctx.BindTo(ctx, (*context.Context)(nil))
-	err = kctx.Run(newApp(globals, engine))
 	var ee exitError
 	var ue usageError
 	switch {
