@@ -6,7 +6,7 @@ LDFLAGS  := -s -w -X github.com/runbox/runbox/cmd/internal/cli.Version=$(VERSION
 # A static binary: the same file runs on any Linux box and inside containers.
 export CGO_ENABLED := 0
 
-.PHONY: all build test demo lint bench clean
+.PHONY: all build test demo lint bench chaos clean
 
 all: build
 
@@ -39,6 +39,11 @@ demo: build
 	$(BIN) status $$($(BIN) ls -n 1 --json | python3 -c 'import json,sys; print(json.load(sys.stdin)["runs"][0]["id"])')
 	@echo
 	$(BIN) ls -n 5
+
+## chaos: provoke every fault runbox promises to survive (each TestFault*
+## test, CHAOS_TRIES times) and print a table: fault, tries, outcome
+chaos: build
+	$(GO) run ./internal/chaostable -tries $(or $(CHAOS_TRIES),3)
 
 ## lint: formatting, vet and staticcheck
 lint:

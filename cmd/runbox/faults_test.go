@@ -11,14 +11,16 @@ import (
 	"github.com/runbox/runbox/api"
 )
 
-// TestCommandRightAfterDaemonKill: the daemon is killed with -9 and the
+// TestFaultCommandRightAfterDaemonKill: the daemon is killed with -9 and the
 // next command follows at once, while the socket file and possibly a
 // half-accepted connection of the dead daemon are still there. The command
 // must start a new daemon, go through, and submit its run exactly once
 // (the client sends a request that got no answer again, with the same
 // idempotency key). Before the client retried, this failed with
 // "connection reset by peer" in 2 of 6 tries.
-func TestCommandRightAfterDaemonKill(t *testing.T) {
+//
+// Fault: kill -9 of the daemon while the next command connects, 12 rounds -> every command goes through, each run submitted exactly once
+func TestFaultCommandRightAfterDaemonKill(t *testing.T) {
 	e := newEnv(t)
 	const rounds = 12
 	for i := 1; i <= rounds; i++ {
