@@ -13,6 +13,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -424,5 +425,34 @@ func TestIdempotentSubmit(t *testing.T) {
 	runs, err := d.c.List(ctx, nil)
 	if err != nil || len(runs) != 2 {
 		t.Errorf("%d runs (%v), want 2", len(runs), err)
+	}
+}
+
+// A run whose supervisor vanished is lost, and its exit is unknown: the
+// answer has no exit status rather than a made-up 0.
+func TestLostRunHasNoExitStatus(t *testing.T) {
+	d := startDaemon(t)
+	r := d.run(t, "sleep", "3")
+	var pid int
+	deadline := time.Now().Add(10 * time.Second)
+	for pid == 0 && time.Now().Before(deadline) {
+		cur, err := d.c.Get(context.Background(), r.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if cur.State == api.Running && cur.Ref != "" {
+			fmt.Sscan(cur.Ref, &pid)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if pid <= 0 {
+		t.Fatal("no supervisor pid in the run's ref")
+	}
+	if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	end := d.wait(t, r.ID)
+	if end.State != api.Lost || end.Exit != nil {
+		t.Errorf("state %s exit %+v, want lost with no exit", end.State, end.Exit)
 	}
 }

@@ -35,7 +35,9 @@ func runView(r *store.Run) *api.Run {
 		Progress:      progressView(r.Progress),
 		Reason:        r.Reason,
 	}
-	if r.Exit != nil {
+	// A lost run's exit is unknown: no exit status rather than a made-up
+	// 0 (the reason says what was lost).
+	if r.Exit != nil && !r.Exit.Lost {
 		e := exitView(*r.Exit)
 		v.Exit = &e
 	}

@@ -60,6 +60,9 @@ func printRun(r *api.Run) {
 	if r.EndedAt != nil {
 		fmt.Fprintf(w, "ended:\t%s (%s)\n", r.EndedAt.Local().Format(time.DateTime), runDuration(r.StartedAt, r.EndedAt, r.Exit))
 	}
+	if r.Exit == nil && r.State == api.Lost {
+		fmt.Fprintf(w, "exit:\tunknown (the run was lost)\n")
+	}
 	if r.Exit != nil {
 		fmt.Fprintf(w, "exit:\t%d", r.Exit.Code)
 		if r.Exit.Signal != "" {
