@@ -209,7 +209,7 @@ func TestRunLifecycleOverTheAPI(t *testing.T) {
 		t.Errorf("retry parent %q attempt %d, want %q and 2", retry.ParentRunID, retry.Attempt, r.ID)
 	}
 	d.wait(t, retry.ID)
-	children, err := d.c.List(ctx, url.Values{"parent": {r.ID}})
+	children, err := d.c.List(ctx, url.Values{"parent": {r.ID[:len(r.ID)-6]}})
 	if err != nil || len(children) != 1 || children[0].ID != retry.ID {
 		t.Errorf("list by parent: %v %v", children, err)
 	}

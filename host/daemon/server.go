@@ -128,6 +128,15 @@ func (s *server) retryRun(w http.ResponseWriter, r *http.Request) {
 func (s *server) listRuns(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
 	f := store.Filter{ParentID: q.Get("parent"), PlanID: q.Get("plan")}
+	if f.ParentID != "" {
+		// A parent is named as any run is: by id or unique prefix.
+		parent, err := s.eng.Get(r.Context(), f.ParentID)
+		if err != nil {
+			writeError(w, err)
+			return
+		}
+		f.ParentID = parent.ID
+	}
 	for _, st := range q["state"] {
 		for _, one := range strings.Split(st, ",") {
 			state := store.State(strings.TrimSpace(one))

@@ -58,7 +58,7 @@ func printRun(r *api.Run) {
 		fmt.Fprintf(w, "started:\t%s\n", r.StartedAt.Local().Format(time.DateTime))
 	}
 	if r.EndedAt != nil {
-		fmt.Fprintf(w, "ended:\t%s (%s)\n", r.EndedAt.Local().Format(time.DateTime), runDuration(r.StartedAt, r.EndedAt, r.Exit))
+		fmt.Fprintf(w, "ended:\t%s (%s)\n", r.EndedAt.Local().Format(time.DateTime), runDuration(r))
 	}
 	if r.Exit == nil && r.State == api.Lost {
 		fmt.Fprintf(w, "exit:\tunknown (the run was lost)\n")
@@ -255,16 +255,8 @@ func (c *LsCmd) Run(ctx context.Context, a *App) error {
 		} else if r.Progress != nil && !r.State.Terminal() {
 			result = strings.TrimPrefix(progressLine(r.Progress), "▶ ")
 		}
-		dur := "-"
-		if r.StartedAt != nil {
-			end := time.Now()
-			if r.EndedAt != nil {
-				end = *r.EndedAt
-			}
-			dur = end.Sub(*r.StartedAt).Round(time.Millisecond * 10).String()
-		}
 		fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", r.ID, r.State, r.Sandbox,
-			r.CreatedAt.Local().Format("01-02 15:04:05"), dur, truncate(strings.Join(r.Spec.Command, " "), 40), result)
+			r.CreatedAt.Local().Format("01-02 15:04:05"), runDuration(r), truncate(strings.Join(r.Spec.Command, " "), 40), result)
 	}
 	return w.Flush()
 }

@@ -164,7 +164,7 @@ func (t *terminal) summary(r *runEnd) {
 	}
 	if r.State == api.Succeeded {
 		if t.tty {
-			fmt.Fprintf(t.stderr, "runbox: run %s succeeded in %s\n", r.ID, runDuration(r.StartedAt, r.EndedAt, r.Exit))
+			fmt.Fprintf(t.stderr, "runbox: run %s succeeded in %s\n", r.ID, runDuration(&api.Run{StartedAt: r.StartedAt, EndedAt: r.EndedAt, Exit: r.Exit}))
 		}
 		return
 	}
@@ -180,14 +180,21 @@ func (t *terminal) summary(r *runEnd) {
 	}
 }
 
-func runDuration(started, ended *time.Time, exit *api.Exit) string {
-	if exit != nil && exit.Usage.WallSeconds > 0 {
-		return (time.Duration(exit.Usage.WallSeconds * float64(time.Second))).Round(time.Millisecond).String()
+// runDuration is how long a run ran, the same wherever it is shown (ls,
+// status, the end of an attached run): the sandbox's own wall time when it
+// measured one, else from start to end, or to now while it runs.
+func runDuration(r *api.Run) string {
+	if r.Exit != nil && r.Exit.Usage.WallSeconds > 0 {
+		return (time.Duration(r.Exit.Usage.WallSeconds * float64(time.Second))).Round(time.Millisecond).String()
 	}
-	if started != nil && ended != nil {
-		return ended.Sub(*started).Round(time.Millisecond).String()
+	if r.StartedAt == nil {
+		return "-"
 	}
-	return "-"
+	end := time.Now()
+	if r.EndedAt != nil {
+		end = *r.EndedAt
+	}
+	return end.Sub(*r.StartedAt).Round(time.Millisecond).String()
 }
 
 func absPath(p string) (string, error) {
