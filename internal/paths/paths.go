@@ -39,10 +39,15 @@ func SocketPath(home string) string {
 }
 
 // PluginDir is where users install plugins: $RUNBOX_PLUGINS, else
+// $RUNBOX_HOME/plugins when RUNBOX_HOME is set (a home is self-contained:
+// a test or a second installation must not see the user's plugins), else
 // $XDG_CONFIG_HOME/runbox/plugins, else ~/.config/runbox/plugins.
 func PluginDir() string {
 	if p := os.Getenv("RUNBOX_PLUGINS"); p != "" {
 		return p
+	}
+	if h := os.Getenv("RUNBOX_HOME"); h != "" {
+		return filepath.Join(h, "plugins")
 	}
 	if x := os.Getenv("XDG_CONFIG_HOME"); x != "" {
 		return filepath.Join(x, "runbox", "plugins")
