@@ -6,7 +6,7 @@ LDFLAGS  := -s -w -X github.com/runbox/runbox/cmd/internal/cli.Version=$(VERSION
 # A static binary: the same file runs on any Linux box and inside containers.
 export CGO_ENABLED := 0
 
-.PHONY: all build test demo lint bench chaos clean
+.PHONY: all build install test demo lint bench chaos clean
 
 all: build
 
@@ -16,6 +16,14 @@ include plugins/builtin/Makefile.inc
 ## analyze, plugins; the default plugins embedded)
 build: $(BUILTIN_WASM)
 	$(GO) build -trimpath -ldflags '$(LDFLAGS)' -o bin/ ./cmd/runbox ./cmd/runboxd
+
+## install: put runbox and runboxd in $(PREFIX)/bin (default ~/.local/bin)
+PREFIX ?= $(HOME)/.local
+install: build
+	install -d $(PREFIX)/bin
+	install -m 0755 bin/runbox bin/runboxd $(PREFIX)/bin/
+	@echo "installed runbox and runboxd in $(PREFIX)/bin"
+	@case ":$$PATH:" in *":$(PREFIX)/bin:"*) ;; *) echo "$(PREFIX)/bin is not on your PATH: add it, e.g. export PATH=\"$(PREFIX)/bin:\$$PATH\"";; esac
 
 ## test: build, vet and run every test (Docker tests skip without a daemon
 ## unless RUNBOX_REQUIRE_DOCKER=1)
@@ -33,7 +41,7 @@ demo: build
 	$(BIN) run --name demo-train -- python3 examples/train.py --epochs 3
 	@echo
 	@echo "== the same job with a learning rate that makes the loss diverge"
-	-$(BIN) run --name demo-diverge -- python3 examples/train.py --epochs 3 --lr 500
+	@$(BIN) run --name demo-diverge -- python3 examples/train.py --epochs 3 --lr 500 || echo "(it failed, as it should: runbox says why below)"
 	@echo
 	@echo "== why did it fail, and what now?"
 	$(BIN) status $$($(BIN) ls -n 1 --json | python3 -c 'import json,sys; print(json.load(sys.stdin)["runs"][0]["id"])')

@@ -219,7 +219,11 @@ func pluginsNew(ctx context.Context, a *cli.App, c *cli.PluginsNewCmd) error {
 	if dir == "" {
 		dir = c.Name
 	}
-	if err := authoring.Scaffold(dir, sdk.Kind(c.Kind), c.Name); err != nil {
+	runbox := ""
+	if sib, _, err := cli.Sibling("runbox"); err == nil {
+		runbox = sib
+	}
+	if err := authoring.Scaffold(dir, sdk.Kind(c.Kind), c.Name, runbox); err != nil {
 		return err
 	}
 	if a.G.JSON {

@@ -22,8 +22,11 @@ func TestScaffoldBuildsAndPassesFixtures(t *testing.T) {
 	for _, kind := range []sdk.Kind{sdk.KindClassifier, sdk.KindProgress, sdk.KindPlanner} {
 		t.Run(string(kind), func(t *testing.T) {
 			dir := filepath.Join(t.TempDir(), "my-plugin")
-			if err := Scaffold(dir, kind, "my-"+string(kind)); err != nil {
+			if err := Scaffold(dir, kind, "my-"+string(kind), "/opt/rb/runbox"); err != nil {
 				t.Fatal(err)
+			}
+			if mk, err := os.ReadFile(filepath.Join(dir, "Makefile")); err != nil || !strings.Contains(string(mk), "/opt/rb/runbox") {
+				t.Errorf("the Makefile does not fall back to the runbox that made it: %v\n%s", err, mk)
 			}
 			out := filepath.Join(dir, "p.wasm")
 			cmd := exec.Command("go", "build", "-buildmode=c-shared", "-trimpath", "-o", out, ".")

@@ -26,8 +26,10 @@ var scaffoldFS embed.FS
 // fixtures, Makefile and README. The SDK is vendored into
 // third_party/runbox (a copy of this runbox's sdk package) and wired with a
 // replace directive, because github.com/runbox/runbox is not published;
-// the project builds offline with only the Go toolchain.
-func Scaffold(dir string, kind sdk.Kind, name string) error {
+// the project builds offline with only the Go toolchain. runbox is the
+// runbox binary its `make test` falls back to when none is on PATH (the
+// one that made the project).
+func Scaffold(dir string, kind sdk.Kind, name, runbox string) error {
 	if err := bundle.CheckName(name); err != nil {
 		return fmt.Errorf("scaffold: %w", err)
 	}
@@ -38,7 +40,10 @@ func Scaffold(dir string, kind sdk.Kind, name string) error {
 	if entries, err := os.ReadDir(dir); err == nil && len(entries) > 0 {
 		return fmt.Errorf("scaffold: %s is not empty", dir)
 	}
-	data := struct{ Name, Kind string }{name, string(kind)}
+	if runbox == "" {
+		runbox = "runbox"
+	}
+	data := struct{ Name, Kind, Runbox string }{name, string(kind), runbox}
 	files := map[string][]byte{}
 	for _, root := range []string{"scaffold/common", "scaffold/" + tmplDir} {
 		err := fs.WalkDir(scaffoldFS, root, func(p string, d fs.DirEntry, err error) error {
