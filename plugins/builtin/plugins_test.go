@@ -1,4 +1,4 @@
-package main
+package builtin_test
 
 import (
 	"context"
@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/runbox/runbox/plugins"
+	"github.com/runbox/runbox/plugins/builtin"
 	"github.com/runbox/runbox/sdk"
 )
 
@@ -14,7 +15,7 @@ import (
 // that analyze can tell which lines could have progress in them without
 // loading it (docs/RATIONALE.md, "analyze loads only what a log needs").
 func TestBuiltinPlugins(t *testing.T) {
-	bs := builtinPlugins()
+	bs := builtin.Plugins()
 	kinds := map[sdk.Kind]bool{}
 	for _, b := range bs {
 		if b.Kind == "" || len(b.Wasm) == 0 {
