@@ -6,7 +6,7 @@ LDFLAGS  := -s -w -X github.com/runbox/runbox/cmd/internal/cli.Version=$(VERSION
 # A static binary: the same file runs on any Linux box and inside containers.
 export CGO_ENABLED := 0
 
-.PHONY: all build install test demo lint bench chaos clean
+.PHONY: all build install test demo lint bench chaos eval clean
 
 all: build
 
@@ -52,6 +52,11 @@ demo: build
 ## test, CHAOS_TRIES times) and print a table: fault, tries, outcome
 chaos: build
 	$(GO) run ./internal/chaostable -tries $(or $(CHAOS_TRIES),3)
+
+## eval: failure codes and progress states on the real-output corpus
+## (plugins/builtin/testdata/corpus), per code, framework and split
+eval:
+	$(GO) run ./internal/detecteval
 
 ## lint: formatting, vet and staticcheck
 lint:
