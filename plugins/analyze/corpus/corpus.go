@@ -210,7 +210,10 @@ func (e Expect) diff(got *sdk.Progress) string {
 	if e.Finished != nil && *e.Finished && !(percent >= 99.95) {
 		d = append(d, "not finished")
 	}
-	nothing := e.Step == nil && e.Total == nil && e.Percent == nil && e.Epoch == nil
+	// A snippet that says nothing of progress (a download bar before
+	// training, say) must not get any.
+	nothing := e.Step == nil && e.Total == nil && e.Percent == nil && e.Epoch == nil &&
+		e.EpochTotal == nil && len(e.Metrics) == 0 && (e.Finished == nil || !*e.Finished)
 	if nothing && got != nil && (p.Step != 0 || p.Percentage != 0 || p.Epoch != 0) {
 		d = append(d, "progress where there is none")
 	}
