@@ -34,6 +34,9 @@ type runner struct {
 	progSaved time.Time
 	tails     map[runlog.Stream]*tail.Buffer
 	lastOut   time.Time
+	// fed counts lines given to the parser since the last flush; only
+	// the goroutine following the log touches it.
+	fed int
 }
 
 func newRunner(e *Engine, id string) *runner {
@@ -203,7 +206,16 @@ func (r *runner) follow(ctx context.Context, h sandbox.Handle, spec sandbox.Spec
 	lag := lagMeter{path: spec.LogPath}
 	go func() {
 		followed <- runlog.FollowShared(ctx, spec.LogPath, 0, ended, func(rec runlog.Record) error {
-			r.consume(ctx, rec, splitters, lag.behind(rec) > maxParseLag)
+			behind := lag.behind(rec)
+			r.consume(ctx, rec, splitters, behind > maxParseLag)
+			if behind == 0 && r.fed > 0 {
+				// Caught up with the output: what was just printed is what
+				// the user sees, so its progress is published now rather
+				// than at the next tick. While output outpaces the reader,
+				// lines keep going out in batches on the tick.
+				r.fed = 0
+				r.flushProgress(ctx, false, time.Second)
+			}
 			return nil
 		})
 	}()
@@ -228,7 +240,7 @@ func (r *runner) follow(ctx context.Context, h sandbox.Handle, spec sandbox.Spec
 	for s, sp := range splitters {
 		sp.Close(func(line string) { r.feed(ctx, s, line) })
 	}
-	r.flushProgress(ctx, true)
+	r.flushProgress(ctx, true, finalFlushTimeout)
 	r.e.log.Debug("run: output drained", "run", r.id)
 	if err != nil {
 		if ctx.Err() != nil {
@@ -297,10 +309,7 @@ func (r *runner) tickProgress(ctx context.Context) chan struct{} {
 		return stop
 	}
 	go every(ctx, stop, progressTick, func() bool {
-		fctx, cancel := context.WithTimeout(ctx, time.Second)
-		r.parser.Flush(fctx)
-		cancel()
-		r.flushProgress(ctx, false)
+		r.flushProgress(ctx, false, time.Second)
 		return true
 	})
 	return stop
@@ -326,19 +335,21 @@ func every(ctx context.Context, stop <-chan struct{}, interval time.Duration, fn
 }
 
 func (r *runner) feed(ctx context.Context, s runlog.Stream, line string) {
+	r.fed++
 	r.parser.Feed(ctx, s.String(), line)
 }
 
 // flushProgress publishes parsed progress: to memory at once, to the store
 // at most every progressSaveEvery (progress is frequent and not worth a sync).
-func (r *runner) flushProgress(ctx context.Context, final bool) {
+// With flush > 0 the pending lines are sent to the plugins first, bounded
+// by it: a plugin still compiling (first run ever) must not hold up a run;
+// its progress is then simply unknown.
+func (r *runner) flushProgress(ctx context.Context, final bool, flush time.Duration) {
 	if r.parser == nil {
 		return
 	}
-	if final {
-		// Bounded: a plugin still compiling (first run ever) must not hold
-		// up the end of a run; its progress is then simply unknown.
-		fctx, cancel := context.WithTimeout(ctx, finalFlushTimeout)
+	if flush > 0 {
+		fctx, cancel := context.WithTimeout(ctx, flush)
 		r.parser.Flush(fctx)
 		cancel()
 	}

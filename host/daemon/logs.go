@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"sync"
 	"time"
 
 	"github.com/runbox/runbox/api"
@@ -190,6 +191,10 @@ func tailOffset(path string, want map[runlog.Stream]bool, n int, fw *frameWriter
 	return off, nil
 }
 
+// progressFrameTick is how often an attach stream checks for progress that
+// was published after the output it came from had been sent.
+const progressFrameTick = 50 * time.Millisecond
+
 // attach streams a just-created run: its record, its output and progress
 // while it runs, then its final record.
 func (s *server) attach(w http.ResponseWriter, r *http.Request, run *store.Run) {
@@ -203,6 +208,11 @@ func (s *server) attach(w http.ResponseWriter, r *http.Request, run *store.Run) 
 		close(closed)
 		done = closed
 	}
+	// Output frames go out as the log grows; progress frames right after
+	// the output they came from, and on a short tick as well, because the
+	// runner may publish a line's progress a moment after the line was
+	// sent. The two writers share the response under mu.
+	var mu sync.Mutex
 	var lastProg []byte
 	sendProgress := func() error {
 		p := s.eng.Progress(run.ID)
@@ -217,7 +227,30 @@ func (s *server) attach(w http.ResponseWriter, r *http.Request, run *store.Run) 
 		return fw.frame(api.StreamProgress, time.Now(), b)
 	}
 	ctx := r.Context()
+	tickDone := make(chan struct{})
+	ticked := make(chan struct{})
+	go func() {
+		defer close(ticked)
+		t := time.NewTicker(progressFrameTick)
+		defer t.Stop()
+		for {
+			select {
+			case <-tickDone:
+				return
+			case <-ctx.Done():
+				return
+			case <-t.C:
+				mu.Lock()
+				if sendProgress() == nil {
+					_ = fw.flush()
+				}
+				mu.Unlock()
+			}
+		}
+	}()
 	err := runlog.FollowShared(ctx, run.Spec.LogPath, 0, done, func(rec runlog.Record) error {
+		mu.Lock()
+		defer mu.Unlock()
 		if err := fw.frame(uint8(rec.Stream), rec.Time, rec.Data); err != nil {
 			return err
 		}
@@ -226,9 +259,12 @@ func (s *server) attach(w http.ResponseWriter, r *http.Request, run *store.Run) 
 		}
 		return fw.flush()
 	})
+	close(tickDone)
+	<-ticked
 	if err != nil {
 		return // client went away; the run goes on
 	}
+	_ = sendProgress()
 	final, err := s.eng.Wait(ctx, run.ID)
 	if err != nil {
 		return

@@ -47,6 +47,8 @@ type CLI struct {
 type Globals struct {
 	JSON bool   `help:"Print machine-readable JSON." name:"json"`
 	Home string `help:"State directory (runs, logs, store)." env:"RUNBOX_HOME" placeholder:"DIR"`
+	// ProgressLines matters only to attached runs on a terminal.
+	ProgressLines bool `help:"On a terminal, also print the ##PROGRESS## lines the live bar shows (the log always keeps them)." name:"progress-lines"`
 }
 
 // exitError carries a process exit code out of a command.

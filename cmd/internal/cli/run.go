@@ -219,7 +219,7 @@ func (a *App) printRunID(run *api.Run) error {
 // run wrote it, live progress on a TTY, Ctrl-C stops the run. It ends with
 // the run's exit code.
 func (a *App) attach(ctx context.Context, start func(context.Context, func(client.Frame) error) (json.RawMessage, error)) error {
-	out := newTerminal(a.G.JSON)
+	out := newTerminal(a.G.JSON, a.G.ProgressLines)
 	var runID string
 	sigs := make(chan os.Signal, 2)
 	signal.Notify(sigs, os.Interrupt)

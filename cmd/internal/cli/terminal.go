@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"bytes"
 	"fmt"
 	"io"
 	"os"
@@ -17,7 +18,11 @@ import (
 
 // terminal renders an attached run: output as written, runbox's own notes
 // and setup output on stderr, and a one-line live progress display when
-// stderr is a terminal.
+// stderr is a terminal. The line shows the progress of the output just
+// printed (the daemon sends it right after that output), and is redrawn
+// on a timer so that its ETA counts down between updates. On a terminal
+// the `##PROGRESS##` lines themselves are not echoed under it (the log
+// keeps them; --progress-lines shows them).
 type terminal struct {
 	mu      sync.Mutex
 	stdout  io.Writer
@@ -25,19 +30,55 @@ type terminal struct {
 	tty     bool
 	line    string // progress line currently drawn
 	midLine bool   // the last output did not end in a newline
+
+	prog     *api.Progress // latest progress, and when it came
+	progAt   time.Time
+	hideMark bool          // drop ##PROGRESS## lines from stdout
+	held     []byte        // the start of a stdout line that may be one
+	atStart  bool          // stdout is at the start of a line
+	stop     chan struct{} // ends the redraw timer
 }
 
-func newTerminal(jsonMode bool) *terminal {
+const progressMark = "##PROGRESS##"
+
+func newTerminal(jsonMode, progressLines bool) *terminal {
 	// The progress line is drawn on stderr and erased before output is
 	// written; that only lines up when stdout is the same terminal (a pipe
 	// delivers later, after the line was redrawn).
 	tty := term.IsTerminal(int(os.Stderr.Fd())) && term.IsTerminal(int(os.Stdout.Fd()))
-	t := &terminal{stdout: os.Stdout, stderr: os.Stderr, tty: tty}
+	t := &terminal{stdout: os.Stdout, stderr: os.Stderr, tty: tty, atStart: true}
 	if jsonMode {
 		t.stdout = os.Stderr // stdout is reserved for the final JSON
 		t.tty = false
 	}
+	t.hideMark = t.tty && !progressLines
+	if t.tty {
+		t.stop = make(chan struct{})
+		go t.redraw(t.stop)
+	}
 	return t
+}
+
+// redraw refreshes the progress line (its ETA) until stop is closed.
+func (t *terminal) redraw(stop chan struct{}) {
+	tick := time.NewTicker(250 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		select {
+		case <-stop:
+			return
+		case <-tick.C:
+			t.mu.Lock()
+			if t.prog != nil {
+				if l := progressLineAt(t.prog, time.Since(t.progAt)); l != t.line {
+					t.eraseLocked()
+					t.line = l
+					t.drawLocked()
+				}
+			}
+			t.mu.Unlock()
+		}
+	}
 }
 
 func (t *terminal) started(r *runEnd) {
@@ -54,6 +95,9 @@ func (t *terminal) output(s client.Stream, data []byte) {
 	t.eraseLocked()
 	switch s {
 	case client.Stdout:
+		if t.hideMark {
+			data = t.dropMarks(data)
+		}
 		_, _ = t.stdout.Write(data)
 	case client.Stderr:
 		_, _ = t.stderr.Write(data)
@@ -85,9 +129,43 @@ func (t *terminal) progress(p *api.Progress) {
 	}
 	t.mu.Lock()
 	defer t.mu.Unlock()
+	t.prog, t.progAt = p, time.Now()
 	t.eraseLocked()
 	t.line = progressLine(p)
 	t.drawLocked()
+}
+
+// dropMarks returns stdout data without its ##PROGRESS## lines. The start
+// of a line is held back only while what has arrived of it could still be
+// one (or is one whose end has not arrived).
+func (t *terminal) dropMarks(data []byte) []byte {
+	var out []byte
+	mark := []byte(progressMark)
+	for len(data) > 0 {
+		nl := bytes.IndexByte(data, '\n')
+		seg := data
+		if nl >= 0 {
+			seg = data[:nl+1]
+		}
+		data = data[len(seg):]
+		if !t.atStart && len(t.held) == 0 {
+			out = append(out, seg...) // the rest of an ordinary line
+			t.atStart = nl >= 0
+			continue
+		}
+		line := append(t.held, seg...)
+		t.held = nil
+		switch {
+		case bytes.HasPrefix(line, mark) && nl < 0, nl < 0 && bytes.HasPrefix(mark, line):
+			t.held = line // a progress line without its end yet, or maybe one
+		case bytes.HasPrefix(line, mark):
+			// a whole progress line: dropped
+		default:
+			out = append(out, line...)
+		}
+		t.atStart = nl >= 0
+	}
+	return out
 }
 
 // eraseLocked removes the progress line so output can be written.
@@ -106,12 +184,24 @@ func (t *terminal) drawLocked() {
 func (t *terminal) clear() {
 	t.mu.Lock()
 	defer t.mu.Unlock()
+	if t.stop != nil {
+		close(t.stop)
+		t.stop = nil
+	}
+	if len(t.held) > 0 && !bytes.HasPrefix(t.held, []byte(progressMark)) {
+		_, _ = t.stdout.Write(t.held) // the run ended mid-line
+	}
+	t.held = nil
 	t.eraseLocked()
-	t.line = ""
+	t.line, t.prog = "", nil
 }
 
 // progressLine is the one-line summary of a progress state.
-func progressLine(p *api.Progress) string {
+func progressLine(p *api.Progress) string { return progressLineAt(p, 0) }
+
+// progressLineAt is progressLine for a state received age ago: its ETA has
+// counted down meanwhile. A finished bar shows no ETA.
+func progressLineAt(p *api.Progress, age time.Duration) string {
 	var b strings.Builder
 	b.WriteString("▶ ")
 	if p.Phase != "" {
@@ -136,8 +226,9 @@ func progressLine(p *api.Progress) string {
 	if p.Rate > 0 {
 		fmt.Fprintf(&b, "%s %s ", fmtFloat(p.Rate), p.RateUnit)
 	}
-	if p.ETASeconds > 0 {
-		fmt.Fprintf(&b, "eta %s ", (time.Duration(p.ETASeconds) * time.Second).String())
+	finished := pct >= 100 || (p.Total > 0 && p.Step >= p.Total)
+	if eta := time.Duration(p.ETASeconds*float64(time.Second)) - age; eta > 0 && !finished {
+		fmt.Fprintf(&b, "eta %s ", eta.Round(time.Second).String())
 	}
 	for _, k := range sortedKeys(p.Metrics) {
 		fmt.Fprintf(&b, "%s=%s ", k, fmtFloat(p.Metrics[k]))
