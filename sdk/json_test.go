@@ -7,6 +7,7 @@ import (
 	"math/rand/v2"
 	"reflect"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -352,9 +353,9 @@ func checkDecodeObject(t *testing.T, s string) {
 	werr := json.NewDecoder(strings.NewReader(s)).Decode(&want)
 	var keys []string
 	got := map[string]any{}
-	ok := DecodeJSONObject(s, func(k string, v any) {
+	ok := DecodeJSONObject(s, func(k string, v JSONValue) {
 		keys = append(keys, k)
-		got[k] = v
+		got[k] = v.Interface()
 	})
 	if !ok {
 		got = nil
@@ -418,4 +419,49 @@ func objectKeys(s string) []string {
 		}
 	}
 	return keys
+}
+
+// parseFloat must give strconv.ParseFloat's value, bit for bit (-0
+// included), for every JSON number literal.
+func checkParseFloat(t *testing.T, lit string) {
+	t.Helper()
+	d := jsonDec{s: lit}
+	if n, ok := d.number(); !ok || n != lit {
+		return // not one number literal
+	}
+	got, gerr := parseFloat(lit)
+	want, werr := strconv.ParseFloat(lit, 64)
+	if (gerr == nil) != (werr == nil) || math.Float64bits(got) != math.Float64bits(want) {
+		t.Errorf("parseFloat(%q) = %v, %v; strconv: %v, %v", lit, got, gerr, want, werr)
+	}
+}
+
+var floatCases = []string{
+	"0", "-0", "1", "-1", "0.1", "0.5", "-0.0", "123456789012345", "1234567890123456", "999999999999999",
+	"0.000000000000001", "0.0000000000000001", "9007199254740993", "1.7976931348623157", "3.141592653589793",
+	"0.3", "2.675", "1e2", "1E-2", "1e400", "-1e-400", "4.9e-324", "0.1e1", "100000000000000.5", "12.000",
+}
+
+func TestParseFloat(t *testing.T) {
+	for _, s := range floatCases {
+		checkParseFloat(t, s)
+	}
+	r := rand.New(rand.NewPCG(7, 8))
+	for range 100000 {
+		lit := strconv.FormatInt(r.Int64N(1e15), 10)
+		if k := r.IntN(17); k > 0 && k < len(lit) {
+			lit = lit[:len(lit)-k] + "." + lit[len(lit)-k:]
+		}
+		if r.IntN(2) == 0 {
+			lit = "-" + lit
+		}
+		checkParseFloat(t, lit)
+	}
+}
+
+func FuzzParseFloat(f *testing.F) {
+	for _, s := range floatCases {
+		f.Add(s)
+	}
+	f.Fuzz(checkParseFloat)
 }

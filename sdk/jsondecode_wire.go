@@ -162,7 +162,7 @@ func (d *jsonDec) float64(dst *float64, field string) bool {
 	if !ok || lit == "" {
 		return ok
 	}
-	v, err := strconv.ParseFloat(lit, 64)
+	v, err := parseFloat(lit)
 	if err != nil {
 		d.mismatch("number "+lit, field)
 		return true

@@ -16,9 +16,9 @@ func parseRunbox(s string) (u sdk.Progress, ok bool) {
 	if rest == "" || rest[0] != '{' {
 		return u, false
 	}
-	var buf [16]member // the members of a usual object: on the stack
+	var buf [8]member // the members of a usual object: on the stack
 	ms := buf[:0]
-	if !sdk.DecodeJSONObject(rest, func(k string, v any) { ms = append(ms, member{k, v}) }) {
+	if !sdk.DecodeJSONObject(rest, func(k string, v sdk.JSONValue) { ms = append(ms, member{k, v}) }) {
 		return u, false
 	}
 	u.Source = "runbox"
@@ -36,7 +36,7 @@ func parseRunbox(s string) (u sdk.Progress, ok bool) {
 // member is one member of a JSON object.
 type member struct {
 	key string
-	val any
+	val sdk.JSONValue
 }
 
 func laterMember(ms []member, key string) bool {
@@ -49,52 +49,57 @@ func laterMember(ms []member, key string) bool {
 }
 
 // runboxField applies one field of the contract object.
-func runboxField(u *sdk.Progress, key string, v any) {
-	{
-		switch key {
-		case "phase", "stage":
-			if str, ok := v.(string); ok {
-				u.Phase = str
-			}
-		case "message", "msg":
-			if str, ok := v.(string); ok {
-				u.Message = str
-			}
-		case "rate_unit", "unit":
-			if str, ok := v.(string); ok {
-				u.RateUnit = str
-			}
-		case "metrics":
-			if mm, ok := v.(map[string]any); ok {
-				for mk, mv := range mm {
-					if f, ok := num(mv); ok {
-						addMetric(&u.Metrics, mk, f)
-					}
+func runboxField(u *sdk.Progress, key string, v sdk.JSONValue) {
+	switch key {
+	case "phase", "stage":
+		if v.Kind == sdk.JSONString {
+			u.Phase = v.Str
+		}
+	case "message", "msg":
+		if v.Kind == sdk.JSONString {
+			u.Message = v.Str
+		}
+	case "rate_unit", "unit":
+		if v.Kind == sdk.JSONString {
+			u.RateUnit = v.Str
+		}
+	case "metrics":
+		if mm, ok := v.Any.(map[string]any); ok {
+			for mk, mv := range mm {
+				if f, ok := num(mv); ok {
+					addMetric(&u.Metrics, mk, f)
 				}
 			}
+		}
+	default:
+		var f float64
+		var ok bool
+		switch v.Kind {
+		case sdk.JSONNumber:
+			f, ok = v.Num, finite(v.Num)
+		case sdk.JSONString:
+			f, ok = numString(v.Str)
+		}
+		if !ok {
+			return
+		}
+		switch key {
+		case "step", "current", "n":
+			u.Step = toInt(f)
+		case "total":
+			u.Total = toInt(f)
+		case "percentage", "percent", "pct", "progress":
+			u.Percentage = f
+		case "epoch":
+			u.Epoch = toInt(f)
+		case "epoch_total", "epochs", "total_epochs":
+			u.EpochTotal = toInt(f)
+		case "eta_seconds", "eta":
+			u.ETASeconds = f
+		case "rate":
+			u.Rate = f
 		default:
-			f, ok := num(v)
-			if !ok {
-				return
-			}
-			switch key {
-			case "step", "current", "n":
-				u.Step = toInt(f)
-			case "total":
-				u.Total = toInt(f)
-			case "percentage", "percent", "pct", "progress":
-				u.Percentage = f
-			case "epoch":
-				u.Epoch = toInt(f)
-			case "epoch_total", "epochs", "total_epochs":
-				u.EpochTotal = toInt(f)
-			case "eta_seconds", "eta":
-				u.ETASeconds = f
-			case "rate":
-				u.Rate = f
-			default:
-				addMetric(&u.Metrics, key, f)
-			}
+			addMetric(&u.Metrics, key, f)
 		}
 	}
 }
@@ -115,10 +120,15 @@ func num(v any) (float64, bool) {
 	case float64:
 		return x, finite(x)
 	case string:
-		f, j, ok := parseNum(x, 0)
-		return f, ok && j == len(x) && finite(f)
+		return numString(x)
 	}
 	return 0, false
+}
+
+// numString reads a numeric string.
+func numString(s string) (float64, bool) {
+	f, j, ok := parseNum(s, 0)
+	return f, ok && j == len(s) && finite(f)
 }
 
 // toInt rounds a float to an int64, refusing what does not fit.
