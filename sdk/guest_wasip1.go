@@ -10,8 +10,8 @@ import (
 )
 
 // The guest side of ABI v1. It encodes and decodes JSON with the
-// reflection-free codec of jsondecode.go, jsonencode.go and parsecodec.go,
-// not encoding/json: encoding/json (and with it reflect and fmt) made a
+// reflection-free codec of jsondecode*.go and jsonencode*.go, not
+// encoding/json: encoding/json (and with it reflect and fmt) made a
 // module about 40% bigger, and wazero validates and decodes the whole
 // module every time the host loads it, even from its compilation cache.
 
@@ -109,9 +109,9 @@ func classify(ptr, size int32) int64 {
 	})
 }
 
-// runbox_parse is called for every batch of lines, so its codec
-// (ParseInput.DecodeJSON, ParseOutput.AppendJSON in parsecodec.go) is
-// tuned for speed.
+// runbox_parse is called for every batch of lines: the decoder returns
+// lines without escapes as substrings of the input, and the updates are
+// collapsed into one before ParseOutput.AppendJSON writes them.
 //
 //go:wasmexport runbox_parse
 func parse(ptr, size int32) int64 {
@@ -120,7 +120,7 @@ func parse(ptr, size int32) int64 {
 			return dst, errors.New("plugin does not implement parse")
 		}
 		var pi ParseInput
-		if err := pi.DecodeJSON(in); err != nil {
+		if err := unmarshalParseInput(in, &pi); err != nil {
 			return dst, errors.New("decode parse input: " + err.Error())
 		}
 		po, err := registered.Parse(pi)

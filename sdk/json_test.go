@@ -7,6 +7,7 @@ import (
 	"math/rand/v2"
 	"reflect"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -339,4 +340,128 @@ func FuzzJSONDecodeField(f *testing.F) {
 			checkDecoders(t, s)
 		}
 	})
+}
+
+// DecodeJSONObject must read what json.Decoder.Decode into a
+// map[string]any reads, giving the members in order.
+func checkDecodeObject(t *testing.T, s string) {
+	t.Helper()
+	if t := strings.TrimLeft(s, " \t\r\n"); t == "" || t[0] != '{' {
+		return // parseRunbox only decodes objects
+	}
+	var want map[string]any
+	werr := json.NewDecoder(strings.NewReader(s)).Decode(&want)
+	var keys []string
+	got := map[string]any{}
+	ok := DecodeJSONObject(s, func(k string, v JSONValue) {
+		keys = append(keys, k)
+		got[k] = v.Interface()
+	})
+	if !ok {
+		got = nil
+	} else if ks := objectKeys(s); !slices.Equal(keys, ks) {
+		t.Errorf("DecodeJSONObject(%q): members %q, want %q", s, keys, ks)
+	}
+	if ok != (werr == nil) || ok && !reflect.DeepEqual(got, want) {
+		t.Errorf("DecodeJSONObject(%q)\n got %#v, %v\nwant %#v, %v", s, got, ok, want, werr)
+	}
+}
+
+var objectCases = []string{
+	`{}`, `{} trailing`, `{}}`, ` {"a":1}`, `{"step":1,"total":2}`, `{"a":1,"a":"x"}`, `{"metrics":{"loss":0.5,"acc":"0.9"}}`,
+	`{"a":[1,"b",null,true,false,{"c":[]}],"d":{}}`, `{"a":1e400}`, `{"a":[1e400]}`, `{"a":-0}`, `{"a":1E-2}`, `{"a":01}`,
+	`{"a":1.}`, `{"a":.5}`, `{"a":-}`, `{"a":+1}`, `{"a":tru}`, `{"a":nul}`, `{"a":}`, `{"a" 1}`, `{a:1}`, `{"a":1,}`,
+	`{"a":[1,]}`, `{"a":[,]}`, `{"a":1`, `{"a":"b`, `{"a":"\u00e9\ud83d\ude00\ud800\udc00x\ud800"}`, `{"a":"\'"}`,
+	`{"a":"\u12"}`, `{"a":"\u\u0041"}`, `{"a":"\x"}`, `{"a":"` + "\x01" + `"}`, `{"a":"` + "\xff\xed\xa0\x80é" + `"}`,
+	`{"\u0073tep":3}`, `{"a":"\"\\\/\b\f\n\r\t"}`, `{"phase":"train","step":5,"total":10,"x":{"y":[1,2,{"z":null}]}} tail`,
+	`{"a":1}{"b":2}`, "{\"a\":1}\x00", `{"a":` + strings.Repeat("[", 9999) + strings.Repeat("]", 9999) + `}`,
+	`{"a":` + strings.Repeat("[", 10000) + strings.Repeat("]", 10000) + `}`,
+	`{"a":` + strings.Repeat(`{"b":`, 9998) + `1` + strings.Repeat("}", 9998) + `}`,
+	`{"a":` + strings.Repeat(`{"b":`, 9999) + `1` + strings.Repeat("}", 9999) + `}`,
+}
+
+func TestDecodeJSONObjectMatchesEncodingJSON(t *testing.T) {
+	for _, s := range objectCases {
+		checkDecodeObject(t, s)
+	}
+}
+
+func FuzzDecodeJSONObject(f *testing.F) {
+	for _, s := range objectCases {
+		if len(s) < 1000 {
+			f.Add(s)
+		}
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		checkDecodeObject(t, s)
+		checkDecodeObject(t, "{"+s)
+		checkDecodeObject(t, `{"a":`+s+`}`)
+	})
+}
+
+// objectKeys lists the keys of the object at the start of s in order,
+// repeated ones included, as json.Decoder's tokens give them.
+func objectKeys(s string) []string {
+	dec := json.NewDecoder(strings.NewReader(s))
+	var keys []string
+	if tok, err := dec.Token(); err != nil || tok != json.Delim('{') {
+		return nil
+	}
+	for dec.More() {
+		tok, err := dec.Token()
+		if err != nil {
+			return nil
+		}
+		keys = append(keys, tok.(string))
+		var v json.RawMessage
+		if err := dec.Decode(&v); err != nil {
+			return nil
+		}
+	}
+	return keys
+}
+
+// parseFloat must give strconv.ParseFloat's value, bit for bit (-0
+// included), for every JSON number literal.
+func checkParseFloat(t *testing.T, lit string) {
+	t.Helper()
+	d := jsonDec{s: lit}
+	if n, ok := d.number(); !ok || n != lit {
+		return // not one number literal
+	}
+	got, gerr := parseFloat(lit)
+	want, werr := strconv.ParseFloat(lit, 64)
+	if (gerr == nil) != (werr == nil) || math.Float64bits(got) != math.Float64bits(want) {
+		t.Errorf("parseFloat(%q) = %v, %v; strconv: %v, %v", lit, got, gerr, want, werr)
+	}
+}
+
+var floatCases = []string{
+	"0", "-0", "1", "-1", "0.1", "0.5", "-0.0", "123456789012345", "1234567890123456", "999999999999999",
+	"0.000000000000001", "0.0000000000000001", "9007199254740993", "1.7976931348623157", "3.141592653589793",
+	"0.3", "2.675", "1e2", "1E-2", "1e400", "-1e-400", "4.9e-324", "0.1e1", "100000000000000.5", "12.000",
+}
+
+func TestParseFloat(t *testing.T) {
+	for _, s := range floatCases {
+		checkParseFloat(t, s)
+	}
+	r := rand.New(rand.NewPCG(7, 8))
+	for range 100000 {
+		lit := strconv.FormatInt(r.Int64N(1e15), 10)
+		if k := r.IntN(17); k > 0 && k < len(lit) {
+			lit = lit[:len(lit)-k] + "." + lit[len(lit)-k:]
+		}
+		if r.IntN(2) == 0 {
+			lit = "-" + lit
+		}
+		checkParseFloat(t, lit)
+	}
+}
+
+func FuzzParseFloat(f *testing.F) {
+	for _, s := range floatCases {
+		f.Add(s)
+	}
+	f.Fuzz(checkParseFloat)
 }

@@ -4,13 +4,15 @@ import (
 	"math"
 	"slices"
 	"strconv"
+	"unicode/utf8"
 )
 
 // Reflection-free JSON encoders for what a guest answers: the manifest,
-// PlanOutput, Failure and the envelope around them (ParseOutput has its own
-// in parsecodec.go). Each writes exactly what json.Marshal writes for the
-// value, byte for byte (field order, omitempty, sorted map keys, HTML-safe
-// string escaping, ES6 number formatting), so the host's encoding/json
+// PlanOutput, Failure and the envelope around them (the progress kind's
+// payloads are in jsonencode_parse.go). Each writes exactly what
+// json.Marshal writes for the value, byte for byte (field order,
+// omitempty, sorted map keys, HTML-safe string escaping, ES6 number
+// formatting), so the host's encoding/json
 // reads the same values; like json.Marshal they fail on a NaN or infinite
 // number. See jsondecode.go for why the guest avoids encoding/json.
 
@@ -242,4 +244,83 @@ func appendErrorEnvelope(dst []byte, msg string) []byte {
 	dst = append(dst, `{"error":`...)
 	dst = appendJSONString(dst, msg)
 	return append(dst, '}')
+}
+
+// appendJSONFloat formats f like encoding/json (ES6 number formatting);
+// ok turns false for NaN and infinities.
+func appendJSONFloat(dst []byte, f float64, ok bool) ([]byte, bool) {
+	if math.IsInf(f, 0) || math.IsNaN(f) {
+		return append(dst, '0'), false
+	}
+	abs := math.Abs(f)
+	format := byte('f')
+	if abs != 0 && (abs < 1e-6 || abs >= 1e21) {
+		format = 'e'
+	}
+	dst = strconv.AppendFloat(dst, f, format, -1, 64)
+	if format == 'e' {
+		// clean up e-09 to e-9
+		n := len(dst)
+		if n >= 4 && dst[n-4] == 'e' && dst[n-3] == '-' && dst[n-2] == '0' {
+			dst[n-2] = dst[n-1]
+			dst = dst[:n-1]
+		}
+	}
+	return dst, ok
+}
+
+const hexDigits = "0123456789abcdef"
+
+// appendJSONString quotes s like encoding/json with HTML escaping: <, >
+// and & as \u003c..., control characters escaped, invalid UTF-8 as
+// \ufffd, U+2028 and U+2029 escaped.
+func appendJSONString(dst []byte, s string) []byte { return appendJSONStr(dst, s, true) }
+
+// appendJSONStr is appendJSONString, with HTML escaping when html is set.
+func appendJSONStr(dst []byte, s string, html bool) []byte {
+	dst = append(dst, '"')
+	start := 0
+	for i := 0; i < len(s); {
+		if j := i + plainRun(s[i:], html); j > i {
+			i = j
+			continue
+		}
+		b := s[i]
+		if b < utf8.RuneSelf {
+			dst = append(dst, s[start:i]...)
+			switch b {
+			case '\\', '"':
+				dst = append(dst, '\\', b)
+			case '\b':
+				dst = append(dst, '\\', 'b')
+			case '\f':
+				dst = append(dst, '\\', 'f')
+			case '\n':
+				dst = append(dst, '\\', 'n')
+			case '\r':
+				dst = append(dst, '\\', 'r')
+			case '\t':
+				dst = append(dst, '\\', 't')
+			default:
+				dst = append(dst, '\\', 'u', '0', '0', hexDigits[b>>4], hexDigits[b&0xF])
+			}
+			i++
+			start = i
+			continue
+		}
+		c, size := utf8.DecodeRuneInString(s[i:])
+		switch {
+		case c == utf8.RuneError && size == 1:
+			dst = append(dst, s[start:i]...)
+			dst = append(dst, `\ufffd`...)
+			start = i + size
+		case c == '\u2028' || c == '\u2029':
+			dst = append(dst, s[start:i]...)
+			dst = append(dst, '\\', 'u', '2', '0', '2', hexDigits[c&0xF])
+			start = i + size
+		}
+		i += size
+	}
+	dst = append(dst, s[start:]...)
+	return append(dst, '"')
 }

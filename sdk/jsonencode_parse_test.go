@@ -104,9 +104,9 @@ func checkDecode(t *testing.T, s string) {
 	t.Helper()
 	var want, got ParseInput
 	werr := json.Unmarshal([]byte(s), &want)
-	gerr := got.DecodeJSON(s)
+	gerr := unmarshalParseInput(s, &got)
 	if (werr == nil) != (gerr == nil) || !reflect.DeepEqual(got, want) {
-		t.Errorf("DecodeJSON(%q)\n got %#v %v\nwant %#v %v", s, got, gerr, want, werr)
+		t.Errorf("unmarshalParseInput(%q)\n got %#v %v\nwant %#v %v", s, got, gerr, want, werr)
 	}
 }
 
