@@ -39,14 +39,14 @@ type Failure struct {
 // Expect is the progress state a snippet should leave; nil fields are
 // not said by the output and not checked.
 type Expect struct {
-	Step       *float64           `json:"step"`
-	Total      *float64           `json:"total"`
-	Percent    *float64           `json:"percent"`
-	Epoch      *float64           `json:"epoch"`
-	EpochTotal *float64           `json:"epoch_total"`
-	Phase      *string            `json:"phase"`
-	Finished   *bool              `json:"finished"`
-	Metrics    map[string]Number  `json:"metrics"`
+	Step       *float64          `json:"step"`
+	Total      *float64          `json:"total"`
+	Percent    *float64          `json:"percent"`
+	Epoch      *float64          `json:"epoch"`
+	EpochTotal *float64          `json:"epoch_total"`
+	Phase      *string           `json:"phase"`
+	Finished   *bool             `json:"finished"`
+	Metrics    map[string]Number `json:"metrics"`
 }
 
 // Number is a metric's expected value: a JSON number, or "nan", "inf",
@@ -201,7 +201,7 @@ func (e Expect) diff(got *sdk.Progress) string {
 	if percent == 0 && p.Total > 0 {
 		percent = 100 * float64(p.Step) / float64(p.Total)
 	}
-	num("percent", e.Percent, percent, 0.6)
+	num("percent", e.Percent, percent, 1)
 	num("epoch", e.Epoch, float64(p.Epoch), 0)
 	num("epoch_total", e.EpochTotal, float64(p.EpochTotal), 0)
 	if e.Phase != nil && *e.Phase != "" && !strings.EqualFold(*e.Phase, p.Phase) && p.Phase != "" {
@@ -217,9 +217,16 @@ func (e Expect) diff(got *sdk.Progress) string {
 	if nothing && got != nil && (p.Step != 0 || p.Percentage != 0 || p.Epoch != 0) {
 		d = append(d, "progress where there is none")
 	}
+	// Metric names compare case-insensitively with spaces as underscores,
+	// values to a relative 1e-3 (printed values are rounded); the corpus
+	// README has these conventions.
+	metrics := map[string]float64{}
+	for k, v := range p.Metrics {
+		metrics[metricKey(k)] = v
+	}
 	for name, w := range e.Metrics {
 		want := float64(w)
-		have, ok := p.Metrics[name]
+		have, ok := metrics[metricKey(name)]
 		if !ok {
 			d = append(d, "no metric "+name)
 			continue
@@ -229,11 +236,15 @@ func (e Expect) diff(got *sdk.Progress) string {
 			if !(math.IsNaN(want) && math.IsNaN(have)) && have != want {
 				d = append(d, fmt.Sprintf("%s %g, want %g", name, have, want))
 			}
-		case math.Abs(have-want) > 1e-6*math.Max(1, math.Abs(want)):
+		case math.Abs(have-want) > 1e-3*math.Max(math.Abs(want), 1e-9):
 			d = append(d, fmt.Sprintf("%s %g, want %g", name, have, want))
 		}
 	}
 	return strings.Join(d, "; ")
+}
+
+func metricKey(name string) string {
+	return strings.ReplaceAll(strings.ToLower(strings.TrimSpace(name)), " ", "_")
 }
 
 // Tally is right/all for one group.

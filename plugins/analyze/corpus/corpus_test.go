@@ -3,6 +3,9 @@ package corpus
 import (
 	"encoding/json"
 	"math"
+	"os"
+	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/runbox/runbox/sdk"
@@ -63,5 +66,46 @@ func TestTallies(t *testing.T) {
 	}
 	if g := By(rs, func(r Result) string { return r.Want }); g["A"]["all"].All != 2 || g["B"]["train"].Right != 1 {
 		t.Errorf("by code %v", g)
+	}
+}
+
+// The corpus in the repo is whole: every case's file exists, every code is
+// one of the contract's, every case is in a split, ids are unique.
+func TestCorpusIsWhole(t *testing.T) {
+	c, err := Load("../../builtin/testdata/corpus")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(c.Failures) < 250 || len(c.Progress) < 120 {
+		t.Errorf("%d failures and %d progress cases, want at least 250 and 120", len(c.Failures), len(c.Progress))
+	}
+	codes := map[string]bool{}
+	for _, code := range sdk.Codes {
+		codes[code] = true
+	}
+	ids := map[string]bool{}
+	check := func(id, file, split, source string) {
+		if ids[id] {
+			t.Errorf("%s: id used twice", id)
+		}
+		ids[id] = true
+		if _, err := os.Stat(filepath.Join(c.Dir, file)); err != nil {
+			t.Errorf("%s: %v", id, err)
+		}
+		if split != "train" && split != "heldout" {
+			t.Errorf("%s: split %q", id, split)
+		}
+		if !strings.HasPrefix(source, "https://") {
+			t.Errorf("%s: source %q is not a URL", id, source)
+		}
+	}
+	for _, f := range c.Failures {
+		check(f.ID, f.File, f.Split, f.Source)
+		if !codes[f.Code] {
+			t.Errorf("%s: %q is not a failure code", f.ID, f.Code)
+		}
+	}
+	for _, p := range c.Progress {
+		check(p.ID, p.File, p.Split, p.Source)
 	}
 }
