@@ -55,8 +55,8 @@ chaos: build
 
 ## eval: failure codes and progress states on the real-output corpus
 ## (plugins/builtin/testdata/corpus), per code, framework and split
-eval:
-	$(GO) run ./internal/detecteval
+eval: build
+	RUNBOX_PLUGINS=$$(mktemp -d) $(BIN) analyze --corpus plugins/builtin/testdata/corpus
 
 ## lint: formatting, vet and staticcheck
 lint:

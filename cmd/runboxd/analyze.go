@@ -13,6 +13,7 @@ import (
 	"github.com/runbox/runbox/host/daemon"
 	"github.com/runbox/runbox/plugins"
 	"github.com/runbox/runbox/plugins/analyze"
+	"github.com/runbox/runbox/plugins/analyze/corpus"
 	"github.com/runbox/runbox/sdk"
 )
 
@@ -42,6 +43,12 @@ func runAnalyze(ctx context.Context, a *cli.App, c *cli.AnalyzeCmd) error {
 		defer h.Close(context.WithoutCancel(ctx))
 	}
 	fallback := func(in sdk.ClassifyInput) *sdk.Failure { return host.Classify(ctx, nil, in) }
+	if c.Corpus != "" {
+		if h == nil {
+			return fmt.Errorf("analyze --corpus: the plugins could not be opened: %w", err)
+		}
+		return evalCorpus(ctx, a, h, c, fallback)
+	}
 	code, sig := c.Ending()
 	end := sdk.ClassifyInput{ExitCode: code, Signal: sig, OOMKilled: c.OOM, TimedOut: c.TimedOut}
 	r, err := analyze.Analyze(ctx, h, in, end, fallback)
@@ -53,5 +60,22 @@ func runAnalyze(ctx context.Context, a *cli.App, c *cli.AnalyzeCmd) error {
 		return a.PrintJSON(res)
 	}
 	cli.PrintAnalysis(res)
+	return nil
+}
+
+// evalCorpus measures the plugins on a labelled corpus.
+func evalCorpus(ctx context.Context, a *cli.App, h *plugins.Host, c *cli.AnalyzeCmd, fallback func(sdk.ClassifyInput) *sdk.Failure) error {
+	cp, err := corpus.Load(c.Corpus)
+	if err != nil {
+		return err
+	}
+	rep, err := cp.Run(ctx, h, fallback)
+	if err != nil {
+		return err
+	}
+	if a.G.JSON {
+		return a.PrintJSON(rep)
+	}
+	rep.Write(os.Stdout, c.Misses)
 	return nil
 }

@@ -13,7 +13,6 @@ import (
 	"github.com/runbox/runbox/host/daemon"
 	"github.com/runbox/runbox/internal/paths"
 	"github.com/runbox/runbox/plugins"
-	"github.com/runbox/runbox/plugins/builtin"
 	"github.com/runbox/runbox/sandbox"
 	"github.com/runbox/runbox/sandbox/docker"
 	"github.com/runbox/runbox/sandbox/process"
@@ -72,7 +71,7 @@ func newJudge(log *slog.Logger, idle time.Duration) *host.PluginJudge {
 // their compilation cache.
 func pluginConfig(log *slog.Logger) plugins.Config {
 	return plugins.Config{
-		Builtins: builtin.Plugins(),
+		Builtins: builtinPlugins(),
 		CacheDir: filepath.Join(paths.CacheDir(), "wazero"),
 		Dirs:     []string{paths.PluginDir()},
 		Logger:   log,

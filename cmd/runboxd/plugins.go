@@ -14,9 +14,21 @@ import (
 	"github.com/runbox/runbox/internal/paths"
 	"github.com/runbox/runbox/plugins"
 	"github.com/runbox/runbox/plugins/authoring"
+	"github.com/runbox/runbox/plugins/builtin"
 	"github.com/runbox/runbox/plugins/bundle"
 	"github.com/runbox/runbox/sdk"
 )
+
+// builtinPlugins hands the embedded plugins to the runtime, with what is
+// known of each without loading it.
+func builtinPlugins() []plugins.Builtin {
+	mods := builtin.Modules()
+	out := make([]plugins.Builtin, len(mods))
+	for i, m := range mods {
+		out[i] = plugins.Builtin{Name: m.Name, Kind: m.Kind, Wasm: m.Wasm, Manifest: m.Manifest()}
+	}
+	return out
+}
 
 // pluginsLs lists plugins.
 func pluginsLs(ctx context.Context, a *cli.App, c *cli.PluginsLsCmd) error {

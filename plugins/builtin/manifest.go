@@ -1,7 +1,6 @@
 package builtin
 
 import (
-	"github.com/runbox/runbox/plugins"
 	"github.com/runbox/runbox/plugins/builtin/progress"
 	"github.com/runbox/runbox/sdk"
 )
@@ -16,15 +15,4 @@ func (m Module) Manifest() *sdk.Manifest {
 		return &progress.Manifest
 	}
 	return nil
-}
-
-// Plugins hands the embedded plugins to the runtime (plugins.Config's
-// Builtins), with what is known of each without loading it.
-func Plugins() []plugins.Builtin {
-	mods := Modules()
-	out := make([]plugins.Builtin, len(mods))
-	for i, m := range mods {
-		out[i] = plugins.Builtin{Name: m.Name, Kind: m.Kind, Wasm: m.Wasm, Manifest: m.Manifest()}
-	}
-	return out
 }

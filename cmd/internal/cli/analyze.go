@@ -15,6 +15,8 @@ type AnalyzeCmd struct {
 	Signal   string `help:"The signal that ended it, e.g. SIGKILL or 9." placeholder:"NAME"`
 	OOM      bool   `help:"The sandbox reported an out-of-memory kill." name:"oom"`
 	TimedOut bool   `help:"runbox's timeout ended it." name:"timed-out"`
+	Corpus   string `help:"Instead of one log, measure the plugins on a labelled corpus (failures.jsonl, progress.jsonl; see plugins/builtin/testdata/corpus/README.md): accuracy per failure code, framework and split." type:"existingdir" placeholder:"DIR"`
+	Misses   bool   `help:"With --corpus, list the cases it got wrong." default:"true" negatable:""`
 }
 
 // Run analyzes a log exactly as a live run's output would be (in runboxd).

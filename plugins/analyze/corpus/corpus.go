@@ -1,9 +1,12 @@
-// Package corpus measures runbox's detection on real output: failure tails
-// and progress snippets people posted publicly, each labelled with the
-// failure code or the progress state runbox should find
-// (plugins/builtin/testdata/corpus, its README has the format). Every case
-// goes through plugins/analyze, the path `runbox analyze --json` takes, and
-// the report gives accuracy per code, per framework and per split.
+// Package corpus measures detection on a labelled corpus of real output:
+// failure tails and progress snippets, each labelled with the failure code
+// or the progress state that should be found (the format is in
+// plugins/builtin/testdata/corpus/README.md, runbox's own corpus). Every
+// case goes through plugins/analyze, the path `runbox analyze --json`
+// takes, and the report gives accuracy per code, per framework and per
+// split (train and held-out). `runbox analyze --corpus DIR` prints it, so
+// a team can hold its own plugins to its own corpus; `make eval` runs it
+// on runbox's.
 package corpus
 
 import (
@@ -11,6 +14,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"math"
 	"os"
 	"path/filepath"
@@ -295,15 +299,37 @@ func Markdown(title string, groups map[string]map[string]*Tally) string {
 		names = append(names, k)
 	}
 	sort.Strings(names)
-	cell := func(t *Tally) string {
-		if t == nil || t.All == 0 {
-			return "–"
-		}
-		return fmt.Sprintf("%d/%d (%.0f%%)", t.Right, t.All, 100*t.Rate())
-	}
 	for _, n := range names {
 		g := groups[n]
-		fmt.Fprintf(&b, "| %s | %s | %s | %s |\n", n, cell(g["train"]), cell(g["heldout"]), cell(g["all"]))
+		fmt.Fprintf(&b, "| %s | %s | %s | %s |\n", n, g["train"], g["heldout"], g["all"])
 	}
 	return b.String()
+}
+
+// Write prints the report: totals per split, tables per failure code and
+// per framework, and with misses the cases it got wrong.
+func (rep *Report) Write(w io.Writer, misses bool) {
+	ft, pt := Total(rep.Failures), Total(rep.Progress)
+	fmt.Fprintf(w, "failure codes right: train %s, held-out %s, all %s\n", ft["train"], ft["heldout"], ft["all"])
+	fmt.Fprintf(w, "progress states right: train %s, held-out %s, all %s\n\n", pt["train"], pt["heldout"], pt["all"])
+	fmt.Fprintln(w, Markdown("failure code", By(rep.Failures, func(r Result) string { return r.Want })))
+	fmt.Fprintln(w, Markdown("framework (failures)", By(rep.Failures, func(r Result) string { return r.Framework })))
+	fmt.Fprintln(w, Markdown("framework (progress)", By(rep.Progress, func(r Result) string { return r.Framework })))
+	if !misses {
+		return
+	}
+	fmt.Fprintln(w, "misses:")
+	for _, r := range append(append([]Result(nil), rep.Failures...), rep.Progress...) {
+		if !r.OK {
+			fmt.Fprintf(w, "  %s [%s, %s] want %s: %s\n", r.ID, r.Framework, r.Split, r.Want, r.Why)
+		}
+	}
+}
+
+// String is right/all with the share, or "–" for an empty group.
+func (t *Tally) String() string {
+	if t == nil || t.All == 0 {
+		return "–"
+	}
+	return fmt.Sprintf("%d/%d (%.1f%%)", t.Right, t.All, 100*t.Rate())
 }

@@ -1,4 +1,4 @@
-package builtin_test
+package main
 
 import (
 	"context"
@@ -6,7 +6,6 @@ import (
 	"testing"
 
 	"github.com/runbox/runbox/plugins"
-	"github.com/runbox/runbox/plugins/builtin"
 	"github.com/runbox/runbox/sdk"
 )
 
@@ -15,7 +14,7 @@ import (
 // that analyze can tell which lines could have progress in them without
 // loading it (docs/RATIONALE.md, "analyze loads only what a log needs").
 func TestBuiltinPlugins(t *testing.T) {
-	bs := builtin.Plugins()
+	bs := builtinPlugins()
 	kinds := map[sdk.Kind]bool{}
 	for _, b := range bs {
 		if b.Kind == "" || len(b.Wasm) == 0 {
