@@ -29,6 +29,14 @@ func (e *Engine) Plan(ctx context.Context, req api.RunRequest) (*store.Plan, err
 	if len(req.Command) == 0 {
 		return nil, badRequest("no command given")
 	}
+	var parentID string
+	if req.ParentRunID != "" {
+		parent, err := e.cfg.Store.GetRun(ctx, req.ParentRunID)
+		if err != nil {
+			return nil, err
+		}
+		parentID = parent.ID
+	}
 	facts := e.HostFacts(ctx, req.Workdir)
 	scriptPath := req.ScriptPath
 	if scriptPath == "" {
@@ -83,6 +91,7 @@ func (e *Engine) Plan(ctx context.Context, req api.RunRequest) (*store.Plan, err
 		Workdir:         req.Workdir,
 		ScriptPath:      scriptPath,
 		TaskDescription: req.TaskDescription,
+		ParentID:        parentID,
 		Spec:            storedSpec(spec, req),
 		Sandbox:         backend,
 		SandboxReason:   reason,
