@@ -13,6 +13,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"regexp"
 	"strings"
 	"time"
 
@@ -110,7 +111,7 @@ func daemonError(err error, what, id string) error {
 	case errors.As(err, &ce):
 		return toolError("the runbox daemon failed: %s; call again, and if it persists see the daemon log (runbox daemon in a terminal)", ce.Msg)
 	case errors.Is(err, client.ErrNoDaemon):
-		return toolError("the runbox daemon is not reachable (%v): start it with `runbox daemon` or call again; runs and their state are kept", err)
+		return toolError("the runbox daemon is not reachable (%v): it is started again on the next call (or run `runbox daemon`); runs go on under their own supervisors and their state is kept, so call local_status again", err)
 	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
 		return toolError("the call was cancelled before the daemon answered (%v)", err)
 	}
@@ -138,10 +139,31 @@ func explainBadArguments(next mcpsdk.MethodHandler) mcpsdk.MethodHandler {
 		if p, ok := req.GetParams().(*mcpsdk.CallToolParamsRaw); ok {
 			name = p.Name
 		}
-		detail := strings.Join(strings.Fields(strings.TrimPrefix(tc.Text, `validating "arguments": `)), " ")
-		tc.Text = fmt.Sprintf("invalid arguments for %s: %s. Fix them as the tool's input schema says (required fields, types, limits) and call again.", name, detail)
+		tc.Text = fmt.Sprintf("invalid arguments for %s: %s. Fix them as the tool's input schema says (required fields, types, limits) and call again.", name, validationDetail(tc.Text))
 		return res, err
 	}
+}
+
+var (
+	// "validating /properties/a/properties/b: " of the innermost failure
+	schemaPath = regexp.MustCompile(`validating /properties/(\S*): `)
+	// the validator's numbers: "-5/1", "600.000000"
+	ratio    = regexp.MustCompile(`(-?\d+)/1\b`)
+	zeroFrac = regexp.MustCompile(`(\d)\.0+\b`)
+)
+
+// validationDetail turns a jsonschema validation error into "which
+// argument: what is wrong".
+func validationDetail(text string) string {
+	text = strings.Join(strings.Fields(strings.TrimPrefix(text, `validating "arguments": `)), " ")
+	text = strings.TrimPrefix(text, "validating root: ")
+	if m := schemaPath.FindAllStringSubmatchIndex(text, -1); len(m) > 0 {
+		last := m[len(m)-1]
+		arg := strings.ReplaceAll(text[last[2]:last[3]], "/properties/", ".")
+		text = arg + ": " + text[last[1]:]
+	}
+	text = ratio.ReplaceAllString(text, "$1")
+	return zeroFrac.ReplaceAllString(text, "$1")
 }
 
 // textResult is a tool result whose content is a short summary; the SDK
