@@ -80,7 +80,7 @@ func TestNodeClient(t *testing.T) {
 }
 
 // stopDaemonIn ends the daemon `runbox mcp` started for home, if any.
-func stopDaemonIn(t *testing.T, home string) {
+func stopDaemonIn(t testing.TB, home string) {
 	c := client.New(client.Options{Home: home, Socket: filepath.Join(home, "runbox.sock")})
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
