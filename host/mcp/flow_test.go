@@ -7,6 +7,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	mcpsdk "github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -312,5 +313,36 @@ func TestTwoAgentsStopOneRun(t *testing.T) {
 	text := b.ok("local_stop", map[string]any{"run_id": id}, &again)
 	if again.State != "cancelled" || !strings.Contains(text, "already ended") {
 		t.Errorf("stop of an ended run: %s %q", again.State, text)
+	}
+}
+
+// One agent can check a run, or stop it, while its own local_wait on it
+// blocks: calls on a session do not queue behind each other.
+func TestCallsWhileWaiting(t *testing.T) {
+	d := startDaemon(t)
+	a := newAgent(t, d, t.TempDir())
+	id := a.start("sleep 30", nil)
+	waited := make(chan runOut, 1)
+	go func() {
+		var r runOut
+		a.ok("local_wait", map[string]any{"run_id": id, "timeout_seconds": 60}, &r)
+		waited <- r
+	}()
+	time.Sleep(200 * time.Millisecond)
+	start := time.Now()
+	var st runOut
+	a.ok("local_status", map[string]any{"run_id": id}, &st)
+	if st.Done || time.Since(start) > 5*time.Second {
+		t.Fatalf("status while waiting: %+v after %s", st, time.Since(start))
+	}
+	var stopped runOut
+	a.ok("local_stop", map[string]any{"run_id": id}, &stopped)
+	select {
+	case r := <-waited:
+		if r.State != "cancelled" || !r.Done {
+			t.Errorf("wait ended with %s done=%v", r.State, r.Done)
+		}
+	case <-time.After(20 * time.Second):
+		t.Fatal("local_wait did not return after the run was stopped")
 	}
 }

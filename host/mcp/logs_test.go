@@ -10,7 +10,7 @@ import (
 func TestLocalLogs(t *testing.T) {
 	d := startDaemon(t)
 	wd := t.TempDir()
-	writeFile(t, wd, "out.sh", `echo one; echo two; sleep 0.3; echo "oops" >&2; sleep 0.3; printf 'café ☕\nlast'`)
+	writeFile(t, wd, "out.sh", `echo one; echo two; sleep 0.5; echo "oops" >&2; sleep 0.5; printf 'café ☕\nlast'`)
 	a := newAgent(t, d, wd)
 	id := a.start([]any{"sh", "out.sh"}, nil)
 	a.waitDone(id)
