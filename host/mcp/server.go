@@ -9,7 +9,6 @@ package mcp
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -170,10 +169,4 @@ func validationDetail(text string) string {
 // adds the structured output.
 func textResult(format string, a ...any) *mcpsdk.CallToolResult {
 	return &mcpsdk.CallToolResult{Content: []mcpsdk.Content{&mcpsdk.TextContent{Text: fmt.Sprintf(format, a...)}}}
-}
-
-// jsonString is v as compact JSON, for summaries.
-func jsonString(v any) string {
-	b, _ := json.Marshal(v)
-	return string(b)
 }
