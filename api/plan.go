@@ -10,6 +10,9 @@ type Plan struct {
 	Workdir         string    `json:"workdir"`
 	ScriptPath      string    `json:"script_path,omitempty"`
 	TaskDescription string    `json:"task_description,omitempty"`
+	// ParentRunID is the run this plan retries; its runs are linked to
+	// it unless they name a parent of their own.
+	ParentRunID string `json:"parent_run_id,omitempty"`
 	// Spec is what exec will run (secret env values redacted).
 	Spec          Spec        `json:"spec"`
 	Sandbox       string      `json:"sandbox"` // process | docker

@@ -32,6 +32,14 @@ func (e *Engine) Plan(ctx context.Context, req api.RunRequest) (*store.Plan, err
 	if err := checkLimits(req); err != nil {
 		return nil, err
 	}
+	var parentID string
+	if req.ParentRunID != "" {
+		parent, err := e.cfg.Store.GetRun(ctx, req.ParentRunID)
+		if err != nil {
+			return nil, err
+		}
+		parentID = parent.ID
+	}
 	facts := e.HostFacts(ctx, req.Workdir)
 	scriptPath := req.ScriptPath
 	if scriptPath == "" {
@@ -86,6 +94,7 @@ func (e *Engine) Plan(ctx context.Context, req api.RunRequest) (*store.Plan, err
 		Workdir:         req.Workdir,
 		ScriptPath:      scriptPath,
 		TaskDescription: req.TaskDescription,
+		ParentID:        parentID,
 		Spec:            storedSpec(spec, req),
 		Sandbox:         backend,
 		SandboxReason:   reason,

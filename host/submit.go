@@ -71,6 +71,9 @@ func (e *Engine) Submit(ctx context.Context, req api.RunRequest) (*store.Run, er
 			return nil, err
 		}
 		plan = p
+		if req.ParentRunID == "" {
+			req.ParentRunID = p.ParentID
+		}
 		if err := fillFromSpec(&req, p.Spec, "plan "+p.ID); err != nil {
 			return nil, err
 		}

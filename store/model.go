@@ -64,6 +64,10 @@ type Plan struct {
 	Result          sdk.PlanOutput  `json:"result"`
 	Host            sdk.HostFacts   `json:"host"`
 	Experience      *sdk.Experience `json:"experience,omitempty"`
+
+	// ParentID is the run this plan retries: a run of the plan with no
+	// parent of its own is linked to it.
+	ParentID string `json:"parent_id,omitempty"`
 }
 
 // Run is one execution of a command.

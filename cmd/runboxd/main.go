@@ -1,5 +1,6 @@
 // Command runboxd is the half of runbox that holds the store, the
-// sandboxes and the plugin runtime: the daemon, `analyze` and `plugins`.
+// sandboxes and the plugin runtime: the daemon, `analyze` and `plugins`
+// (and `mcp`, which keeps the MCP SDK out of the thin client).
 // People and agents run `runbox`, a thin client that starts quickly;
 // runbox hands these commands to the runboxd installed next to it. The
 // command line is the same in both (cmd/internal/cli).
@@ -30,6 +31,8 @@ func (engine) Run(ctx context.Context, a *cli.App, cmd any) error {
 		return runDaemon(ctx, a, c)
 	case *cli.AnalyzeCmd:
 		return runAnalyze(ctx, a, c)
+	case *cli.McpCmd:
+		return runMCP(ctx, a, c)
 	case *cli.PluginsLsCmd:
 		return pluginsLs(ctx, a, c)
 	case *cli.PluginsInfoCmd:

@@ -110,6 +110,7 @@ func planView(p *store.Plan) *api.Plan {
 		Workdir:         p.Workdir,
 		ScriptPath:      p.ScriptPath,
 		TaskDescription: p.TaskDescription,
+		ParentRunID:     p.ParentID,
 		Spec:            specView(p.Spec),
 		Sandbox:         p.Sandbox,
 		SandboxReason:   p.SandboxReason,

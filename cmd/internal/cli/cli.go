@@ -40,6 +40,7 @@ type CLI struct {
 	Analyze  AnalyzeCmd  `cmd:"" help:"Explain a saved log: why it failed and how far it got."`
 	Plugins  PluginsCmd  `cmd:"" help:"List, test, create and install plugins."`
 	Daemon   DaemonCmd   `cmd:"" help:"Run the daemon in the foreground (normally started on demand)."`
+	Mcp      McpCmd      `cmd:"" help:"Serve the compute tools to AI agents over MCP (stdio, or --http)."`
 	Version  VersionCmd  `cmd:"" help:"Print runbox's version."`
 }
 
@@ -63,8 +64,9 @@ type usageError struct{ error }
 func ExitCode(code int) error { return exitError{code} }
 
 // Engine runs the commands that need the store, the sandboxes or the
-// plugin runtime in this process: daemon, analyze and plugins. runbox
-// hands them to runboxd; runboxd runs them.
+// plugin runtime (or, for mcp, the MCP SDK) in this process: daemon,
+// analyze, plugins and mcp. runbox hands them to runboxd; runboxd runs
+// them.
 type Engine interface {
 	// Run runs one such command; cmd is the parsed command (*DaemonCmd,
 	// *AnalyzeCmd, *PluginsLsCmd, ...).
@@ -74,7 +76,7 @@ type Engine interface {
 // EngineCommands are the top-level commands that run in runboxd (their Run
 // goes to the Engine). runbox may hand them over before parsing anything:
 // runboxd parses the same command line.
-var EngineCommands = []string{"analyze", "plugins", "daemon"}
+var EngineCommands = []string{"analyze", "plugins", "daemon", "mcp"}
 
 // IsEngineCommand reports whether name is one of EngineCommands.
 func IsEngineCommand(name string) bool {
