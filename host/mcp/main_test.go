@@ -20,8 +20,10 @@ import (
 	"github.com/runbox/runbox/host"
 	"github.com/runbox/runbox/host/daemon"
 	"github.com/runbox/runbox/plugins"
+	"github.com/runbox/runbox/plugins/builtin"
 	"github.com/runbox/runbox/sandbox"
 	"github.com/runbox/runbox/sandbox/process"
+	"github.com/runbox/runbox/sandbox/process/supervisor"
 )
 
 // The tests drive the server with the SDK's own client over an in-memory
@@ -32,8 +34,8 @@ import (
 func TestMain(m *testing.M) {
 	if len(os.Args) > 1 {
 		switch os.Args[1] {
-		case "__supervise":
-			os.Exit(process.SupervisorMain(os.Args[2:]))
+		case supervisor.Arg:
+			os.Exit(supervisor.Main(os.Args[2:]))
 		case "__daemon":
 			os.Exit(daemonMain(os.Args[2], os.Args[3]))
 		}
@@ -51,7 +53,12 @@ func daemonMain(home, socket string) int {
 	}
 	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	judge := host.NewPluginJudge(func(ctx context.Context) (*plugins.Host, error) {
+		var builtins []plugins.Builtin
+		for _, m := range builtin.Modules() {
+			builtins = append(builtins, plugins.Builtin{Name: m.Name, Kind: m.Kind, Wasm: m.Wasm, Manifest: m.Manifest()})
+		}
 		return plugins.NewHost(ctx, plugins.Config{
+			Builtins: builtins,
 			CacheDir: filepath.Join(os.TempDir(), "runbox-mcp-test-wazero"), Logger: log,
 		})
 	}, time.Minute, log)
