@@ -40,6 +40,7 @@ type CLI struct {
 	Analyze  AnalyzeCmd  `cmd:"" help:"Explain a saved log: why it failed and how far it got."`
 	Plugins  PluginsCmd  `cmd:"" help:"List, test, create and install plugins."`
 	Daemon   DaemonCmd   `cmd:"" help:"Run the daemon in the foreground (normally started on demand)."`
+	Doctor   DoctorCmd   `cmd:"" help:"Check the store (every record, every index) and with --repair rebuild what it can; the daemon must be stopped."`
 	Version  VersionCmd  `cmd:"" help:"Print runbox's version."`
 }
 
@@ -72,7 +73,7 @@ type Engine interface {
 // EngineCommands are the top-level commands that run in runboxd (their Run
 // goes to the Engine). runbox may hand them over before parsing anything:
 // runboxd parses the same command line.
-var EngineCommands = []string{"analyze", "plugins", "daemon"}
+var EngineCommands = []string{"analyze", "plugins", "daemon", "doctor"}
 
 // IsEngineCommand reports whether name is one of EngineCommands.
 func IsEngineCommand(name string) bool {
