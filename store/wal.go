@@ -211,8 +211,14 @@ func (w *walScan) cleanEnd(data []byte, off int) bool {
 // resync returns the offset of the first chunk at or after from that
 // starts a record of this log, -1 when there is none.
 func (w *walScan) resync(data []byte, from int, valid func(int) (chunk, bool)) int {
-	for off := from; off+walLegacyHeader <= len(data); off++ {
-		// An empty chunk proves too little to resume on.
+	want := uint32(w.num)
+	for off := from; off+walRecycHeader <= len(data); off++ {
+		// A cheap filter first: this runs over the WAL's preallocated
+		// tail on every Open. Pebble writes only chunks that carry the
+		// log number, and an empty chunk proves too little to resume on.
+		if e := data[off+6]; e < 5 || e > 12 || binary.LittleEndian.Uint32(data[off+7:]) != want {
+			continue
+		}
 		if c, ok := valid(off); ok && c.length > 0 && (c.pos == posFull || c.pos == posFirst) {
 			return off
 		}
