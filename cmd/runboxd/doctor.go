@@ -185,6 +185,9 @@ func printDoctor(w io.Writer, r *doctorReport, repair bool) {
 	if r.Backup != "" {
 		fmt.Fprintf(w, "backup: the store as it was is in %s\n", r.Backup)
 	}
+	if r.Reported != nil && r.Healthy {
+		fmt.Fprintln(w, "the daemon's report of damage is cleared")
+	}
 	switch {
 	case r.Healthy && r.Repaired:
 		fmt.Fprintln(w, "result: repaired; runs set to running are finished from their exit records when the daemon next starts")

@@ -56,7 +56,7 @@ func openStore(ctx context.Context, o Options, log *slog.Logger) (*store.Store, 
 		Detail: err.Error(), Found: time.Now().UTC(), Backup: rep.Backup,
 		Replayed: rep.Replayed, RunsFixed: len(fixes),
 	}
-	d.Message = fmt.Sprintf("the store was damaged and the daemon salvaged it at start: %d writes put back (%d from past the damage), %d runs corrected from their run directories; the damaged store is kept in %s; run 'runbox doctor' to check the store",
+	d.Message = fmt.Sprintf("the store was damaged and the daemon salvaged it at start: %d writes put back (%d from past the damage), %d run(s) corrected from their run directories; the damaged store is kept in %s; run 'runbox doctor' to check the store",
 		rep.Replayed, rep.AfterDamage, len(fixes), rep.Backup)
 	if rep.Fresh {
 		d.Message = "the store's tables were unreadable: the daemon started a new store from its logs and run directories; " + d.Message
