@@ -23,6 +23,23 @@ type Health struct {
 	Active    int       `json:"active"`
 	Queued    int       `json:"queued"`
 	Home      string    `json:"home"`
+	// Store is set when the daemon found its store damaged: what it did
+	// about it, until `runbox doctor` has checked the store.
+	Store *StoreDamage `json:"store,omitempty"`
+}
+
+// StoreDamage is what the daemon found and did about a damaged store.
+type StoreDamage struct {
+	// Message is one line for people: what was wrong, what was done,
+	// where the backup is and what to run next.
+	Message string    `json:"message"`
+	Detail  string    `json:"detail"` // the error that revealed it
+	Found   time.Time `json:"found"`
+	Backup  string    `json:"backup,omitempty"`
+	// Replayed counts writes put back from the damaged log and after.
+	Replayed int `json:"replayed"`
+	// RunsFixed counts runs corrected from their run directories.
+	RunsFixed int `json:"runs_fixed"`
 }
 
 // Error is the body of every non-2xx answer.

@@ -24,6 +24,9 @@ var (
 	ErrDiskFull = errors.New("disk full")
 	// ErrLocked: another process (or another Open in this one) holds the store.
 	ErrLocked = errors.New("store is locked")
+	// ErrCorrupt: the store's files are damaged (a *CorruptError says
+	// where); Salvage recovers what can be read.
+	ErrCorrupt = errors.New("store is damaged")
 	// ErrSchemaTooNew: the store was written by a newer runbox.
 	ErrSchemaTooNew = errors.New("store schema too new")
 )

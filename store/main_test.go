@@ -17,7 +17,10 @@ func TestMain(m *testing.M) {
 	case "":
 		os.Exit(m.Run())
 	case "crash":
-		helperCrash(os.Getenv("RUNBOX_STORE_TEST_DIR"))
+		helperCrash(os.Getenv("RUNBOX_STORE_TEST_DIR"), Options{})
+	case "crash-rotate":
+		// A small memtable: Pebble rotates and recycles WALs often.
+		helperCrash(os.Getenv("RUNBOX_STORE_TEST_DIR"), Options{MemTableSize: 64 << 10})
 	case "hold":
 		helperHold(os.Getenv("RUNBOX_STORE_TEST_DIR"))
 	default:
@@ -28,8 +31,8 @@ func TestMain(m *testing.M) {
 
 // helperCrash writes runs and transitions forever, printing "ack ID STATE"
 // after each write returns, until the parent kills it.
-func helperCrash(dir string) {
-	s, err := Open(dir, Options{})
+func helperCrash(dir string, opts Options) {
+	s, err := Open(dir, opts)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)

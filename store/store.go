@@ -86,6 +86,15 @@ func Open(dir string, opts Options) (*Store, error) {
 	if err != nil {
 		return nil, lockError(dir, err)
 	}
+	// Before Pebble replays (and then deletes) the WALs: it would drop
+	// every write after a damaged chunk without a word (see wal.go).
+	if _, bad, err := checkWALs(dir); err != nil || bad != nil {
+		_ = lock.Close()
+		if err != nil {
+			return nil, err
+		}
+		return nil, walCorrupt(dir, bad)
+	}
 	s := &Store{dir: dir, opts: opts, lock: lock}
 	s.guard.init(dir, opts)
 	if err := s.openDB(); err != nil {
@@ -115,6 +124,11 @@ func (s *Store) openDB() (err error) {
 		Logger:                      &s.guard,
 		EventListener:               s.guard.listener(),
 		CompactionConcurrencyRange:  func() (int, int) { return 1, 1 },
+		// WAL sync chunks let Pebble itself tell damage in a closed WAL's
+		// middle blocks from a torn tail; older formats cannot. Ratcheting
+		// an existing store up is one-way, and every build with this
+		// Pebble reads it.
+		FormatMajorVersion: pebble.FormatNewest,
 	}
 	defer func() {
 		if r := recover(); r != nil {
@@ -136,6 +150,9 @@ func (s *Store) openDB() (err error) {
 func wrapOpen(dir string, err error) error {
 	if isNoSpace(err) {
 		return asDiskFull(dir, err)
+	}
+	if errors.Is(err, pebble.ErrCorruption) {
+		return &CorruptError{Dir: dir, Detail: err.Error(), Cause: err}
 	}
 	return fmt.Errorf("store: open %s: %w", dir, err)
 }

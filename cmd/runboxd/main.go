@@ -29,6 +29,8 @@ func (engine) Run(ctx context.Context, a *cli.App, cmd any) error {
 	switch c := cmd.(type) {
 	case *cli.DaemonCmd:
 		return runDaemon(ctx, a, c)
+	case *cli.DoctorCmd:
+		return runDoctor(ctx, a, c)
 	case *cli.AnalyzeCmd:
 		return runAnalyze(ctx, a, c)
 	case *cli.McpCmd:

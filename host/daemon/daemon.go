@@ -14,7 +14,6 @@ import (
 
 	"github.com/runbox/runbox/host"
 	"github.com/runbox/runbox/sandbox"
-	"github.com/runbox/runbox/store"
 )
 
 // Options configure a daemon.
@@ -46,14 +45,14 @@ func Run(ctx context.Context, o Options) error {
 	if err := os.MkdirAll(o.Home, 0o700); err != nil {
 		return fmt.Errorf("daemon: %w", err)
 	}
-	unlock, err := lockHome(o.Home)
+	unlock, err := LockHome(o.Home)
 	if err != nil {
 		return err
 	}
 	defer unlock()
-	st, err := store.Open(filepath.Join(o.Home, "store"), store.Options{})
+	st, damage, err := openStore(ctx, o, log)
 	if err != nil {
-		return fmt.Errorf("daemon: open store: %w", err)
+		return err
 	}
 	defer st.Close()
 	eng, err := host.New(host.Config{
@@ -71,7 +70,7 @@ func Run(ctx context.Context, o Options) error {
 		eng.Close()
 		return err
 	}
-	srv := &server{eng: eng, log: log, version: o.Version, home: o.Home, started: time.Now()}
+	srv := &server{eng: eng, log: log, version: o.Version, home: o.Home, started: time.Now(), damage: damage}
 	srv.lastSeen.Store(time.Now().UnixNano())
 	hs := &http.Server{Handler: srv.routes(), ReadHeaderTimeout: 10 * time.Second}
 	errc := make(chan error, 1)
@@ -116,9 +115,10 @@ func idleTicker(d time.Duration) *time.Ticker {
 	return time.NewTicker(min(d/4+time.Millisecond, 30*time.Second))
 }
 
-// lockHome takes an exclusive flock on home/daemon.lock for the daemon's
-// life, so two daemons never race for one store.
-func lockHome(home string) (func(), error) {
+// LockHome takes an exclusive flock on home/daemon.lock for the daemon's
+// life, so two daemons never race for one store (and runbox doctor never
+// repairs a store a daemon is using). ErrRunning when one holds it.
+func LockHome(home string) (func(), error) {
 	p := filepath.Join(home, "daemon.lock")
 	f, err := os.OpenFile(p, os.O_CREATE|os.O_RDWR, 0o600)
 	if err != nil {

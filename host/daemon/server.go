@@ -28,7 +28,8 @@ type server struct {
 	version  string
 	home     string
 	started  time.Time
-	lastSeen atomic.Int64 // unix nanos of the last request, for idle exit
+	damage   *api.StoreDamage // the store was found damaged (see openStore)
+	lastSeen atomic.Int64     // unix nanos of the last request, for idle exit
 	inflight atomic.Int64
 }
 
@@ -61,7 +62,7 @@ func (s *server) health(w http.ResponseWriter, r *http.Request) {
 	active, queued := s.eng.Counts()
 	writeJSON(w, http.StatusOK, api.Health{
 		Version: s.version, PID: os.Getpid(), StartedAt: s.started,
-		Active: active, Queued: queued, Home: s.home,
+		Active: active, Queued: queued, Home: s.home, Store: s.damage,
 	})
 }
 

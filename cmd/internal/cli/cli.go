@@ -41,6 +41,7 @@ type CLI struct {
 	Plugins  PluginsCmd  `cmd:"" help:"List, test, create and install plugins."`
 	Daemon   DaemonCmd   `cmd:"" help:"Run the daemon in the foreground (normally started on demand)."`
 	Mcp      McpCmd      `cmd:"" help:"Serve the compute tools to AI agents over MCP (stdio, or --http)."`
+	Doctor   DoctorCmd   `cmd:"" help:"Check the store (every record, every index) and with --repair rebuild what it can; the daemon must be stopped."`
 	Version  VersionCmd  `cmd:"" help:"Print runbox's version."`
 }
 
@@ -76,7 +77,7 @@ type Engine interface {
 // EngineCommands are the top-level commands that run in runboxd (their Run
 // goes to the Engine). runbox may hand them over before parsing anything:
 // runboxd parses the same command line.
-var EngineCommands = []string{"analyze", "plugins", "daemon", "mcp"}
+var EngineCommands = []string{"analyze", "plugins", "daemon", "mcp", "doctor"}
 
 // IsEngineCommand reports whether name is one of EngineCommands.
 func IsEngineCommand(name string) bool {

@@ -297,5 +297,13 @@ func (c *BackendsCmd) Run(ctx context.Context, a *App) error {
 	}
 	w.Flush()
 	fmt.Printf("\nauto → %s: %s\n", b.Default, b.Reason)
+	warnDamage(ctx, a)
 	return nil
+}
+
+// warnDamage prints the daemon's news of a damaged store, if it has any.
+func warnDamage(ctx context.Context, a *App) {
+	if h, err := a.client().Health(ctx); err == nil && h.Store != nil {
+		fmt.Fprintf(os.Stderr, "\nwarning: %s\n", h.Store.Message)
+	}
 }
