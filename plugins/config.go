@@ -36,7 +36,10 @@ type Config struct {
 	InitTimeout time.Duration
 	// LoadTimeout bounds loading a module as a whole: compile, first
 	// instance (_initialize), ABI check and describe. A module not loaded
-	// by then is given up (failed) and never waited for again. Default 10s.
+	// by then is given up (failed) and never waited for again. Default
+	// 30s: what it stops is a module that never finishes loading, not a
+	// cold compile of a large one on a busy machine (which, cut, still
+	// fills the compilation cache for the next process).
 	LoadTimeout time.Duration
 	// MemoryLimitPages caps each instance's linear memory, in 64 KiB pages.
 	// Default 2048 (128 MiB).
@@ -104,7 +107,7 @@ func (c Config) withDefaults() Config {
 		c.InitTimeout = 10 * time.Second
 	}
 	if c.LoadTimeout <= 0 {
-		c.LoadTimeout = 10 * time.Second
+		c.LoadTimeout = 30 * time.Second
 	}
 	if c.MemoryLimitPages == 0 {
 		c.MemoryLimitPages = 2048

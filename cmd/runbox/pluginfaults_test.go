@@ -128,7 +128,7 @@ func TestFaultHangingProgressPluginRun(t *testing.T) {
 	}
 }
 
-// Fault: a user plugin whose _initialize never returns -> the first run's progress shows before the plugin's load is cut at its deadline; the run ends with its progress, and the plugin shows failed
+// Fault: a user plugin whose _initialize never returns -> the first run's progress shows before the plugin's load is cut at its deadline, and the run ends with its progress (the cut itself: plugins.TestFaultInitLoopLoadBounded)
 func TestFaultInitLoopPluginRun(t *testing.T) {
 	e := newEnv(t)
 	e.installTestPlugin("initloop")
@@ -146,12 +146,6 @@ func TestFaultInitLoopPluginRun(t *testing.T) {
 	})
 	if !beforeDeadline {
 		t.Fatalf("progress showed only once the looping plugin's load was given up:\n%s", e.daemonLog())
-	}
-	pollUntil(t, "the looping plugin's load cut", func() bool {
-		return strings.Contains(e.daemonLog(), "initloop.wasm")
-	})
-	if log := e.daemonLog(); !strings.Contains(log, "plugin not loaded") || !strings.Contains(log, "load timed out") {
-		t.Errorf("daemon log does not say why initloop was not loaded:\n%s", log)
 	}
 	run := e.finishGatedRun(id)
 	if run.State != "succeeded" || run.Progress == nil || run.Progress.Step != 10 {
