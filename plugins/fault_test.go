@@ -37,7 +37,7 @@ func within(t *testing.T, d time.Duration, what string, fn func()) {
 	}
 }
 
-// Fault: a progress plugin whose parse never returns (asked first) -> Feed does not block and the built-in's progress is there after a Flush bounded well below the hang's call deadline
+// Fault: a progress plugin whose parse never returns, asked first -> Feed never blocks; the built-in's progress arrives within a Flush bound far below the hang's deadline
 func TestFaultHangingProgressPlugin(t *testing.T) {
 	h, _ := newTestHost(t, Config{Builtins: builtins(), CallTimeout: time.Minute}, pluginDir(t, "hang"))
 	ctx := context.Background()
@@ -61,7 +61,7 @@ func TestFaultHangingProgressPlugin(t *testing.T) {
 	}
 }
 
-// Fault: a progress plugin whose parse never returns, fed until it times out repeatedly -> it is switched off; Plugins shows it off with the reason and the retry time, also to another Host sharing the state file; the built-in's progress is complete
+// Fault: a progress plugin that times out repeatedly -> switched off; shown off with why and retry time, also to another process (state file); the built-in's progress complete
 func TestFaultHangingProgressSwitchedOff(t *testing.T) {
 	state := filepath.Join(t.TempDir(), "plugin-state.json")
 	cfg := Config{
@@ -108,7 +108,7 @@ func TestFaultHangingProgressSwitchedOff(t *testing.T) {
 	check(other)
 }
 
-// Fault: a classifier whose classify never returns, asked before a healthy one, with a caller deadline below its call deadline -> the healthy one's answer is returned
+// Fault: a classifier that never returns, asked first, caller deadline below its call deadline -> the healthy classifier's answer is returned
 func TestFaultHangingClassifier(t *testing.T) {
 	h, _ := newTestHost(t, Config{CallTimeout: time.Minute}, pluginDir(t, "hang"), pluginDir(t, "echo"))
 	h.Plugins(context.Background()) // both loaded: the deadline below is the calls'
@@ -121,7 +121,7 @@ func TestFaultHangingClassifier(t *testing.T) {
 	}
 }
 
-// Fault: a planner whose plan never returns, asked before a healthy one, with a caller deadline below its call deadline -> the healthy one's plan is returned, the hang's error reported
+// Fault: a planner that never returns, asked first, caller deadline below its call deadline -> the healthy planner's plan is returned, the hang's error reported
 func TestFaultHangingPlanner(t *testing.T) {
 	h, _ := newTestHost(t, Config{CallTimeout: time.Minute}, pluginDir(t, "hang"), pluginDir(t, "echo"))
 	h.Plugins(context.Background())
@@ -135,7 +135,7 @@ func TestFaultHangingPlanner(t *testing.T) {
 	}
 }
 
-// Fault: a user progress plugin whose _initialize never returns, still loading -> the built-in's progress is there after a Flush bounded well below the load deadline
+// Fault: a progress plugin whose _initialize never returns, still loading -> the built-in's progress arrives within a Flush bound far below the load deadline
 func TestFaultInitLoopProgress(t *testing.T) {
 	cfg := Config{Builtins: builtins(), LoadTimeout: 10 * time.Minute, InitTimeout: 10 * time.Minute}
 	h, _ := newTestHost(t, cfg, pluginDir(t, "initloop"))
@@ -168,7 +168,7 @@ func TestFaultInitLoopProgress(t *testing.T) {
 	}
 }
 
-// Fault: a plugin whose _initialize never returns -> its load is cut at the load deadline (not the longer instantiate bound); it shows failed with why, and the classifier beside it answers
+// Fault: a plugin whose _initialize never returns -> its load is cut at LoadTimeout; it shows failed with why, and the classifier beside it answers
 func TestFaultInitLoopLoadBounded(t *testing.T) {
 	ctx := context.Background()
 	echo := pluginDir(t, "echo")

@@ -70,7 +70,7 @@ func (e *env) finishGatedRun(id string) *api.Run {
 	return e.getRun(id)
 }
 
-// Fault: a user progress plugin whose parse never returns, beside the built-in -> the run's progress shows while the plugin is still being called and at the end; plugins ls then shows it off, why and until when
+// Fault: a user progress plugin whose parse never returns, in a real run -> progress shows while it is still called, and at the end; plugins ls shows it off, why, until when
 func TestFaultHangingProgressPluginRun(t *testing.T) {
 	e := newEnv(t)
 	e.installTestPlugin("hang")
@@ -128,7 +128,7 @@ func TestFaultHangingProgressPluginRun(t *testing.T) {
 	}
 }
 
-// Fault: a user plugin whose _initialize never returns -> the first run's progress shows before the plugin's load is cut at its deadline, and the run ends with its progress (the cut itself: plugins.TestFaultInitLoopLoadBounded)
+// Fault: a user plugin whose _initialize never returns, in a real run -> the run's progress shows before the load is cut, and the run ends with its progress
 func TestFaultInitLoopPluginRun(t *testing.T) {
 	e := newEnv(t)
 	e.installTestPlugin("initloop")
