@@ -31,7 +31,8 @@ var (
 	ErrInputTooLarge  = errors.New("plugin input too large")
 	ErrGuest          = errors.New("plugin returned an error")
 	ErrABI            = errors.New("plugin does not speak runbox ABI v1")
-	ErrDisabled       = errors.New("plugin disabled after repeated failures")
+	ErrDisabled       = errors.New("plugin switched off after repeated failures")
+	ErrLoadTimeout    = errors.New("plugin load timed out")
 )
 
 var instanceSeq atomic.Uint64

@@ -1,6 +1,7 @@
 package plugins
 
 import (
+	"errors"
 	"sync"
 	"time"
 )
@@ -14,6 +15,8 @@ type breaker struct {
 	failures    uint64
 	lastErr     error
 	openUntil   time.Time
+	offReason   string // the failure that switched it off
+	wasOff      bool   // switched off since the last success
 }
 
 // allow reports whether a call may go ahead now.
@@ -32,12 +35,15 @@ func (b *breaker) allow(now time.Time) bool {
 	return true
 }
 
-// ok records a successful call.
-func (b *breaker) ok() {
+// ok records a successful call and reports whether it ended a switch-off
+// (the half-open call succeeded).
+func (b *breaker) ok() (closed bool) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	b.calls++
 	b.consecutive = 0
+	closed, b.wasOff = b.wasOff, false
+	return closed
 }
 
 // fail records a failed call and reports whether it switched the plugin off.
@@ -54,14 +60,40 @@ func (b *breaker) fail(err error, threshold int, cooldown time.Duration) (opened
 	}
 	if b.consecutive >= threshold {
 		b.openUntil = time.Now().Add(cooldown)
+		b.offReason = err.Error()
+		b.wasOff = true
 		return true
 	}
 	return false
 }
 
-// snapshot returns counters for Plugins.
-func (b *breaker) snapshot() (open bool, calls, failures uint64, lastErr error) {
+// restore switches the plugin off until until, as another process (or an
+// earlier host of this one) recorded it.
+func (b *breaker) restore(o offRecord, threshold int) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	return !b.openUntil.IsZero() && time.Now().Before(b.openUntil), b.calls, b.failures, b.lastErr
+	b.openUntil, b.offReason, b.wasOff = o.Until, o.Reason, true
+	b.consecutive = max(o.Failures, threshold)
+	b.lastErr = errors.New(o.Reason)
+}
+
+// breakerState is what Plugins shows of a breaker.
+type breakerState struct {
+	off             bool
+	offReason       string
+	retryAt         time.Time
+	calls, failures uint64
+	consecutive     int
+	lastErr         error
+}
+
+// snapshot returns the breaker's state for Plugins.
+func (b *breaker) snapshot() breakerState {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	s := breakerState{calls: b.calls, failures: b.failures, consecutive: b.consecutive, lastErr: b.lastErr}
+	if !b.openUntil.IsZero() && time.Now().Before(b.openUntil) {
+		s.off, s.offReason, s.retryAt = true, b.offReason, b.openUntil
+	}
+	return s
 }

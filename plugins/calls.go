@@ -4,29 +4,23 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"time"
 
 	"github.com/runbox/runbox/sdk"
 )
 
-// Plan asks every planner plugin about in and merges their answers: risks
-// and notes concatenated, frameworks unioned, and each recommendation field
-// (with its reason), the smoke command, from the highest-priority plugin
-// that set it. The errors are those of plugins that failed (already logged);
-// the output is still usable.
+// Plan asks every planner plugin about in, side by side, and merges the
+// answers that came by ctx's end: risks and notes concatenated, frameworks
+// unioned, and each recommendation field (with its reason), the smoke
+// command, from the highest-priority plugin that set it. The errors are
+// those of plugins that failed (already logged) or had not answered when
+// ctx ended; the output is still usable.
 func (h *Host) Plan(ctx context.Context, in sdk.PlanInput) (sdk.PlanOutput, []error) {
 	var merged sdk.PlanOutput
-	var errs []error
+	answers, errs := askEach[sdk.PlanOutput](ctx, h, sdk.KindPlanner, exportPlan, in)
 	seen := map[string]bool{}
-	for _, m := range h.byKind(ctx, sdk.KindPlanner) {
-		var out sdk.PlanOutput
-		ok, err := h.invoke(ctx, m, exportPlan, in, &out)
-		if err != nil {
-			errs = append(errs, err)
-			continue
-		}
-		if !ok {
-			continue
-		}
+	for _, a := range answers {
+		out := a.out
 		merged.Risks = append(merged.Risks, out.Risks...)
 		merged.Notes = append(merged.Notes, out.Notes...)
 		for _, f := range out.Frameworks {
@@ -71,26 +65,25 @@ func fillRecommendation(dst, src *sdk.Recommendation) {
 	}
 }
 
-// Classify asks every classifier plugin why a run failed and returns the
-// answer with the highest confidence (ties go to the higher priority), with
-// Failure.Plugin filled in; nil when no plugin had an answer. A plugin that
-// fails or answers an unknown code is logged and skipped.
+// Classify asks every classifier plugin, side by side, why a run failed
+// and returns, of the answers that came by ctx's end, the one with the
+// highest confidence (ties go to the higher priority), with Failure.Plugin
+// filled in; nil when no plugin had an answer. A plugin that fails or
+// answers an unknown code is logged and skipped; one that hangs holds up
+// the others' answers no longer than its own call deadline.
 func (h *Host) Classify(ctx context.Context, in sdk.ClassifyInput) *sdk.Failure {
 	var best *sdk.Failure
 	bestPrio := 0
-	for _, m := range h.byKind(ctx, sdk.KindClassifier) {
-		var f sdk.Failure
-		ok, err := h.invoke(ctx, m, exportClassify, in, &f)
-		if err != nil || !ok {
-			continue
-		}
+	answers, _ := askEach[sdk.Failure](ctx, h, sdk.KindClassifier, exportClassify, in)
+	for _, a := range answers {
+		f := a.out
 		if !sdk.ValidCode(f.Code) {
-			h.recordFailure(m, exportClassify, fmt.Errorf("unknown failure code %q", f.Code))
+			h.recordFailure(a.m, exportClassify, fmt.Errorf("unknown failure code %q", f.Code))
 			continue
 		}
-		prio := m.manifest.Priority
+		prio := a.m.manifest.Priority
 		if best == nil || f.Confidence > best.Confidence || (f.Confidence == best.Confidence && prio > bestPrio) {
-			f.Plugin = m.manifest.Name
+			f.Plugin = a.m.manifest.Name
 			best, bestPrio = &f, prio
 		}
 	}
@@ -112,9 +105,14 @@ type Info struct {
 	Builtin          bool                   `json:"builtin"`
 	SHA256           string                 `json:"sha256"`
 	Status           Status                 `json:"status"`
-	LastError        string                 `json:"last_error,omitempty"`
-	Calls            uint64                 `json:"calls"`
-	Failures         uint64                 `json:"failures"`
+	// OffReason is the failure that made the circuit breaker switch the
+	// plugin off, and RetryAt when it lets a call through to try it
+	// again; both set only while Status is off.
+	OffReason string     `json:"off_reason,omitempty"`
+	RetryAt   *time.Time `json:"retry_at,omitempty"`
+	LastError string     `json:"last_error,omitempty"`
+	Calls     uint64     `json:"calls"`
+	Failures  uint64     `json:"failures"`
 }
 
 // Plugins describes every plugin found. It waits (bounded by ctx) for those
@@ -123,10 +121,10 @@ func (h *Host) Plugins(ctx context.Context) []Info {
 	out := make([]Info, 0, len(h.modules))
 	for _, m := range h.modules {
 		loaded := m.wait(ctx)
-		open, calls, failures, lastErr := m.breaker.snapshot()
+		st := m.breaker.snapshot()
 		i := Info{
 			Source: m.source, Builtin: m.builtin, SHA256: m.sha(),
-			Calls: calls, Failures: failures, Status: StatusReady,
+			Calls: st.calls, Failures: st.failures, Status: StatusReady,
 		}
 		if loaded {
 			man := m.manifest
@@ -139,11 +137,12 @@ func (h *Host) Plugins(ctx context.Context) []Info {
 			i.Status = StatusPending
 		case !loaded:
 			i.Status = StatusFailed
-		case open:
-			i.Status = StatusDisabled
+		case st.off:
+			retry := st.retryAt
+			i.Status, i.OffReason, i.RetryAt = StatusOff, st.offReason, &retry
 		}
-		if lastErr != nil {
-			i.LastError = lastErr.Error()
+		if st.lastErr != nil {
+			i.LastError = st.lastErr.Error()
 		}
 		out = append(out, i)
 	}

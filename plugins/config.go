@@ -24,11 +24,23 @@ type Config struct {
 	Files []string
 	// Logger receives warnings about failing plugins. Default slog.Default().
 	Logger *slog.Logger
+	// StateFile, when set, keeps which plugins the circuit breaker switched
+	// off, why and until when, across processes: the daemon writes it,
+	// `plugins ls` shows it, and a restarted daemon (or one that unloaded
+	// its plugins while idle) keeps them off until their cooldown ends.
+	StateFile string
 
 	// CallTimeout bounds one call into a plugin. Default 2s.
 	CallTimeout time.Duration
 	// InitTimeout bounds instantiating a module (its _initialize). Default 10s.
 	InitTimeout time.Duration
+	// LoadTimeout bounds loading a module as a whole: compile, first
+	// instance (_initialize), ABI check and describe. A module not loaded
+	// by then is given up (failed) and never waited for again. Default
+	// 30s: what it stops is a module that never finishes loading, not a
+	// cold compile of a large one on a busy machine (which, cut, still
+	// fills the compilation cache for the next process).
+	LoadTimeout time.Duration
 	// MemoryLimitPages caps each instance's linear memory, in 64 KiB pages.
 	// Default 2048 (128 MiB).
 	MemoryLimitPages uint32
@@ -93,6 +105,9 @@ func (c Config) withDefaults() Config {
 	}
 	if c.InitTimeout <= 0 {
 		c.InitTimeout = 10 * time.Second
+	}
+	if c.LoadTimeout <= 0 {
+		c.LoadTimeout = 30 * time.Second
 	}
 	if c.MemoryLimitPages == 0 {
 		c.MemoryLimitPages = 2048

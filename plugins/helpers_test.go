@@ -4,6 +4,7 @@ import (
 	"context"
 	"log/slog"
 	"testing"
+	"time"
 
 	"github.com/runbox/runbox/plugins/builtin"
 	"github.com/runbox/runbox/plugins/internal/plugintest"
@@ -25,9 +26,18 @@ func builtins() []Builtin {
 	return out
 }
 
-// newTestHost starts a Host over dirs with no built-ins and a captured log.
+// newTestHost starts a Host over dirs with a captured log and, unless cfg
+// names one, the test binary's compilation cache (each module compiles
+// once per binary, not once per test) and a load deadline long enough
+// for a compile under -race.
 func newTestHost(t testing.TB, cfg Config, dirs ...string) (*Host, *plugintest.LogBuffer) {
 	t.Helper()
+	if cfg.CacheDir == "" {
+		cfg.CacheDir = plugintest.CacheDir(t)
+	}
+	if cfg.LoadTimeout == 0 {
+		cfg.LoadTimeout = 5 * time.Minute // compiling under -race takes minutes
+	}
 	logs := &plugintest.LogBuffer{}
 	cfg.Logger = slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	cfg.Dirs = dirs

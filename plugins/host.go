@@ -32,6 +32,7 @@ type Host struct {
 	wg      sync.WaitGroup
 	closed  atomic.Bool
 	modules []*module
+	stateMu sync.Mutex // serialises this process's writes of StateFile
 }
 
 // NewHost takes the built-ins in cfg, discovers the user plugins and starts
@@ -76,6 +77,7 @@ func NewHost(ctx context.Context, cfg Config) (*Host, error) {
 			m.start()
 		}
 	}
+	h.restoreState()
 	return h, nil
 }
 
@@ -189,7 +191,10 @@ func (h *Host) invoke(ctx context.Context, m *module, fn string, input, out any)
 		h.recordFailure(m, fn, err)
 		return false, fmt.Errorf("plugin %s: %s: %w", m.manifest.Name, fn, err)
 	}
-	m.breaker.ok()
+	if m.breaker.ok() {
+		h.log.Info("plugin switched on again: its trial call succeeded", "plugin", m.manifest.Name, "source", m.source)
+		h.saveOff(m, nil)
+	}
 	return raw != nil, nil
 }
 
@@ -224,9 +229,14 @@ func (h *Host) recordFailure(m *module, fn string, err error) {
 		"plugin", m.manifest.Name, "source", m.source, "call", fn, "err", err,
 		"guest_output", m.logs.String())
 	if opened {
+		st := m.breaker.snapshot()
 		h.log.Warn("plugin switched off after repeated failures",
 			"plugin", m.manifest.Name, "source", m.source,
-			"failures", h.cfg.FailureThreshold, "cooldown", h.cfg.Cooldown)
+			"failures", st.consecutive, "cooldown", h.cfg.Cooldown, "retry_at", st.retryAt)
+		h.saveOff(m, &offRecord{
+			Source: m.source, SHA256: m.sha(), Name: m.manifest.Name,
+			Reason: st.offReason, Failures: st.consecutive, Until: st.retryAt,
+		})
 	}
 }
 

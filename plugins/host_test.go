@@ -122,7 +122,7 @@ func TestCircuitBreaker(t *testing.T) {
 		}
 	}
 	info := h.Plugins(ctx)[0]
-	if info.Status != StatusDisabled || info.Calls != 2 || !strings.Contains(info.LastError, "boom") {
+	if info.Status != StatusOff || info.Calls != 2 || !strings.Contains(info.LastError, "boom") {
 		t.Fatalf("info = %+v", info)
 	}
 	if n := strings.Count(logs.String(), "plugin switched off"); n != 1 {
@@ -141,10 +141,8 @@ func TestPrefilterAndBatching(t *testing.T) {
 		}
 		p.Feed("stdout", line)
 	}
-	// 250 lines match the prefilter: two full batches sent by Feed.
-	if s := p.State(); s == nil || s.Step != 200 {
-		t.Fatalf("state before flush = %+v", s)
-	}
+	// 250 lines match the prefilter: two full batches sent as Feed fills
+	// them (by the plugin's sender, Feed does not wait), the rest on Flush.
 	p.Flush(context.Background())
 	s := p.State()
 	if s == nil || s.Step != 250 || s.Source != "echo" || !strings.Contains(s.Message, "step") {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"sync"
 	"time"
@@ -18,10 +19,10 @@ type Status string
 
 // Plugin statuses.
 const (
-	StatusPending  Status = "pending"  // not compiled yet (compiled lazily)
-	StatusReady    Status = "ready"    // compiled, described, serving calls
-	StatusFailed   Status = "failed"   // could not be loaded: never called
-	StatusDisabled Status = "disabled" // switched off by the circuit breaker
+	StatusPending Status = "pending" // not loaded yet: loading, or loaded lazily
+	StatusReady   Status = "ready"   // compiled, described, serving calls
+	StatusFailed  Status = "failed"  // could not be loaded: never called
+	StatusOff     Status = "off"     // switched off by the circuit breaker until Info.RetryAt
 )
 
 // module is one plugin file: its bytes, its compiled form once ready, its
@@ -71,17 +72,23 @@ func (m *module) start() {
 		go func() {
 			defer m.h.wg.Done()
 			defer close(m.ready)
-			m.loadErr = m.load(m.h.ctx)
-			if m.loadErr != nil {
-				m.h.log.Warn("plugin not loaded", "plugin", m.source, "err", m.loadErr, "guest_output", m.logs.String())
-				m.breaker.fail(m.loadErr, 0, 0)
+			l, err := m.loadBounded()
+			if err != nil {
+				m.loadErr = err
+				m.h.log.Warn("plugin not loaded", "plugin", m.source, "err", err, "guest_output", m.logs.String())
+				m.breaker.fail(err, 0, 0)
+				return
 			}
+			m.compiled, m.manifest = l.compiled, l.manifest
+			m.release(l.first, nil)
+			m.h.log.Debug("plugin loaded", "plugin", l.manifest.Name, "version", l.manifest.Version, "source", m.source, "took", l.took)
 		}()
 	})
 }
 
 // wait starts loading if needed and waits for it; ok is false when the
-// module could not be loaded or ctx ended first.
+// module could not be loaded or ctx ended first. Loading is bounded by
+// LoadTimeout, so neither waits longer than that.
 func (m *module) wait(ctx context.Context) bool {
 	m.start()
 	select {
@@ -92,43 +99,89 @@ func (m *module) wait(ctx context.Context) bool {
 	}
 }
 
+// loadResult is what a successful load yields.
+type loadResult struct {
+	compiled wazero.CompiledModule
+	manifest sdk.Manifest
+	first    *instance
+	took     time.Duration
+}
+
+// loadBounded runs load under LoadTimeout. The deadline interrupts a
+// guest's _initialize or describe (close on context done); compiling does
+// not stop midway, so a compile that outlives the deadline is abandoned
+// and what it yields released when it ends.
+func (m *module) loadBounded() (loadResult, error) {
+	ctx, cancel := context.WithTimeout(m.h.ctx, m.h.cfg.LoadTimeout)
+	type result struct {
+		l   loadResult
+		err error
+	}
+	res := make(chan result, 1)
+	m.h.wg.Add(1) // under start's count: Close waits for this one too
+	go func() {
+		defer m.h.wg.Done()
+		l, err := m.load(ctx)
+		res <- result{l, err}
+	}()
+	var r result
+	select {
+	case r = <-res:
+		cancel()
+	case <-ctx.Done():
+		go func() {
+			defer cancel()
+			if late := <-res; late.err == nil {
+				late.l.first.close()
+				_ = late.l.compiled.Close(context.Background())
+			}
+		}()
+		r.err = ctx.Err()
+	}
+	if r.err != nil && m.h.ctx.Err() == nil && errors.Is(ctx.Err(), context.DeadlineExceeded) {
+		return loadResult{}, fmt.Errorf("%w after %v (compile, _initialize, describe): %w", ErrLoadTimeout, m.h.cfg.LoadTimeout, r.err)
+	}
+	return r.l, r.err
+}
+
 // load compiles the module, checks its ABI and reads its manifest through a
-// first instance, which it keeps in the pool.
-func (m *module) load(ctx context.Context) error {
+// first instance, which the caller keeps in the pool.
+func (m *module) load(ctx context.Context) (loadResult, error) {
 	t0 := time.Now()
 	compiled, err := m.h.rt.CompileModule(ctx, m.wasm)
 	if err != nil {
-		return fmt.Errorf("compile %s: %w", m.source, err)
+		return loadResult{}, fmt.Errorf("compile %s: %w", m.source, err)
 	}
-	m.compiled = compiled
-	in, err := m.instantiate(ctx)
+	fail := func(in *instance, err error) (loadResult, error) {
+		if in != nil {
+			in.close()
+		}
+		_ = compiled.Close(context.Background())
+		return loadResult{}, err
+	}
+	ictx, icancel := context.WithTimeout(ctx, m.h.cfg.InitTimeout)
+	in, err := newInstance(ictx, m.h.rt, compiled, m.logs)
+	icancel()
 	if err != nil {
-		return err
+		return fail(nil, err)
 	}
 	cctx, cancel := context.WithTimeout(ctx, m.h.cfg.CallTimeout)
 	defer cancel()
 	v, err := in.abiVersion(cctx)
 	if err != nil {
-		in.close()
-		return fmt.Errorf("abi version: %w", err)
+		return fail(in, fmt.Errorf("abi version: %w", err))
 	}
 	if v != sdk.ABIVersion {
-		in.close()
-		return fmt.Errorf("module reports ABI %d, host speaks %d: %w", v, sdk.ABIVersion, ErrABI)
+		return fail(in, fmt.Errorf("module reports ABI %d, host speaks %d: %w", v, sdk.ABIVersion, ErrABI))
 	}
 	man, err := in.describe(cctx, m.h.cfg.MaxOutputBytes)
 	if err != nil {
-		in.close()
-		return fmt.Errorf("describe: %w", err)
+		return fail(in, fmt.Errorf("describe: %w", err))
 	}
 	if err := checkManifest(man, in); err != nil {
-		in.close()
-		return err
+		return fail(in, err)
 	}
-	m.manifest = man
-	m.release(in, nil)
-	m.h.log.Debug("plugin loaded", "plugin", man.Name, "version", man.Version, "source", m.source, "took", time.Since(t0))
-	return nil
+	return loadResult{compiled: compiled, manifest: man, first: in, took: time.Since(t0)}, nil
 }
 
 func checkManifest(man sdk.Manifest, in *instance) error {
@@ -162,8 +215,7 @@ func exportFor(k sdk.Kind) string {
 	return ""
 }
 
-// instantiate makes a new instance under InitTimeout. The caller holds a slot
-// or is load (which runs before any caller).
+// instantiate makes a new instance under InitTimeout. The caller holds a slot.
 func (m *module) instantiate(ctx context.Context) (*instance, error) {
 	ictx, cancel := context.WithTimeout(ctx, m.h.cfg.InitTimeout)
 	defer cancel()
@@ -220,5 +272,15 @@ func (m *module) drain() {
 		default:
 			return
 		}
+	}
+}
+
+// loaded reports, without waiting, whether m finished loading successfully.
+func (m *module) loaded() bool {
+	select {
+	case <-m.ready:
+		return m.loadErr == nil
+	default:
+		return false
 	}
 }

@@ -2,6 +2,7 @@ package plugins
 
 import (
 	"context"
+	"encoding/json"
 	"maps"
 	"sync"
 
@@ -11,41 +12,68 @@ import (
 
 // Parser turns one run's output into progress. It holds the run's state and
 // passes it to the plugins as ParseInput.Last, so plugins stay stateless.
-// A Parser is safe for concurrent use (stdout and stderr readers may Feed at
-// once), but Feed may call a plugin (bounded by CallTimeout) when a batch
-// fills, so the engine should feed from a goroutine of its own, never from
-// the one that drains the child's pipes.
+//
+// Each progress plugin is fed on its own: Feed only queues a line for the
+// plugins whose prefilter it passes, and each plugin's batches go to it
+// from a goroutine of its own, one call at a time, the answers merged into
+// the state as they come. So a plugin that is slow, hangs (until its call
+// deadline and then its circuit breaker stop it) or is still loading holds
+// up no other plugin's progress, and Feed never waits for a plugin call.
+// A plugin that falls behind keeps its newest queued lines (progress is
+// about the latest state) and the oldest are dropped, logged once.
+//
+// A Parser is safe for concurrent use (stdout and stderr readers may Feed
+// at once).
 type Parser struct {
 	h       *Host
 	mu      sync.Mutex
-	targets []*parseTarget // nil until the progress plugins are loaded
-	backlog []string       // lines fed before that, oldest dropped
+	targets []*parseTarget
 	state   sdk.Progress
 	updated bool
-	buf     []byte // the last batch's JSON, reused
 }
 
+// parseTarget is one module that is, or may turn out to be once loaded, a
+// progress plugin, with the lines waiting for it.
 type parseTarget struct {
-	m      *module
-	filter *prefilter.Filter
-	lines  []string
-	bytes  int
+	m        *module
+	resolved bool              // m finished loading: filter is its own, or dead
+	dead     bool              // not a progress plugin, or not loaded: not fed
+	filter   *prefilter.Filter // before resolved: the known manifest's, or nil (keep all)
+	lines    []string          // the backlog while loading, then the queue to send
+	bytes    int
+	head     uint64 // sequence number of lines[0]: lines taken or dropped so far
+	flushTo  uint64 // send partial batches until head reaches this (Flush)
+	sending  bool   // a sender goroutine runs for this target
+	idle     chan struct{}
+	buf      []byte // the last batch's JSON, reused
+	warned   bool   // dropping lines was logged
 }
 
 // NewParser returns a Parser for one run and starts loading the progress
 // plugins in the background.
 func (h *Host) NewParser() *Parser {
 	h.Warm(sdk.KindProgress)
-	return &Parser{h: h}
+	p := &Parser{h: h}
+	for _, m := range h.modules {
+		if m.kind != "" && m.kind != sdk.KindProgress {
+			continue
+		}
+		t := &parseTarget{m: m}
+		if m.known != nil && m.kind == sdk.KindProgress {
+			t.filter, _ = prefilter.Cached(m.known.Prefilter, m.known.PrefilterConfirm)
+		}
+		p.targets = append(p.targets, t)
+	}
+	return p
 }
 
 // Feed offers one output line (without its line ending) from stream
 // ("stdout" or "stderr"; both streams share the batches, in Feed order).
 // Only lines that pass a plugin's prefilter (one of its literals,
 // confirmed by the text around it where the manifest asks for that) are
-// sent to it, in batches of up to BatchLines lines or BatchBytes bytes; a
-// full batch is sent at once, the rest on Flush. Until the plugins are
-// loaded, the last 4×BatchLines lines are kept.
+// queued for it, and sent in batches of up to BatchLines lines or
+// BatchBytes bytes; a full batch goes at once, the rest on Flush. Until a
+// plugin is loaded, its newest 4×BatchLines lines are kept for it.
 func (p *Parser) Feed(stream, line string) {
 	_ = stream
 	if limit := p.h.cfg.MaxLineBytes; len(line) > limit {
@@ -53,39 +81,111 @@ func (p *Parser) Feed(stream, line string) {
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if p.targets == nil && !p.resolve(context.Background(), false) {
-		p.backlog = append(p.backlog, line)
-		if over := len(p.backlog) - 4*p.h.cfg.BatchLines; over > 0 {
-			p.backlog = p.backlog[over:]
+	for _, t := range p.targets {
+		if t.dead {
+			continue
 		}
+		if !t.resolved && !p.tryResolve(t) {
+			if t.filter == nil || t.filter.Match(line) {
+				p.push(t, line, 4*p.h.cfg.BatchLines)
+			}
+			continue
+		}
+		if t.dead || !t.filter.Match(line) {
+			continue
+		}
+		p.push(t, line, queueBatches*p.h.cfg.BatchLines)
+		if p.full(t) {
+			p.kick(t)
+		}
+	}
+}
+
+// queueBatches is how many full batches may wait for a plugin whose call
+// is still running before its oldest lines are dropped.
+const queueBatches = 16
+
+// Flush sends every line waiting for a plugin, and waits (bounded by ctx)
+// until they are answered, each plugin on its own: a plugin still loading
+// with lines waiting is waited for, and sent them once loaded. What came
+// before ctx ended is in State. Call it every ~200 ms while a run is live
+// and once at its end.
+func (p *Parser) Flush(ctx context.Context) {
+	var wg sync.WaitGroup
+	p.mu.Lock()
+	for _, t := range p.targets {
+		if t.dead || (!t.resolved && len(t.lines) == 0) {
+			continue
+		}
+		if !t.resolved && !p.tryResolve(t) {
+			wg.Go(func() { p.flushLoading(ctx, t) })
+			continue
+		}
+		if idle := p.drain(t); idle != nil {
+			wg.Go(func() { waitOr(ctx, idle) })
+		}
+	}
+	p.mu.Unlock()
+	wg.Wait()
+}
+
+// flushLoading waits (bounded by ctx) for t's module to load, then sends
+// it its lines and waits for the answers.
+func (p *Parser) flushLoading(ctx context.Context, t *parseTarget) {
+	if !waitOr(ctx, t.m.ready) {
 		return
 	}
-	p.add(context.Background(), line)
-}
-
-// Flush sends every pending batch, waiting (bounded by ctx) for plugins
-// still loading if lines are waiting for them. Call it every ~200 ms while
-// a run is live and once at its end.
-func (p *Parser) Flush(ctx context.Context) {
 	p.mu.Lock()
-	defer p.mu.Unlock()
-	if p.targets == nil && (len(p.backlog) == 0 || !p.resolve(ctx, true)) {
-		return // nothing fed yet, or the plugins are not there in time
-	}
-	for _, t := range p.targets {
-		p.send(ctx, t)
+	p.tryResolve(t)
+	idle := p.drain(t)
+	p.mu.Unlock()
+	if idle != nil {
+		waitOr(ctx, idle)
 	}
 }
 
-// Ready waits (bounded by ctx) until the progress plugins are loaded, so
-// that no line fed afterwards waits in the backlog, where the oldest are
-// dropped: what a Parser makes of an output then does not depend on how
-// fast the plugins loaded.
+// drain has every line now waiting for resolved target t sent, partial
+// batches too, and returns a channel closed once they are answered (nil
+// when nothing is waiting). p.mu is held.
+func (p *Parser) drain(t *parseTarget) <-chan struct{} {
+	if t.dead {
+		return nil
+	}
+	t.flushTo = t.head + uint64(len(t.lines))
+	if len(t.lines) > 0 {
+		p.kick(t)
+	}
+	if !t.sending {
+		return nil
+	}
+	return t.idle
+}
+
+func waitOr(ctx context.Context, ch <-chan struct{}) bool {
+	select {
+	case <-ch:
+		return true
+	case <-ctx.Done():
+		return false
+	}
+}
+
+// Ready waits (bounded by ctx) until the progress plugins are loaded (or
+// failed to), so that no line fed afterwards waits in a backlog, where the
+// oldest are dropped: what a Parser makes of an output then does not
+// depend on how fast the plugins loaded.
 func (p *Parser) Ready(ctx context.Context) {
+	for _, t := range p.targets {
+		if !t.m.wait(ctx) && ctx.Err() != nil {
+			return
+		}
+	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if p.targets == nil {
-		p.resolve(ctx, true)
+	for _, t := range p.targets {
+		if !t.resolved {
+			p.tryResolve(t)
+		}
 	}
 }
 
@@ -102,76 +202,135 @@ func (p *Parser) State() *sdk.Progress {
 	return &s
 }
 
-// resolve finds the progress plugins. Without wait it fails while any is
-// still loading. Lines in the backlog are then fed.
-func (p *Parser) resolve(ctx context.Context, wait bool) bool {
-	if !wait {
-		for _, m := range p.h.modules {
-			if m.kind != "" && m.kind != sdk.KindProgress {
-				continue
-			}
-			select {
-			case <-m.ready:
-			default:
-				return false
-			}
-		}
+// tryResolve reports whether t's module has finished loading and, the
+// first time, takes its prefilter (or marks it dead) and filters its
+// backlog through it. p.mu is held.
+func (p *Parser) tryResolve(t *parseTarget) bool {
+	if t.resolved {
+		return true
 	}
-	mods := p.h.byKind(ctx, sdk.KindProgress)
-	if ctx.Err() != nil {
+	select {
+	case <-t.m.ready:
+	default:
 		return false
 	}
-	p.targets = make([]*parseTarget, 0, len(mods))
-	for _, m := range mods {
-		f, errs := prefilter.Cached(m.manifest.Prefilter, m.manifest.PrefilterConfirm)
-		for _, err := range errs {
-			p.h.log.Warn("plugin prefilter entry ignored", "plugin", m.manifest.Name, "err", err)
-		}
-		p.targets = append(p.targets, &parseTarget{m: m, filter: f})
+	t.resolved = true
+	if t.m.loadErr != nil || !t.m.manifest.Has(sdk.KindProgress) {
+		t.dead, t.lines, t.bytes = true, nil, 0
+		return true
 	}
-	backlog := p.backlog
-	p.backlog = nil
+	man := t.m.manifest
+	f, errs := prefilter.Cached(man.Prefilter, man.PrefilterConfirm)
+	for _, err := range errs {
+		p.h.log.Warn("plugin prefilter entry ignored", "plugin", man.Name, "err", err)
+	}
+	t.filter = f
+	backlog := t.lines
+	t.lines, t.bytes = nil, 0
 	for _, l := range backlog {
-		p.add(ctx, l)
+		if f.Match(l) {
+			p.push(t, l, queueBatches*p.h.cfg.BatchLines)
+		}
+	}
+	if p.full(t) {
+		p.kick(t)
 	}
 	return true
 }
 
-func (p *Parser) add(ctx context.Context, line string) {
-	for _, t := range p.targets {
-		if !t.filter.Match(line) {
-			continue
+// push queues line for t, dropping the oldest beyond limit lines. p.mu is
+// held.
+func (p *Parser) push(t *parseTarget, line string, limit int) {
+	t.lines = append(t.lines, line)
+	t.bytes += len(line)
+	if over := len(t.lines) - limit; over > 0 {
+		for _, l := range t.lines[:over] {
+			t.bytes -= len(l)
 		}
-		t.lines = append(t.lines, line)
-		t.bytes += len(line)
-		if len(t.lines) >= p.h.cfg.BatchLines || t.bytes >= p.h.cfg.BatchBytes {
-			p.send(ctx, t)
+		t.lines = append(t.lines[:0], t.lines[over:]...)
+		t.head += uint64(over)
+		if !t.warned {
+			t.warned = true
+			p.h.log.Warn("progress plugin falls behind the output: its oldest lines are dropped",
+				"plugin", t.m.source, "queued_lines", limit)
 		}
 	}
 }
 
-// send calls the plugin with t's batch and merges the updates into state.
-// A failing plugin loses the batch; the run goes on.
-func (p *Parser) send(ctx context.Context, t *parseTarget) {
-	if len(t.lines) == 0 {
+// full reports whether t has a full batch waiting. p.mu is held.
+func (p *Parser) full(t *parseTarget) bool {
+	return len(t.lines) >= p.h.cfg.BatchLines || t.bytes >= p.h.cfg.BatchBytes
+}
+
+// kick starts t's sender unless it runs. p.mu is held.
+func (p *Parser) kick(t *parseTarget) {
+	if t.sending {
 		return
 	}
-	in := sdk.ParseInput{Lines: t.lines}
-	if p.updated {
-		in.Last = &p.state // encoded right here, not kept
+	t.sending = true
+	t.idle = make(chan struct{})
+	go p.send(t)
+}
+
+// send is t's sender: it sends t's batches one call at a time and merges
+// the answers into the state, until no full batch (and nothing Flush asked
+// for) is left. A failing plugin loses its batch; the run goes on.
+func (p *Parser) send(t *parseTarget) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for {
+		n := p.batchLen(t)
+		if n == 0 {
+			t.sending = false
+			close(t.idle)
+			return
+		}
+		in := sdk.ParseInput{Lines: t.lines[:n]}
+		if p.updated {
+			in.Last = &p.state // encoded right here, not kept
+		}
+		b, err := in.AppendJSONNoEscapeHTML(t.buf[:0])
+		if err != nil {
+			_, err = json.Marshal(in) // encoding/json words the error
+		}
+		for _, l := range t.lines[:n] {
+			t.bytes -= len(l)
+		}
+		t.lines = append(t.lines[:0], t.lines[n:]...)
+		t.head += uint64(n)
+		if err != nil {
+			p.h.log.Warn("progress batch not sent", "plugin", t.m.source, "err", err)
+			continue
+		}
+		t.buf = b // only this sender uses it: safe to read unlocked
+		p.mu.Unlock()
+		var out sdk.ParseOutput
+		ok, err := p.h.invoke(p.h.ctx, t.m, exportParse, encodedInput(b), &out)
+		p.mu.Lock()
+		if err != nil || !ok {
+			continue
+		}
+		for _, u := range out.Updates {
+			p.state.Merge(u)
+			p.updated = true
+		}
 	}
-	var input any = in // encoding/json words the error, if any
-	if b, err := in.AppendJSONNoEscapeHTML(p.buf[:0]); err == nil {
-		p.buf, input = b, encodedInput(b)
+}
+
+// batchLen is how many of t's lines go in its next batch: a full batch,
+// or, while Flush asked for lines not yet sent, what is there; 0 for none.
+// p.mu is held.
+func (p *Parser) batchLen(t *parseTarget) int {
+	if !p.full(t) && (t.head >= t.flushTo || len(t.lines) == 0) {
+		return 0
 	}
-	var out sdk.ParseOutput
-	ok, err := p.h.invoke(ctx, t.m, exportParse, input, &out)
-	t.lines, t.bytes = t.lines[:0], 0 // encoded: the array can be reused
-	if err != nil || !ok {
-		return
+	n, size := 0, 0
+	for n < len(t.lines) && n < p.h.cfg.BatchLines {
+		size += len(t.lines[n])
+		n++
+		if size >= p.h.cfg.BatchBytes {
+			break
+		}
 	}
-	for _, u := range out.Updates {
-		p.state.Merge(u)
-		p.updated = true
-	}
+	return n
 }

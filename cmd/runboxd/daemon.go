@@ -75,5 +75,7 @@ func pluginConfig(log *slog.Logger) plugins.Config {
 		CacheDir: filepath.Join(paths.CacheDir(), "wazero"),
 		Dirs:     []string{paths.PluginDir()},
 		Logger:   log,
+		// Which plugins the breaker switched off: plugins ls shows it.
+		StateFile: filepath.Join(paths.Home(), "plugin-state.json"),
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"os"
 	"strings"
 	"text/tabwriter"
+	"time"
 
 	"github.com/runbox/runbox/cmd/internal/cli"
 	"github.com/runbox/runbox/internal/paths"
@@ -40,15 +41,26 @@ func pluginsLs(ctx context.Context, a *cli.App, c *cli.PluginsLsCmd) error {
 		return a.PrintJSON(infos)
 	}
 	w := tabwriter.NewWriter(os.Stdout, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(w, "NAME\tVERSION\tKINDS\tSTATUS\tSOURCE")
+	fmt.Fprintln(w, "NAME\tVERSION\tKINDS\tSTATUS\tSOURCE\tWHY")
 	for _, i := range infos {
 		kinds := make([]string, len(i.Kinds))
 		for k, v := range i.Kinds {
 			kinds[k] = string(v)
 		}
-		fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\n", i.Name, i.Version, strings.Join(kinds, ","), i.Status, i.Source)
+		fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\t%s\n", i.Name, i.Version, strings.Join(kinds, ","), i.Status, i.Source, why(i))
 	}
 	return w.Flush()
+}
+
+// why says, for a plugin that is not ready, why and what happens next.
+func why(i plugins.Info) string {
+	switch i.Status {
+	case plugins.StatusOff:
+		return fmt.Sprintf("switched off, retried after %s: %s", i.RetryAt.Local().Format(time.DateTime), i.OffReason)
+	case plugins.StatusFailed:
+		return "not loaded: " + i.LastError
+	}
+	return ""
 }
 
 func loadInfos(ctx context.Context) ([]plugins.Info, error) {
@@ -77,6 +89,9 @@ func pluginsInfo(ctx context.Context, a *cli.App, c *cli.PluginsInfoCmd) error {
 		}
 		w := tabwriter.NewWriter(os.Stdout, 0, 4, 2, ' ', 0)
 		fmt.Fprintf(w, "name:\t%s\nversion:\t%s\nkinds:\t%v\nstatus:\t%s\nsource:\t%s\nsha256:\t%s\n", i.Name, i.Version, i.Kinds, i.Status, i.Source, i.SHA256)
+		if s := why(i); s != "" {
+			fmt.Fprintf(w, "why:\t%s\n", s)
+		}
 		if i.Description != "" {
 			fmt.Fprintf(w, "description:\t%s\n", i.Description)
 		}
