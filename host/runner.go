@@ -213,8 +213,11 @@ func (r *runner) follow(ctx context.Context, h sandbox.Handle, spec sandbox.Spec
 				// the user sees, so its progress is published now rather
 				// than at the next tick. While output outpaces the reader,
 				// lines keep going out in batches on the tick.
+				// Bounded well below the bar's 200 ms: a healthy plugin
+				// answers in a millisecond, and a hanging one must not hold
+				// up the reader (its own deadline and breaker deal with it).
 				r.fed = 0
-				r.flushProgress(ctx, false, time.Second)
+				r.flushProgress(ctx, false, idleFlushTimeout)
 			}
 			return nil
 		})
@@ -377,6 +380,7 @@ func (r *runner) flushProgress(ctx context.Context, final bool, flush time.Durat
 }
 
 const (
+	idleFlushTimeout  = 100 * time.Millisecond
 	progressSaveEvery = time.Second
 	finalFlushTimeout = 2 * time.Second
 )
