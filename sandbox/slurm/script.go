@@ -68,7 +68,7 @@ func sbatchArgs(spec sandbox.Spec) ([]string, error) {
 	args := []string{
 		"--parsable",
 		"--job-name=" + jobName(spec.RunID),
-		"--comment=runbox run " + spec.RunID,
+		"--comment=runbox:" + spec.RunID,
 		"--chdir=" + spec.Workdir,
 		"--output=" + filepath.Join(dir, stdoutFile),
 		"--error=" + filepath.Join(dir, stderrFile),
