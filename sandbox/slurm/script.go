@@ -73,6 +73,10 @@ func sbatchArgs(spec sandbox.Spec) ([]string, error) {
 		"--output=" + filepath.Join(dir, stdoutFile),
 		"--error=" + filepath.Join(dir, stderrFile),
 		"--export=ALL",
+		// A requeued job (preempted, node failure, scontrol requeue) then
+		// appends its new attempt's output instead of truncating the files:
+		// the offsets followed into the log stay true.
+		"--open-mode=append",
 		// One task: the command is one process tree, as in other backends.
 		"--ntasks=1",
 	}
@@ -136,7 +140,7 @@ var reserved = map[string]bool{
 	"parsable": true, "job-name": true, "J": true, "output": true, "o": true,
 	"error": true, "e": true, "comment": true, "export": true, "wrap": true,
 	"input": true, "i": true, "chdir": true, "D": true, "array": true, "a": true,
-	"wait": true, "W": true,
+	"wait": true, "W": true, "open-mode": true,
 }
 
 func checkOpt(k string) error {

@@ -225,3 +225,33 @@ func TestHealthShowsPartitionsAndIdleNodes(t *testing.T) {
 		t.Fatalf("health = %+v, want partitions, idle nodes and version", h)
 	}
 }
+
+// TestRequeuedJobFollowedToTheEnd: a running job requeued for real
+// (scontrol requeue, what preemption with requeue does) runs again under
+// the same id; the run follows it to the new attempt's end, with the
+// first attempt's output kept and the second's appended.
+func TestRequeuedJobFollowedToTheEnd(t *testing.T) {
+	if testing.Short() {
+		t.Skip("Slurm holds a requeued job for about two minutes")
+	}
+	sb := needSlurm(t)
+	spec := testSpec(t, `echo "attempt ${SLURM_RESTART_COUNT:-0}"; [ "${SLURM_RESTART_COUNT:-0}" -ge 1 ] && exit 5; sleep 300`)
+	h := start(t, sb, spec)
+	eventually(t, 30*time.Second, "the first attempt's output", func() bool {
+		return strings.Contains(streams(t, spec.LogPath)[runlog.Stdout], "attempt 0")
+	})
+	id := strings.TrimPrefix(h.Ref(), "slurm:")
+	if out, err := exec.Command("scontrol", "requeue", id).CombinedOutput(); err != nil {
+		t.Fatalf("scontrol requeue: %v %s", err, out)
+	}
+	e := wait(t, h, 3*time.Minute)
+	if e.Code != 5 || e.Error != "" {
+		t.Fatalf("exit = %+v, want the second attempt's code 5", e)
+	}
+	if out := streams(t, spec.LogPath)[runlog.Stdout]; out != "attempt 0\nattempt 1\n" {
+		t.Errorf("stdout = %q, want both attempts in order", out)
+	}
+	if meta := streams(t, spec.LogPath)[runlog.Meta]; !strings.Contains(meta, "requeued 1 time") {
+		t.Errorf("the log does not say the job was requeued: %q", meta)
+	}
+}

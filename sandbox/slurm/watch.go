@@ -18,7 +18,7 @@ import (
 // (the job keeps running on its node and its files keep growing); only
 // Slurm's own end state ends the run.
 func (h *handle) watch() {
-	outPoll := min(h.sb.opts.Poll, 100*time.Millisecond)
+	outPoll := min(h.sb.opts.Poll, outputPoll)
 	t := time.NewTicker(outPoll)
 	defer t.Stop()
 	ctx := context.Background()
@@ -194,3 +194,8 @@ func firstLine(s string) string {
 	s, _, _ = strings.Cut(s, "\n")
 	return s
 }
+
+// outputPoll is how often the job's output files are read: a stat-sized
+// cost per file, and the floor of the latency from the job's first line
+// to `runbox run`'s (the client's own stream polls every 25ms too).
+const outputPoll = 25 * time.Millisecond
