@@ -26,6 +26,7 @@ type RunRequest struct {
 	GPUs          string            `json:"gpus,omitempty"`
 	KeepContainer bool              `json:"keep_container,omitempty"`
 	User          string            `json:"user,omitempty"`
+	Slurm         *SlurmRequest     `json:"slurm,omitempty"` // --sandbox slurm only
 	Name          string            `json:"name,omitempty"`
 	Labels        map[string]string `json:"labels,omitempty"`
 	// ParentRunID links the run to the one it retries (the lineage).

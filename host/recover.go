@@ -113,6 +113,9 @@ func (e *Engine) recoverRun(ctx context.Context, run *store.Run) {
 	go func() {
 		defer e.wg.Done()
 		defer e.finish(run.ID)
+		if q, ok := h.(sandbox.Queued); ok {
+			r.awaitStart(e.ctx, q) // the backend's reasons reach the run again
+		}
 		r.supervise(e.ctx, h, spec)
 	}()
 }

@@ -110,6 +110,9 @@ func (r *runner) start(p *pendingRun) {
 		r.fail(ctx, sandbox.Exit{Error: "start: " + err.Error()}, false)
 		return
 	}
+	if q, ok := h.(sandbox.Queued); ok {
+		r.awaitStart(ctx, q)
+	}
 	now := r.e.cfg.Now()
 	r.e.log.Debug("run: started", "run", r.id, "ref", h.Ref())
 	// Unsynced: if the machine loses power before the run's next synced

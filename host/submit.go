@@ -239,6 +239,7 @@ func fillFromSpec(req *api.RunRequest, s sandbox.Spec, what string) error {
 	if !req.ReadOnlyRoot {
 		req.ReadOnlyRoot = s.ReadOnlyRoot
 	}
+	slurmFromSpec(req, s)
 	// Later entries win in resolveEnv, so a value given now replaces a
 	// redacted one; only a secret that nobody gave again is refused.
 	given := map[string]bool{}
@@ -257,14 +258,17 @@ func fillFromSpec(req *api.RunRequest, s sandbox.Spec, what string) error {
 // chooseSandbox resolves "auto" (or "") to a backend, with the reason.
 func (e *Engine) chooseSandbox(ctx context.Context, want, image string) (string, string, error) {
 	switch want {
-	case sandbox.Process, sandbox.Docker:
+	case sandbox.Process, sandbox.Docker, sandbox.Slurm:
 		if _, ok := e.cfg.Sandboxes[want]; !ok {
+			if want == sandbox.Slurm {
+				return "", "", badRequest("sandbox slurm is not available: no sbatch on PATH and SLURM_RESTD_URL unset (install slurm-client and point it at the cluster)")
+			}
 			return "", "", badRequest("sandbox %q is not available on this host", want)
 		}
 		return want, "asked for with --sandbox " + want, nil
 	case "", sandbox.Auto:
 	default:
-		return "", "", badRequest("unknown sandbox %q (want process, docker or auto)", want)
+		return "", "", badRequest("unknown sandbox %q (want process, docker, slurm or auto)", want)
 	}
 	d, ok := e.cfg.Sandboxes[sandbox.Docker]
 	if !ok || runtime.GOOS != "linux" {
@@ -319,8 +323,13 @@ func (e *Engine) buildSpec(id, backend string, req api.RunRequest) (sandbox.Spec
 	if backend == sandbox.Docker && image == "" {
 		image = e.cfg.DefaultImage
 	}
+	sl, err := slurmSpec(backend, req)
+	if err != nil {
+		return sandbox.Spec{}, err
+	}
 	dir := e.runDir(id)
 	return sandbox.Spec{
+		Slurm:         sl,
 		RunID:         id,
 		Command:       req.Command,
 		Shell:         req.Shell,

@@ -17,6 +17,7 @@ import (
 const (
 	Process = "process"
 	Docker  = "docker"
+	Slurm   = "slurm"
 	Auto    = "auto"
 )
 
@@ -85,6 +86,21 @@ type Spec struct {
 	KeepContainer bool   `json:"keep_container,omitempty"`
 	// User is "uid:gid" to run as; empty means the invoking user's.
 	User string `json:"user,omitempty"`
+
+	// Slurm holds batch-scheduler settings; other backends ignore it.
+	Slurm *SlurmSpec `json:"slurm,omitempty"`
+}
+
+// SlurmSpec is what a Slurm job needs beyond the common spec.
+type SlurmSpec struct {
+	Partition string `json:"partition,omitempty"`
+	Account   string `json:"account,omitempty"`
+	QOS       string `json:"qos,omitempty"`
+	// Options are extra sbatch options, KEY=VALUE → --KEY=VALUE (a KEY
+	// with an empty value → --KEY).
+	Options map[string]string `json:"options,omitempty"`
+	// QueueTimeout gives up on a job still PENDING after this long.
+	QueueTimeout time.Duration `json:"queue_timeout,omitempty"`
 }
 
 // Usage is what a run consumed.
@@ -154,6 +170,18 @@ type EarlyExiter interface {
 	// WaitEarly returns the exit record as soon as it is known, or what
 	// Wait returns when the backend cannot tell it sooner.
 	WaitEarly(ctx context.Context) (Exit, error)
+}
+
+// Queued is a Handle whose run may wait in the backend's own queue (a
+// batch scheduler) after Start returned. The engine keeps such a run out
+// of "running" (no stall clock, no run time) until Started returns.
+type Queued interface {
+	Handle
+	// Started blocks until the run has left the backend's queue (started,
+	// or ended without starting) or ctx ends. report is called with each
+	// new one-line reason the run waits or is held up ("PENDING
+	// (Resources)", "controller unreachable"), before and after the start.
+	Started(ctx context.Context, report func(reason string)) error
 }
 
 // Handle is a started run.

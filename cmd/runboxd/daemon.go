@@ -16,6 +16,7 @@ import (
 	"github.com/runbox/runbox/sandbox"
 	"github.com/runbox/runbox/sandbox/docker"
 	"github.com/runbox/runbox/sandbox/process"
+	"github.com/runbox/runbox/sandbox/slurm"
 )
 
 // runDaemon serves until idle or signalled.
@@ -34,6 +35,9 @@ func runDaemon(ctx context.Context, a *cli.App, c *cli.DaemonCmd) error {
 	}
 	if !c.NoDocker {
 		sbs[sandbox.Docker] = docker.New(docker.Options{DefaultImage: c.DefaultImage, Home: a.G.Home})
+	}
+	if slurm.Configured() { // sbatch on PATH or SLURM_RESTD_URL set
+		sbs[sandbox.Slurm] = slurm.New(slurm.Options{})
 	}
 	judge := newJudge(log, c.PluginIdle)
 	defer judge.Close()

@@ -69,7 +69,7 @@ func quickRun(args []string) (cmd *runOnly, ok bool) {
 		case "--home":
 			c.Home = value
 		case "--sandbox":
-			if value != "auto" && value != "process" && value != "docker" {
+			if value != "auto" && value != "process" && value != "docker" && value != "slurm" {
 				return nil, false
 			}
 			c.Run.Sandbox = value

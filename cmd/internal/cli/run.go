@@ -19,7 +19,7 @@ import (
 
 // SpecFlags describe how to run a command; run and plan share them.
 type SpecFlags struct {
-	Sandbox  string            `help:"Where to run: process, docker or auto (Docker on Linux when it is up and has the image)." enum:"auto,process,docker" default:"auto"`
+	Sandbox  string            `help:"Where to run: process, docker, slurm or auto (Docker on Linux when it is up and has the image)." enum:"auto,process,docker,slurm" default:"auto"`
 	Image    string            `help:"Container image (docker sandbox)." placeholder:"IMAGE"`
 	Workdir  string            `help:"Workspace directory (default: the current directory)." type:"existingdir" short:"w"`
 	Env      []string          `help:"Set an environment variable (KEY=VALUE, or KEY to pass this shell's value). Repeatable." short:"e" placeholder:"KEY=VALUE"`
@@ -41,6 +41,7 @@ type SpecFlags struct {
 	Name     string            `help:"A name for the run." placeholder:"NAME"`
 	Label    map[string]string `help:"Label the run (KEY=VALUE). Repeatable." placeholder:"KEY=VALUE"`
 	Stall    time.Duration     `help:"Stop the run as STALLED when it prints nothing for this long." name:"stall-timeout" placeholder:"DUR"`
+	SlurmFlags
 }
 
 // Validate rejects limits that cannot mean what they say (kong calls it
@@ -109,6 +110,9 @@ func (f *SpecFlags) request(cmd []string) (api.RunRequest, error) {
 			kv += "=" + v
 		}
 		req.Env = append(req.Env, kv)
+	}
+	if err := f.slurmRequest(&req); err != nil {
+		return req, err
 	}
 	if f.Memory != "" {
 		n, err := parseMemory(f.Memory)

@@ -1,0 +1,126 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"strings"
+	"syscall"
+	"testing"
+
+	"github.com/runbox/runbox/api"
+)
+
+// These tests submit real jobs to a real Slurm cluster (.ci/slurm-up.sh
+// brings up a single-node one); without one they skip, or fail with
+// RUNBOX_REQUIRE_SLURM=1.
+
+func needSlurm(t *testing.T) {
+	t.Helper()
+	out, err := exec.Command("scontrol", "ping").CombinedOutput()
+	if err == nil && strings.Contains(string(out), "UP") {
+		return
+	}
+	if os.Getenv("RUNBOX_REQUIRE_SLURM") == "1" {
+		t.Fatalf("slurm required (RUNBOX_REQUIRE_SLURM=1): scontrol ping: %v %s", err, out)
+	}
+	t.Skip("no Slurm controller (run .ci/slurm-up.sh as root)")
+}
+
+func TestSlurmRunPassesExitCodeAndOutput(t *testing.T) {
+	needSlurm(t)
+	e := newEnv(t)
+	r := e.run("", "run", "--sandbox", "slurm", "--", "sh", "-c", "echo hello from slurm; echo oops >&2; exit 4")
+	if r.code != 4 || !strings.Contains(r.stdout, "hello from slurm") || !strings.Contains(r.stderr, "oops") {
+		t.Fatalf("exit %d, stdout %q, stderr %q; want 4 with both streams", r.code, r.stdout, r.stderr)
+	}
+	if out := e.must("backends"); !strings.Contains(out, "slurm") || !strings.Contains(out, "idle") {
+		t.Errorf("backends does not show Slurm's health:\n%s", out)
+	}
+}
+
+func TestSlurmMemoryExceededIsOOMKilled(t *testing.T) {
+	needSlurm(t)
+	if _, err := exec.LookPath("python3"); err != nil {
+		t.Skip("python3 needed to allocate memory")
+	}
+	e := newEnv(t)
+	id := strings.TrimSpace(e.must("run", "-d", "--sandbox", "slurm", "--memory", "64m", "--",
+		"python3", "-c", "x = bytearray(400 << 20)"))
+	e.run("", "wait", id)
+	if r := e.getRun(id); r.Failure == nil || r.Failure.Code != "OOM_KILLED" {
+		t.Fatalf("state %s failure %+v, want OOM_KILLED", r.State, r.Failure)
+	}
+}
+
+func TestSlurmPendingReasonThenStop(t *testing.T) {
+	needSlurm(t)
+	e := newEnv(t)
+	id := strings.TrimSpace(e.must("run", "-d", "--sandbox", "slurm", "--grace", "1s",
+		"--slurm-opt", "begin=now+1hour", "--", "true"))
+	waitFor(t, func() bool { return strings.Contains(e.must("status", id), "PENDING (BeginTime)") })
+	if r := e.getRun(id); r.State == api.Running {
+		t.Errorf("a PENDING job shows as running: %+v", r)
+	}
+	ref := e.getRun(id).Ref
+	e.must("stop", id)
+	if r := e.getRun(id); r.State != api.Cancelled {
+		t.Fatalf("after stop: %s (%s)", r.State, r.Reason)
+	}
+	job := strings.TrimPrefix(ref, "slurm:")
+	waitFor(t, func() bool {
+		out, _ := exec.Command("squeue", "-h", "-j", job, "-o", "%T").Output()
+		return !strings.Contains(string(out), "PENDING") && !strings.Contains(string(out), "RUNNING")
+	})
+}
+
+func TestSlurmBadInputIsClear(t *testing.T) {
+	needSlurm(t)
+	e := newEnv(t)
+	r := e.run("", "run", "--sandbox", "slurm", "--partition", "no-such-part", "--", "true")
+	if r.code == 0 || !strings.Contains(r.stderr+r.stdout, "partition") || !strings.Contains(r.stderr+r.stdout, "SANDBOX_ERROR") {
+		t.Errorf("bad partition: exit %d\nstdout %s\nstderr %s", r.code, r.stdout, r.stderr)
+	}
+	r = e.run("", "run", "--partition", "x", "--", "true")
+	if r.code == 0 || !strings.Contains(r.stderr, "--sandbox slurm") {
+		t.Errorf("--partition without --sandbox slurm: exit %d, stderr %s", r.code, r.stderr)
+	}
+}
+
+// TestSlurmProgressWhileRunning: ##PROGRESS## lines of a running job reach
+// status, as for a local run.
+func TestSlurmProgressWhileRunning(t *testing.T) {
+	needSlurm(t)
+	e := newEnv(t)
+	id := strings.TrimSpace(e.must("run", "-d", "--sandbox", "slurm", "--", "sh", "-c",
+		`echo '##PROGRESS## {"step": 3, "total": 10, "phase": "train"}'; sleep 20`))
+	waitFor(t, func() bool {
+		r := e.getRun(id)
+		return r.State == api.Running && r.Progress != nil && r.Progress.Step == 3 && r.Progress.Total == 10
+	})
+	e.must("stop", "--grace", "1s", id)
+}
+
+// TestSlurmDaemonKilledMidJob: kill -9 of the daemon while a job prints;
+// the next daemon re-attaches to the job and the log holds every line once.
+func TestSlurmDaemonKilledMidJob(t *testing.T) {
+	needSlurm(t)
+	e := newEnv(t)
+	id := strings.TrimSpace(e.must("run", "-d", "--sandbox", "slurm", "--", "sh", "-c",
+		`for i in $(seq 1 40); do echo line $i; sleep 0.1; done`))
+	waitFor(t, func() bool { return strings.Contains(e.run("", "logs", id).stdout, "line 3\n") })
+	e.killDaemon(syscall.SIGKILL)
+	if r := e.run("", "wait", id); r.code != 0 {
+		t.Fatalf("wait after the daemon was killed: exit %d %s", r.code, r.stderr)
+	}
+	var want strings.Builder
+	for i := 1; i <= 40; i++ {
+		fmt.Fprintf(&want, "line %d\n", i)
+	}
+	if got := e.must("logs", "--stream", "stdout", id); got != want.String() {
+		t.Errorf("log after re-attach = %q, want every line once", got)
+	}
+	if r := e.getRun(id); r.State != api.Succeeded {
+		t.Errorf("state %s (%s), want succeeded", r.State, r.Reason)
+	}
+}

@@ -1,0 +1,92 @@
+package slurm
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sync"
+	"time"
+
+	"github.com/runbox/runbox/sandbox"
+)
+
+// record is the run's submit record in its state dir. It is written (and
+// synced) before sbatch runs, so a daemon killed while sbatch answers
+// leaves a record that says a job named after the run may exist: the next
+// daemon finds it by that name instead of submitting a second one.
+type record struct {
+	RunID      string        `json:"run_id"`
+	JobName    string        `json:"job_name"`
+	Submitting time.Time     `json:"submitting"`
+	JobID      int64         `json:"job_id,omitempty"`
+	StartedAt  time.Time     `json:"started_at,omitzero"`
+	StopReason string        `json:"stop_reason,omitempty"` // cancelled | queue-timeout
+	Exit       *sandbox.Exit `json:"exit,omitempty"`
+}
+
+const (
+	stopCancelled    = "cancelled"
+	stopQueueTimeout = "queue-timeout"
+)
+
+type recordFile struct {
+	path string
+	mu   sync.Mutex
+	r    record
+}
+
+func loadRecord(dir string) (*recordFile, error) {
+	rf := &recordFile{path: filepath.Join(dir, stateFile)}
+	b, err := os.ReadFile(rf.path)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, fmt.Errorf("%w: no submit record in %s", sandbox.ErrNotFound, dir)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("read submit record: %w", err)
+	}
+	if err := json.Unmarshal(b, &rf.r); err != nil {
+		return nil, fmt.Errorf("read submit record %s: %w", rf.path, err)
+	}
+	return rf, nil
+}
+
+func (rf *recordFile) get() record {
+	rf.mu.Lock()
+	defer rf.mu.Unlock()
+	return rf.r
+}
+
+// update changes the record and writes it durably (temp file, fsync,
+// rename) so that a crash leaves the old or the new one, never half.
+func (rf *recordFile) update(fn func(*record)) error {
+	rf.mu.Lock()
+	defer rf.mu.Unlock()
+	next := rf.r
+	fn(&next)
+	b, err := json.Marshal(&next)
+	if err != nil {
+		return err
+	}
+	tmp := rf.path + ".tmp"
+	f, err := os.OpenFile(tmp, os.O_CREATE|os.O_TRUNC|os.O_WRONLY, 0o600)
+	if err != nil {
+		return fmt.Errorf("write submit record: %w", err)
+	}
+	_, werr := f.Write(b)
+	serr := f.Sync()
+	cerr := f.Close()
+	if err := errors.Join(werr, serr, cerr); err != nil {
+		return fmt.Errorf("write submit record: %w", err)
+	}
+	if err := os.Rename(tmp, rf.path); err != nil {
+		return fmt.Errorf("write submit record: %w", err)
+	}
+	if d, err := os.Open(filepath.Dir(rf.path)); err == nil {
+		d.Sync()
+		d.Close()
+	}
+	rf.r = next
+	return nil
+}

@@ -1,0 +1,155 @@
+package slurm
+
+import (
+	"fmt"
+	"math"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/runbox/runbox/sandbox"
+)
+
+// Files of a run in its state dir (shared with the compute nodes).
+const (
+	scriptFile   = "job.sh"
+	stdinFile    = "stdin"
+	stdoutFile   = "job.out"
+	stderrFile   = "job.err"
+	setupOutFile = "setup.out"
+	setupErrFile = "setup.err"
+	setupFailed  = "setup.failed" // holds the failing setup command's code
+	stateFile    = "slurm.json"
+)
+
+// jobName ties a job to its run: a job id Slurm reuses (after a
+// controller reset) carries another name and is never taken for ours.
+func jobName(runID string) string { return "runbox-" + runID }
+
+// quote makes s one word for sh.
+func quote(s string) string {
+	if s != "" && strings.IndexFunc(s, func(r rune) bool {
+		return !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("-_./=:,+@%", r))
+	}) < 0 {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}
+
+// script is the batch script: setup commands (their output to the setup
+// files, a failure recorded and ending the job with its code), then the
+// command exec'd so that scancel's signals reach it. It holds no env
+// values: those travel in sbatch's own environment (--export=ALL), so a
+// secret is never written to the shared filesystem in clear.
+func script(spec sandbox.Spec) string {
+	var b strings.Builder
+	b.WriteString("#!/bin/sh\n# runbox run " + spec.RunID + " (generated; env comes from sbatch --export)\n")
+	dir := spec.StateDir
+	for _, s := range spec.Setup {
+		fmt.Fprintf(&b, "sh -c %s >>%s 2>>%s </dev/null || { c=$?; echo $c >%s; exit $c; }\n",
+			quote(s), quote(filepath.Join(dir, setupOutFile)), quote(filepath.Join(dir, setupErrFile)), quote(filepath.Join(dir, setupFailed)))
+	}
+	if spec.Shell {
+		fmt.Fprintf(&b, "exec sh -c %s\n", quote(strings.Join(spec.Command, " ")))
+	} else {
+		q := make([]string, len(spec.Command))
+		for i, a := range spec.Command {
+			q[i] = quote(a)
+		}
+		fmt.Fprintf(&b, "exec %s\n", strings.Join(q, " "))
+	}
+	return b.String()
+}
+
+// sbatchArgs maps the spec onto sbatch options.
+func sbatchArgs(spec sandbox.Spec) ([]string, error) {
+	dir := spec.StateDir
+	args := []string{
+		"--parsable",
+		"--job-name=" + jobName(spec.RunID),
+		"--comment=runbox:" + spec.RunID,
+		"--chdir=" + spec.Workdir,
+		"--output=" + filepath.Join(dir, stdoutFile),
+		"--error=" + filepath.Join(dir, stderrFile),
+		"--export=ALL",
+		// A requeued job (preempted, node failure, scontrol requeue) then
+		// appends its new attempt's output instead of truncating the files:
+		// the offsets followed into the log stay true.
+		"--open-mode=append",
+		// One task: the command is one process tree, as in other backends.
+		"--ntasks=1",
+	}
+	if spec.StdinFile != "" || len(spec.Stdin) > 0 {
+		in := spec.StdinFile
+		if in == "" {
+			in = filepath.Join(dir, stdinFile)
+		}
+		args = append(args, "--input="+in)
+	}
+	if spec.Timeout > 0 {
+		// Slurm counts whole minutes: round up, never cut a run short.
+		args = append(args, "--time="+strconv.Itoa(int(math.Ceil(spec.Timeout.Minutes()))))
+	}
+	if m := spec.Limits.MemoryBytes; m > 0 {
+		args = append(args, "--mem="+strconv.FormatInt((m+(1<<20)-1)>>20, 10)+"M")
+	}
+	if c := spec.Limits.CPUs; c > 0 {
+		args = append(args, "--cpus-per-task="+strconv.Itoa(int(math.Ceil(c))))
+	}
+	switch g := spec.GPUs; {
+	case g == "":
+	case g == "all":
+		return nil, fmt.Errorf("--gpus all has no meaning on a cluster: ask for a number (--gpus 2)")
+	case strings.HasPrefix(g, "device="):
+		return nil, fmt.Errorf("--gpus %s names this host's devices; on Slurm ask for a number or use --slurm-opt gres=gpu:TYPE:N", g)
+	default:
+		if _, err := strconv.Atoi(g); err != nil {
+			return nil, fmt.Errorf("--gpus %q: want a number of GPUs", g)
+		}
+		args = append(args, "--gpus="+g)
+	}
+	if sl := spec.Slurm; sl != nil {
+		for _, kv := range [][2]string{{"partition", sl.Partition}, {"account", sl.Account}, {"qos", sl.QOS}} {
+			if kv[1] != "" {
+				args = append(args, "--"+kv[0]+"="+kv[1])
+			}
+		}
+		keys := make([]string, 0, len(sl.Options))
+		for k := range sl.Options {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		for _, k := range keys {
+			if err := checkOpt(k); err != nil {
+				return nil, err
+			}
+			if v := sl.Options[k]; v != "" {
+				args = append(args, "--"+k+"="+v)
+			} else {
+				args = append(args, "--"+k)
+			}
+		}
+	}
+	return args, nil
+}
+
+// reserved are sbatch options runbox sets itself: overriding them would
+// detach the job from its run (output files, name) or print a non-id.
+var reserved = map[string]bool{
+	"parsable": true, "job-name": true, "J": true, "output": true, "o": true,
+	"error": true, "e": true, "comment": true, "export": true, "wrap": true,
+	"input": true, "i": true, "chdir": true, "D": true, "array": true, "a": true,
+	"wait": true, "W": true, "open-mode": true,
+}
+
+func checkOpt(k string) error {
+	k = strings.TrimLeft(k, "-")
+	if k == "" || strings.ContainsAny(k, "= \t\n") {
+		return fmt.Errorf("--slurm-opt %q: want KEY=VALUE with an sbatch option name as KEY", k)
+	}
+	if reserved[k] {
+		return fmt.Errorf("--slurm-opt %s: runbox sets this sbatch option itself", k)
+	}
+	return nil
+}
