@@ -2,6 +2,7 @@ package host
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -66,8 +67,10 @@ func (e *Engine) Plan(ctx context.Context, req api.RunRequest) (*store.Plan, err
 	if rec == nil {
 		rec = &sdk.Recommendation{}
 	}
-	backend, reason, err := e.planSandbox(ctx, &req, rec)
-	if err != nil {
+	backend, reason, err := "", "", error(nil)
+	if why := e.slurmFits(ctx, req, facts, in.Experience); why != "" {
+		backend, reason = sandbox.Slurm, why
+	} else if backend, reason, err = e.planSandbox(ctx, &req, rec); err != nil {
 		return nil, err
 	}
 	if req.Timeout == 0 && rec.TimeoutSeconds > 0 {
@@ -106,6 +109,57 @@ func (e *Engine) Plan(ctx context.Context, req api.RunRequest) (*store.Plan, err
 		return nil, err
 	}
 	return plan, nil
+}
+
+// slurmLongRun is how long similar runs must have taken for a plan to send
+// the next one to the cluster rather than keep a local machine busy.
+const slurmLongRun = 30 * time.Minute
+
+// slurmFits says why a plan with no sandbox named should go to the Slurm
+// cluster, or "" when it should not: a cluster must be configured and
+// answering, and the run be long by experience or ask for more memory or
+// GPUs than this machine has.
+func (e *Engine) slurmFits(ctx context.Context, req api.RunRequest, facts sdk.HostFacts, exp *sdk.Experience) string {
+	if req.Sandbox != "" && req.Sandbox != sandbox.Auto {
+		return ""
+	}
+	sb, ok := e.cfg.Sandboxes[sandbox.Slurm]
+	if !ok {
+		return ""
+	}
+	var why string
+	switch {
+	case exp != nil && exp.MedianDurationSeconds > slurmLongRun.Seconds():
+		why = fmt.Sprintf("similar runs took %s (median of %d), longer than %s: the cluster keeps this machine free",
+			time.Duration(exp.MedianDurationSeconds*float64(time.Second)).Round(time.Minute), exp.Runs, slurmLongRun)
+	case req.Limits.MemoryBytes > 0 && facts.MemoryBytes > 0 && uint64(req.Limits.MemoryBytes) > facts.MemoryBytes:
+		why = fmt.Sprintf("it asks for %d MiB of memory and this machine has %d MiB", req.Limits.MemoryBytes>>20, facts.MemoryBytes>>20)
+	case gpusAsked(req.GPUs) > len(facts.GPUs):
+		why = fmt.Sprintf("it asks for GPUs (%s) and this machine has %d", req.GPUs, len(facts.GPUs))
+	default:
+		return ""
+	}
+	if h := e.probes.healthOf(ctx, sb); !h.Available {
+		return "" // the reasons stand, but a cluster that does not answer cannot take it
+	}
+	return "Slurm: " + why
+}
+
+// gpusAsked is how many GPUs a --gpus value asks for (all: at least one).
+func gpusAsked(v string) int {
+	switch {
+	case v == "":
+		return 0
+	case v == "all":
+		return 1
+	case strings.HasPrefix(v, "device="):
+		return len(strings.Split(strings.TrimPrefix(v, "device="), ","))
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil {
+		return 1
+	}
+	return n
 }
 
 // planSandbox settles where a planned run goes. An explicit --sandbox
