@@ -28,6 +28,8 @@ type supervisor struct {
 	stateDir      string
 	spec          sandbox.Spec
 	forceWatchdog bool
+	pidsDefault   bool
+	noCgroup      bool
 	started       time.Time
 	grace         time.Duration
 	timeout       <-chan time.Time
@@ -35,12 +37,15 @@ type supervisor struct {
 	readyOnce sync.Once
 	announced bool // "exited RECORD" was said
 
-	log    *runlog.Writer
-	cg     *memCgroup
-	wd     *watchdog
-	pgid   int    // process group of the running step
-	ending string // first cause that ended the run early
-	unfit  string // why this process should not serve another run
+	log  *runlog.Writer
+	cg   *runCgroup
+	tree protocol.TreeRecord // where the run's processes are (TreeFile)
+	// reserve holds the exit record's space (ReserveFile) until finish.
+	reserve bool
+	wd      *watchdog
+	pgid    int    // process group of the running step
+	ending  string // first cause that ended the run early
+	unfit   string // why this process should not serve another run
 
 	mu      sync.Mutex
 	logErr  error
@@ -54,7 +59,7 @@ func (s *supervisor) run() error {
 	if err := protocol.ReadJSON(s.path(protocol.SpecFile), &b); err != nil {
 		return fmt.Errorf("read spec: %w", err)
 	}
-	s.spec, s.forceWatchdog = b.Spec, b.ForceWatchdog
+	s.spec, s.forceWatchdog, s.pidsDefault, s.noCgroup = b.Spec, b.ForceWatchdog, b.PidsDefault, b.NoCgroup
 	if s.selfStart == 0 {
 		start, err := proc.StartTime(s.self)
 		if err != nil {
@@ -67,6 +72,7 @@ func (s *supervisor) run() error {
 	}
 	os.Remove(s.path(protocol.SpecFile)) // it may hold secrets (env, stdin)
 	_ = becomeSubreaper()
+	s.reserve = reserveSpace(s.path(protocol.ReserveFile)) == nil
 
 	exit := sandbox.Exit{StartedAt: s.started}
 	log, err := runlog.Create(s.spec.LogPath)
@@ -85,30 +91,92 @@ func (s *supervisor) run() error {
 	if s.spec.Timeout > 0 {
 		s.timeout = time.After(s.spec.Timeout - time.Since(s.started))
 	}
-	s.setupMemory()
+	if !s.reserve {
+		s.note("could not reserve disk space for the exit record: a full disk may lose the run's end")
+	}
+	s.setupCgroup()
+	s.recordTree(0)
 	exit = s.execute(exit)
 	return s.finish(exit)
 }
 
-func (s *supervisor) setupMemory() {
-	limit := s.spec.Limits.MemoryBytes
-	if limit > 0 && !s.forceWatchdog {
-		name := fmt.Sprintf("runbox-%s-%d", safeName(s.spec.RunID), s.self)
-		cg, err := newMemCgroup(name, limit)
-		if err == nil {
-			s.cg = cg
-			s.note("memory limit %s enforced by %s", mib(uint64(limit)), cg)
-		} else {
-			s.note("memory limit %s enforced by rss watchdog (%v)", mib(uint64(limit)), err)
-		}
-	} else if limit > 0 {
+// setupCgroup makes the run's cgroup (see runCgroup) and says in the
+// run's log how each limit is enforced.
+func (s *supervisor) setupCgroup() {
+	limit, pids := s.spec.Limits.MemoryBytes, s.spec.Limits.Pids
+	cgMem := limit
+	if s.forceWatchdog {
+		cgMem = 0
+	}
+	name := fmt.Sprintf("runbox-%s-%d", safeName(s.spec.RunID), s.self)
+	cg, err := (*runCgroup)(nil), errors.New("cgroups turned off (NoCgroup)")
+	if !s.noCgroup {
+		cg, err = newRunCgroup(name, cgMem, pids)
+	}
+	if err == nil {
+		s.cg = cg
+	}
+	switch {
+	case limit > 0 && s.cg != nil && s.cg.enforcesMem():
+		s.note("memory limit %s enforced by %s", mib(uint64(limit)), s.cg.memKind())
+	case limit > 0 && s.forceWatchdog:
 		s.note("memory limit %s enforced by rss watchdog", mib(uint64(limit)))
+	case limit > 0:
+		s.note("memory limit %s enforced by rss watchdog (%v)", mib(uint64(limit)), cgErr(s.cg, err, true))
+	}
+	if pids > 0 {
+		what := "pids limit"
+		if s.pidsDefault {
+			what = "default pids limit"
+		}
+		if s.cg != nil && s.cg.enforcesPids() {
+			s.note("%s %d enforced by %s", what, pids, s.cg.pidsKind())
+		} else {
+			s.note("%s %d not enforced: no pids cgroup (%v)", what, pids, cgErr(s.cg, err, false))
+		}
 	}
 	wdLimit := limit
-	if s.cg != nil {
+	if s.cg != nil && s.cg.enforcesMem() {
 		wdLimit = 0
 	}
 	s.wd = startWatchdog(s.self, s.cg, wdLimit)
+}
+
+// cgErr is why a limit is not enforced by a cgroup.
+func cgErr(cg *runCgroup, err error, mem bool) error {
+	switch {
+	case cg == nil:
+		return err
+	case mem:
+		return cg.memErr
+	}
+	return cg.pidErr
+}
+
+// recordTree writes where the run's processes are (TreeFile), with the
+// process group of a step just started (pgid > 0), before anything of
+// the run can outlive this process. Failure is noted, not fatal: the
+// cgroup, if any, still holds the run.
+func (s *supervisor) recordTree(pgid int) {
+	if s.tree.Start == 0 {
+		s.tree.Start = s.selfStart
+		if sid, err := unix.Getsid(0); err == nil && sid == s.self {
+			s.tree.Sid = sid
+		}
+		if s.cg != nil {
+			s.tree.Cgroups = s.cg.dirs()
+		}
+	}
+	if pgid > 0 {
+		st, err := proc.StartTime(pgid)
+		if err != nil {
+			return // already gone, and its group with it unless the session holds it
+		}
+		s.tree.Groups = append(s.tree.Groups, protocol.PidRecord{Pid: pgid, Start: st})
+	}
+	if err := protocol.WriteJSON(s.path(protocol.TreeFile), s.tree, false); err != nil {
+		s.note("could not record the run's processes: %v", err)
+	}
 }
 
 // execute places assets, runs setup, then the main command.
@@ -203,10 +271,11 @@ func (s *supervisor) runStep(cmd *exec.Cmd, stdin *os.File, out, errs runlog.Str
 	}
 	if s.cg != nil {
 		if err := s.cg.add(pid); err != nil {
-			s.note("could not move pid %d into the memory cgroup: %v", pid, err)
+			s.note("could not move pid %d into the run's cgroup: %v", pid, err)
 		}
 	}
 	s.pgid = pid
+	s.recordTree(pid)
 	var io stepIO
 	s.pump(&io, outR, out)
 	s.pump(&io, errR, errs)
@@ -285,9 +354,14 @@ func (s *supervisor) finish(exit sandbox.Exit) error {
 		CPUSeconds:   cpu,
 		PeakRSSBytes: max(peak, s.wd.peak.Load()),
 	}
-	if s.logErr != nil {
-		s.note("writing the log failed, %d bytes lost: %v", s.dropped, s.logErr)
+	s.mu.Lock()
+	logErr, dropped := s.logErr, s.dropped
+	s.mu.Unlock()
+	if logErr != nil {
+		exit.LogDropped = dropped
 		s.unfit = "log write failed"
+		// Only reaches the log if space came back; the record says it anyway.
+		s.note("writing the log failed, %d bytes of output dropped: %v", dropped, logErr)
 	}
 	// The record must not become visible before the log is on disk, but
 	// the two fsyncs may overlap: only the rename waits for both. The
@@ -299,11 +373,12 @@ func (s *supervisor) finish(exit sandbox.Exit) error {
 	if err != nil {
 		return err
 	}
+	s.releaseReserve()
 	recDone := make(chan error, 1)
 	var commit func() error
 	go func() {
 		var err error
-		commit, err = protocol.WriteTemp(s.path(protocol.ExitFile), b, true)
+		commit, err = writeRecord(s.path(protocol.ExitFile), b)
 		recDone <- err
 	}()
 	if lerr := s.log.Close(); lerr != nil {
@@ -324,7 +399,16 @@ func (s *supervisor) finish(exit sandbox.Exit) error {
 func (s *supervisor) writeExit(exit sandbox.Exit) error {
 	exit.EndedAt = time.Now()
 	exit.Usage.WallSeconds = exit.EndedAt.Sub(exit.StartedAt).Seconds()
-	if err := protocol.WriteJSON(s.path(protocol.ExitFile), exit, true); err != nil {
+	b, err := json.Marshal(exit)
+	if err != nil {
+		return err
+	}
+	s.releaseReserve()
+	commit, err := writeRecord(s.path(protocol.ExitFile), b)
+	if err == nil {
+		err = commit()
+	}
+	if err != nil {
 		return fmt.Errorf("write exit record: %w", err)
 	}
 	return nil
