@@ -133,3 +133,25 @@ func cgroupsWritable() bool {
 	}
 	return false
 }
+
+// Fault: a process run forks past its pids limit (the backend's default) -> the forks beyond it fail, the run's log names the limit and what enforced it
+func TestFaultDefaultPidsLimit(t *testing.T) {
+	if !cgroupsWritable() {
+		t.Skip("no writable cgroup here: the pids limit cannot be enforced")
+	}
+	sb := newSandbox(process.Options{DefaultPids: 16})
+	spec := shSpec(t, `for i in $(seq 40); do sleep 30 & done`)
+	e := wait(t, start(t, sb, spec))
+	logs := streams(t, spec.LogPath)
+	meta := string(logs[runlog.Meta])
+	if !strings.Contains(meta, "default pids limit 16 enforced by cgroup") {
+		t.Errorf("log does not say how the default pids limit is enforced: %q", meta)
+	}
+	// A fork past the limit fails (EAGAIN): the shell says so and gives up.
+	if e.Code == 0 {
+		t.Errorf("40 forks under a limit of 16 all succeeded: exit %+v", e)
+	}
+	if !strings.Contains(strings.ToLower(string(logs[runlog.Stderr])), "fork") {
+		t.Errorf("no fork failed under a limit of 16: stderr %q", logs[runlog.Stderr])
+	}
+}
