@@ -66,10 +66,12 @@ func TestFaultSupervisorKilled(t *testing.T) {
 	}
 }
 
-// waitRun polls the run's status until cond holds (a minute at most).
+// waitRun polls the run's status until cond holds. A failed run is
+// classified by the plugins, compiled cold in each fresh home: that may
+// take minutes on a loaded machine.
 func waitRun(t *testing.T, e *env, id string, cond func(*api.Run) bool) *api.Run {
 	t.Helper()
-	deadline := time.Now().Add(time.Minute)
+	deadline := time.Now().Add(3 * time.Minute)
 	for {
 		r := e.getRun(id)
 		if cond(r) {
@@ -102,4 +104,86 @@ func sessionSleeps(sup int) []int {
 		}
 	}
 	return out
+}
+
+// Fault: the run fills its home (a 24 MiB tmpfs: plugin cache ~10, store ~1, its reserve 5) and writes on, the daemon up or killed meanwhile -> its own end (exit 0: a failed run would wait on the plugins' cold compile) is recorded, not lost, the dropped output bytes are counted exactly, nothing is lost once space is back
+func TestFaultDiskFull(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		kill bool // kill -9 the daemon while the disk is full
+	}{
+		{name: "daemon up"},
+		{name: "daemon killed", kill: true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			e := newEnv(t)
+			if err := syscall.Mount("tmpfs", e.home, "tmpfs", 0, "size=24m"); err != nil {
+				if os.Getenv("RUNBOX_REQUIRE_TMPFS") == "1" {
+					t.Fatalf("mount a tmpfs home: %v", err)
+				}
+				t.Skipf("cannot mount a tmpfs home here (%v): set RUNBOX_REQUIRE_TMPFS=1 to make this fail", err)
+			}
+			t.Cleanup(func() {
+				e.killDaemon(syscall.SIGTERM)
+				_ = syscall.Unmount(e.home, syscall.MNT_DETACH)
+			})
+			fill := filepath.Join(e.home, "fill")
+			// dd fills the disk; what the run prints then has nowhere to go.
+			id := strings.TrimSpace(e.must("run", "-d", "--shell", "--",
+				fmt.Sprintf("dd if=/dev/zero of=%s bs=4k 2>/dev/null; echo full; seq 100000; echo done; exit 0", fill)))
+			var seq strings.Builder
+			for i := 1; i <= 100000; i++ {
+				fmt.Fprintf(&seq, "%d\n", i)
+			}
+			printed := int64(len("full\n") + seq.Len() + len("done\n"))
+
+			// The run's end is on disk while the disk is still full.
+			record := filepath.Join(e.home, "runs", id, "sandbox", "exit.json")
+			deadline := time.Now().Add(time.Minute)
+			for !fileExists(record) {
+				if time.Now().After(deadline) {
+					t.Fatalf("no exit record with the disk full (%s)", df(e.home))
+				}
+				time.Sleep(50 * time.Millisecond)
+			}
+			t.Logf("exit record written with %s", df(e.home))
+			if tc.kill {
+				e.killDaemon(syscall.SIGKILL)
+			}
+			if err := os.Remove(fill); err != nil {
+				t.Fatalf("free the space: %v", err)
+			}
+			check := func(r *api.Run) {
+				t.Helper()
+				if r.State != api.Succeeded || r.Exit == nil || r.Exit.Code != 0 || r.Exit.Lost {
+					t.Fatalf("run %s: %s (%s), exit %+v; want the run's own end: succeeded, exit 0", id, r.State, r.Reason, r.Exit)
+				}
+				var dropped int64
+				if _, err := fmt.Sscanf(r.Reason[strings.Index(r.Reason, "disk full: ")+len("disk full: "):], "%d", &dropped); err != nil || dropped == 0 {
+					t.Fatalf("reason %q does not report the dropped output", r.Reason)
+				}
+				logged := int64(len(e.must("logs", "--raw", "--stream", "stdout", id)))
+				if logged+dropped != printed {
+					t.Errorf("%d bytes logged + %d dropped, the run printed %d", logged, dropped, printed)
+				}
+			}
+			check(waitRun(t, e, id, func(r *api.Run) bool { return r.State.Terminal() }))
+			// After a daemon restart the run is what it was, not lost.
+			e.killDaemon(syscall.SIGKILL)
+			check(e.getRun(id))
+		})
+	}
+}
+
+func fileExists(p string) bool {
+	_, err := os.Stat(p)
+	return err == nil
+}
+
+func df(dir string) string {
+	var st syscall.Statfs_t
+	if err := syscall.Statfs(dir, &st); err != nil {
+		return err.Error()
+	}
+	return fmt.Sprintf("%d of %d KiB free", st.Bavail*uint64(st.Bsize)>>10, st.Blocks*uint64(st.Bsize)>>10)
 }

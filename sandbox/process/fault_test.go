@@ -134,7 +134,7 @@ func cgroupsWritable() bool {
 	return false
 }
 
-// Fault: a process run forks past its pids limit (the backend's default) -> the forks beyond it fail, the run's log names the limit and what enforced it
+// Fault: a process run forks past its pids limit (the backend's default) -> the forks beyond it fail; Health names the default and what enforces it
 func TestFaultDefaultPidsLimit(t *testing.T) {
 	if !cgroupsWritable() {
 		t.Skip("no writable cgroup here: the pids limit cannot be enforced")
@@ -144,8 +144,11 @@ func TestFaultDefaultPidsLimit(t *testing.T) {
 	e := wait(t, start(t, sb, spec))
 	logs := streams(t, spec.LogPath)
 	meta := string(logs[runlog.Meta])
-	if !strings.Contains(meta, "default pids limit 16 enforced by cgroup") {
-		t.Errorf("log does not say how the default pids limit is enforced: %q", meta)
+	if strings.Contains(meta, "pids limit") {
+		t.Errorf("log says the default pids limit is not enforced: %q", meta)
+	}
+	if h := sb.Health(context.Background()); !strings.Contains(h.Info["pids_limit"], "16 by default") || !strings.Contains(h.Info["pids_limit"], "enforced by cgroup") {
+		t.Errorf("health says pids_limit %q", h.Info["pids_limit"])
 	}
 	// A fork past the limit fails (EAGAIN): the shell says so and gives up.
 	if e.Code == 0 {

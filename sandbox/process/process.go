@@ -101,6 +101,11 @@ func (s *Sandbox) Health(ctx context.Context) sandbox.Health {
 	case "linux", "darwin":
 		h.Available = true
 		h.Info = map[string]string{"memory_limit": supervisor.MemoryLimitMode()}
+		if n, err := s.defaultPids(); err != nil {
+			h.Info["pids_limit"] = err.Error()
+		} else if n > 0 {
+			h.Info["pids_limit"] = fmt.Sprintf("%d by default (%s), enforced by %s", n, PidsEnv, supervisor.PidsLimitMode())
+		}
 		if runtime.GOOS == "linux" {
 			h.Info["orphans"] = "subreaper"
 		} else {

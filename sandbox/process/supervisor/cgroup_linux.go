@@ -227,7 +227,10 @@ func (c *runCgroup) attr(a *syscall.SysProcAttr) {
 func (c *runCgroup) add(pid int) error {
 	var errs []error
 	for _, d := range c.v1 {
-		errs = append(errs, writeCg(d, "cgroup.procs", strconv.Itoa(pid)))
+		err := writeCg(d, "cgroup.procs", strconv.Itoa(pid))
+		if !errors.Is(err, syscall.ESRCH) { // gone already: nothing to hold
+			errs = append(errs, err)
+		}
 	}
 	return errors.Join(errs...)
 }
@@ -302,6 +305,25 @@ func MemoryLimitMode() string {
 		return "cgroup v1"
 	}
 	return "rss watchdog"
+}
+
+// PidsLimitMode says how a pids limit would be enforced here, for Health.
+func PidsLimitMode() string {
+	own, err := ownCgroups()
+	if err != nil {
+		return "not enforced (no cgroup)"
+	}
+	if p, ok := own[""]; ok {
+		base := unifiedRoot()
+		ctls, _ := os.ReadFile(filepath.Join(base, p, "cgroup.controllers"))
+		if hasWord(ctls, "pids") && unix.Access(filepath.Join(base, p), unix.W_OK) == nil {
+			return "cgroup v2"
+		}
+	}
+	if p, ok := own["pids"]; ok && unix.Access(filepath.Join(cgroupRoot, "pids", p), unix.W_OK) == nil {
+		return "cgroup v1"
+	}
+	return "not enforced (no writable pids cgroup)"
 }
 
 // unifiedRoot is where the cgroup v2 hierarchy is mounted: the cgroup

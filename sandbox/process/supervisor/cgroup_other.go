@@ -27,3 +27,5 @@ func (c *runCgroup) enforcesMem() bool         { return false }
 func (c *runCgroup) enforcesPids() bool        { return false }
 
 func MemoryLimitMode() string { return "rss watchdog" }
+
+func PidsLimitMode() string { return "not enforced (no cgroups)" }

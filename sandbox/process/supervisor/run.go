@@ -124,16 +124,18 @@ func (s *supervisor) setupCgroup() {
 	case limit > 0:
 		s.note("memory limit %s enforced by rss watchdog (%v)", mib(uint64(limit)), cgErr(s.cg, err, true))
 	}
-	if pids > 0 {
-		what := "pids limit"
-		if s.pidsDefault {
-			what = "default pids limit"
+	// A limit the run asked for is reported like a memory limit; the
+	// backend's default only where it could not be enforced (a line in
+	// every run's output would be noise), and by Health.
+	switch {
+	case pids > 0 && s.cg != nil && s.cg.enforcesPids():
+		if !s.pidsDefault {
+			s.note("pids limit %d enforced by %s", pids, s.cg.pidsKind())
 		}
-		if s.cg != nil && s.cg.enforcesPids() {
-			s.note("%s %d enforced by %s", what, pids, s.cg.pidsKind())
-		} else {
-			s.note("%s %d not enforced: no pids cgroup (%v)", what, pids, cgErr(s.cg, err, false))
-		}
+	case pids > 0 && s.pidsDefault:
+		s.note("default pids limit %d not enforced: no pids cgroup (%v)", pids, cgErr(s.cg, err, false))
+	case pids > 0:
+		s.note("pids limit %d not enforced: no pids cgroup (%v)", pids, cgErr(s.cg, err, false))
 	}
 	wdLimit := limit
 	if s.cg != nil && s.cg.enforcesMem() {
