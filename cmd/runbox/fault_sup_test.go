@@ -128,9 +128,11 @@ func TestFaultDiskFull(t *testing.T) {
 				_ = syscall.Unmount(e.home, syscall.MNT_DETACH)
 			})
 			fill := filepath.Join(e.home, "fill")
-			// dd fills the disk; what the run prints then has nowhere to go.
+			// dd fills the disk; what the run prints then has nowhere to go;
+			// the last dd takes what the log gave back (it cuts off a torn
+			// record), so the run ends on a disk with no byte free.
 			id := strings.TrimSpace(e.must("run", "-d", "--shell", "--",
-				fmt.Sprintf("dd if=/dev/zero of=%s bs=4k 2>/dev/null; echo full; seq 100000; echo done; exit 0", fill)))
+				fmt.Sprintf("dd if=/dev/zero of=%[1]s bs=4k 2>/dev/null; echo full; seq 100000; echo done; dd if=/dev/zero of=%[1]s.2 bs=512 2>/dev/null; exit 0", fill)))
 			var seq strings.Builder
 			for i := 1; i <= 100000; i++ {
 				fmt.Fprintf(&seq, "%d\n", i)
@@ -149,9 +151,15 @@ func TestFaultDiskFull(t *testing.T) {
 			t.Logf("exit record written with %s", df(e.home))
 			if tc.kill {
 				e.killDaemon(syscall.SIGKILL)
+			} else {
+				// Long enough for the daemon to have offered the run's
+				// end to its store, and been refused.
+				time.Sleep(2 * time.Second)
 			}
-			if err := os.Remove(fill); err != nil {
-				t.Fatalf("free the space: %v", err)
+			for _, f := range []string{fill, fill + ".2"} {
+				if err := os.Remove(f); err != nil {
+					t.Fatalf("free the space: %v", err)
+				}
 			}
 			check := func(r *api.Run) {
 				t.Helper()
