@@ -158,3 +158,17 @@ func TestFaultDefaultPidsLimit(t *testing.T) {
 		t.Errorf("no fork failed under a limit of 16: stderr %q", logs[runlog.Stderr])
 	}
 }
+
+// A pids limit below the supervisor's own thread count still starts the
+// run (on cgroup v1 the supervisor starts it from inside the cgroup).
+func TestTinyPidsLimitStarts(t *testing.T) {
+	if !cgroupsWritable() {
+		t.Skip("no writable cgroup here")
+	}
+	spec := shSpec(t, "echo started")
+	spec.Limits.Pids = 2
+	e := wait(t, start(t, newSandbox(process.Options{}), spec))
+	if out := string(streams(t, spec.LogPath)[runlog.Stdout]); e.Code != 0 || out != "started\n" {
+		t.Fatalf("exit %+v, stdout %q, log %q", e, out, streams(t, spec.LogPath)[runlog.Meta])
+	}
+}

@@ -27,7 +27,8 @@ const cgroupRoot = "/sys/fs/cgroup"
 type runCgroup struct {
 	v2     string   // unified directory, "" if none
 	fd     int      // v2: directory fd for CLONE_INTO_CGROUP
-	v1     []string // v1 directories the child is moved into
+	v1     []string // v1 directories the child starts in
+	v1From []string // the supervisor's own directory beside each of v1
 	track  string   // directory whose cgroup.procs lists the run
 	mem    string   // directory enforcing the memory limit, "" if none
 	pids   string   // directory enforcing the pids limit, "" if none
@@ -166,6 +167,7 @@ func (c *runCgroup) makeV1(own map[string]string, ctl, name string) (string, err
 		return "", err
 	}
 	c.v1 = append(c.v1, dir)
+	c.v1From = append(c.v1From, filepath.Dir(dir))
 	return dir, nil
 }
 
@@ -222,13 +224,36 @@ func (c *runCgroup) attr(a *syscall.SysProcAttr) {
 	}
 }
 
-// add moves a just-started child into the v1 directories. The child has
-// only run the dynamic loader by then; its descendants all start inside.
+// enter moves the supervisor into the v1 directories for as long as it
+// starts a child, so the child is born inside (v1 has no
+// CLONE_INTO_CGROUP): moved after it started, it could fork first, and
+// what it forked would escape the run's limits. leave moves it back.
+func (c *runCgroup) enter() (leave func() error, err error) {
+	self := strconv.Itoa(os.Getpid())
+	var entered []int
+	leave = func() error {
+		var errs []error
+		for _, i := range entered {
+			errs = append(errs, writeCg(c.v1From[i], "cgroup.procs", self))
+		}
+		return errors.Join(errs...)
+	}
+	for i, d := range c.v1 {
+		if err := writeCg(d, "cgroup.procs", self); err != nil {
+			return leave, err
+		}
+		entered = append(entered, i)
+	}
+	return leave, nil
+}
+
+// add moves a just-started child into the v1 directories, should enter
+// have failed. ESRCH: it is gone already, nothing to hold.
 func (c *runCgroup) add(pid int) error {
 	var errs []error
 	for _, d := range c.v1 {
 		err := writeCg(d, "cgroup.procs", strconv.Itoa(pid))
-		if !errors.Is(err, syscall.ESRCH) { // gone already: nothing to hold
+		if !errors.Is(err, syscall.ESRCH) {
 			errs = append(errs, err)
 		}
 	}

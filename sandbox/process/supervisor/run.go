@@ -256,10 +256,28 @@ func (s *supervisor) runStep(cmd *exec.Cmd, stdin *os.File, out, errs runlog.Str
 		cmd.Stdin = stdin
 	}
 	cmd.SysProcAttr = childAttr()
+	inside := false
+	var leave func() error
 	if s.cg != nil {
 		s.cg.attr(cmd.SysProcAttr)
+		var eerr error
+		leave, eerr = s.cg.enter()
+		inside = eerr == nil
 	}
 	ch, pid, err := s.reaper.start(cmd)
+	if leave != nil {
+		if lerr := leave(); lerr != nil {
+			s.note("could not leave the run's cgroup: %v", lerr)
+		}
+	}
+	if inside && errors.Is(err, syscall.EAGAIN) {
+		// The supervisor's own threads count while it is inside: a pids
+		// limit below them refuses the fork. Start it outside, then move it.
+		inside = false
+		cmd = &exec.Cmd{Path: cmd.Path, Args: cmd.Args, Env: cmd.Env, Dir: cmd.Dir,
+			Stdin: cmd.Stdin, Stdout: cmd.Stdout, Stderr: cmd.Stderr, SysProcAttr: cmd.SysProcAttr}
+		ch, pid, err = s.reaper.start(cmd)
+	}
 	outW.Close()
 	errW.Close()
 	if stdin != nil {
@@ -271,7 +289,7 @@ func (s *supervisor) runStep(cmd *exec.Cmd, stdin *os.File, out, errs runlog.Str
 		s.signalReady()
 		return exitStatus{}, err
 	}
-	if s.cg != nil {
+	if s.cg != nil && !inside {
 		if err := s.cg.add(pid); err != nil {
 			s.note("could not move pid %d into the run's cgroup: %v", pid, err)
 		}
