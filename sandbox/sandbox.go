@@ -128,6 +128,9 @@ type Exit struct {
 	StartedAt time.Time `json:"started_at"`
 	EndedAt   time.Time `json:"ended_at"`
 	Usage     Usage     `json:"usage"`
+	// LogDropped is how many bytes of output the run's log could not
+	// take (disk full): the run went on, that output is missing.
+	LogDropped int64 `json:"log_dropped,omitempty"`
 }
 
 // Stats is a point-in-time resource sample of a live run.
