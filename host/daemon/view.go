@@ -81,7 +81,7 @@ func specView(s sandbox.Spec) api.Spec {
 func exitView(e sandbox.Exit) api.Exit {
 	return api.Exit{
 		Code: e.Code, Signal: e.Signal, OOMKilled: e.OOMKilled, TimedOut: e.TimedOut,
-		Cancelled: e.Cancelled, SetupFailed: e.SetupFailed, Error: e.Error, Lost: e.Lost,
+		Cancelled: e.Cancelled, SetupFailed: e.SetupFailed, Error: e.Error, Lost: e.Lost, LogDropped: e.LogDropped,
 		StartedAt: e.StartedAt, EndedAt: e.EndedAt, Usage: api.Usage(e.Usage),
 	}
 }

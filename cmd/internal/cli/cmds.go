@@ -69,6 +69,9 @@ func printRun(r *api.Run) {
 			fmt.Fprintf(w, " (%s)", r.Exit.Signal)
 		}
 		fmt.Fprintln(w)
+		if r.Exit.LogDropped > 0 {
+			fmt.Fprintf(w, "output:\t%d bytes dropped: the disk was full\n", r.Exit.LogDropped)
+		}
 		u := r.Exit.Usage
 		if u.WallSeconds > 0 {
 			fmt.Fprintf(w, "usage:\twall %.2fs, cpu %.2fs, peak rss %s\n", u.WallSeconds, u.CPUSeconds, humanBytes(u.PeakRSSBytes))
