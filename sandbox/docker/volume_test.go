@@ -201,4 +201,3 @@ func TestMissingCommandNamed(t *testing.T) {
 		t.Errorf("exit %+v stderr %q", ex, out[runlog.Stderr])
 	}
 }
-
