@@ -48,6 +48,7 @@ type pool struct {
 	mu     sync.Mutex
 	kinds  map[string]*kind
 	closed bool
+	fills  sync.WaitGroup // refills under way, which close waits for
 }
 
 // kind is the warm containers of one container config.
@@ -86,8 +87,7 @@ func (pl *pool) claim(ctx context.Context, spec sandbox.Spec, p *plan, st *state
 	b, err := json.Marshal(struct {
 		C container.Config
 		H *container.HostConfig
-		S bool
-	}{cfg, p.host, p.shell})
+	}{cfg, p.host})
 	if err != nil {
 		return nil
 	}
@@ -112,8 +112,12 @@ func (pl *pool) claim(ctx context.Context, spec sandbox.Spec, p *plan, st *state
 		w = &k.ready[0]
 		k.ready = slices.Delete(slices.Clone(k.ready), 0, 1)
 	}
+	pl.fills.Add(1)
 	pl.mu.Unlock()
-	go pl.refill(k)
+	go func() {
+		defer pl.fills.Done()
+		pl.refill(k)
+	}()
 	if w == nil {
 		return nil
 	}
@@ -261,4 +265,5 @@ func (pl *pool) close() {
 		wg.Go(func() { pl.drain(k) })
 	}
 	wg.Wait()
+	pl.fills.Wait() // each removes what it made once it sees closed
 }

@@ -96,7 +96,13 @@ func (s *Sandbox) Sweep(ctx context.Context, known func(runID string) bool) (int
 	n := 0
 	var errs []error
 	for _, c := range cs {
-		if c.Labels[LabelHome] != s.opts.Home || s.live.has(c.ID) || known(runOf(c.Labels)) {
+		if c.Labels[LabelHome] != s.opts.Home || s.live.has(c.ID) {
+			continue
+		}
+		// A warm container never handed a run belongs to no run: only the
+		// pool that made it (live) keeps it.
+		run := runOf(c.Labels)
+		if (run != "" || c.Labels[LabelPoolBox] == "") && known(run) {
 			continue
 		}
 		if err := cli.ContainerRemove(ctx, c.ID, container.RemoveOptions{Force: true}); err != nil {
