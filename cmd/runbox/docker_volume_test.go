@@ -44,7 +44,9 @@ func seqSum(n int) (sum [32]byte, size int64) {
 func TestDockerDaemonKill9MidOutput(t *testing.T) {
 	e, img := dockerEnv(t)
 	const n = 6_000_000 // 47 MB
-	id := strings.TrimSpace(e.must("run", "-d", "--sandbox", "docker", "--image", img, "--", "seq", "1", fmt.Sprint(n)))
+	// seq 1 n in two halves, so the kill surely lands before the end.
+	id := strings.TrimSpace(e.must("run", "-d", "--sandbox", "docker", "--image", img, "--shell", "--",
+		fmt.Sprintf("seq 1 %d; sleep 3; seq %d %d", n/2, n/2+1, n)))
 	waitFor(t, func() bool { return logSize(e.logPath(id)) > 4<<20 })
 	e.killDaemon(syscall.SIGKILL)
 	sum, size := seqSum(n)
