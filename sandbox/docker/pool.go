@@ -146,6 +146,7 @@ func (pl *pool) claim(ctx context.Context, spec sandbox.Spec, p *plan, st *state
 	}
 	h := pl.s.newHandle(cli, w.id, spec, st, w.box)
 	go h.run()
+	go h.watchRecord()
 	return h
 }
 

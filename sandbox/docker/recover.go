@@ -63,6 +63,7 @@ func (s *Sandbox) Recover(ctx context.Context, spec sandbox.Spec) (sandbox.Handl
 	}
 	h := s.newHandle(cli, id, spec, st, box)
 	go h.run()
+	go h.watchRecord()
 	return h, nil
 }
 

@@ -107,5 +107,6 @@ func (s *Sandbox) create(ctx context.Context, cli *client.Client, spec sandbox.S
 	}
 	h := s.newHandle(cli, id, spec, st, box)
 	go h.run()
+	go h.watchRecord()
 	return h, nil
 }
