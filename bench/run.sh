@@ -89,7 +89,8 @@ docker_seq() {
   hyperfine --warmup 1 --runs ${RUNS_DOCKER_SEQ:-5} --export-json "$OUT/docker-seq.json" \
     -n 'docker run --rm IMAGE seq > file' "docker run --rm --network none $img seq 1 $n > $OUT/docker.out" \
     -n 'runbox run --sandbox docker IMAGE -- seq > file (attached)' "$RB run --sandbox docker --image $img -- seq 1 $n > $OUT/attached.out" \
-    -n 'runbox run -d … + wait (stored only)' "$RB wait \$($RB run -d --sandbox docker --image $img -- seq 1 $n) > /dev/null"
+    -n 'runbox run -d … + wait (stored only)' "$RB wait \$($RB run -d --sandbox docker --image $img -- seq 1 $n) > /dev/null" \
+    -n 'reference: docker run --rm IMAGE sh -c "seq > /dev/null"' "docker run --rm --network none $img sh -c 'seq 1 $n > /dev/null'"
   cmp "$OUT/docker.out" "$OUT/attached.out" && echo "outputs identical ($(wc -c <"$OUT/docker.out") bytes)"
   rm -f "$OUT/docker.out" "$OUT/attached.out"
 }
