@@ -55,9 +55,8 @@ func awaitBox(sigs chan os.Signal, box string) int {
 	if err != nil || strings.TrimSpace(line) != "go" {
 		return 0 // released unused (or never claimed)
 	}
-	for len(sigs) > 0 { // a stop sent before the run was handed over
-		<-sigs
-	}
+	// A SIGTERM already queued is a Stop of this very run (sent right
+	// after the hand-over): serve cancels the run with it.
 	code, _ := se.serve(box)
 	return code
 }
