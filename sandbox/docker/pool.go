@@ -70,9 +70,10 @@ func newPool(s *Sandbox) *pool { return &pool{s: s, kinds: map[string]*kind{}} }
 func (pl *pool) enabled() bool { return pl.s.opts.PoolSize > 0 && pl.s.opts.PoolDir != "" }
 
 // poolable says whether a run can take a warm container: everything it
-// needs mounted must be known before it exists.
+// needs mounted must be known before it exists. GPU runs never do: a warm
+// container would hold its devices for nothing, and such runs are long.
 func poolable(spec sandbox.Spec) bool {
-	return len(spec.Assets) == 0 && spec.StdinFile == ""
+	return len(spec.Assets) == 0 && spec.StdinFile == "" && spec.GPUs == ""
 }
 
 // claim hands the run to a warm container of its kind, if one is ready,

@@ -110,6 +110,9 @@ func (s *Sandbox) Sweep(ctx context.Context, known func(runID string) bool) (int
 			errs = append(errs, err)
 			continue
 		}
+		if box := c.Labels[LabelPoolBox]; box != "" && filepath.Dir(box) == s.opts.PoolDir {
+			os.RemoveAll(box) // a run's log in it is only a link
+		}
 		n++
 	}
 	if len(errs) > 0 {
