@@ -2,6 +2,7 @@ package docker
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"time"
@@ -17,35 +18,45 @@ import (
 // run waits for the container to stop, then records the exit, removes
 // the container and releases Wait.
 func (h *handle) run() {
-	h.waitStopped(h.bg)
-	h.finish()
+	code, ok := h.waitStopped(h.bg)
+	h.finish(code, ok)
 }
 
 // finish takes the exit record the container's init wrote (adding the
 // OOM kill, which only Docker sees: the limit is on the whole container),
 // or, when the init died without one, makes it from Docker's view.
-func (h *handle) finish() {
+func (h *handle) finish(code int64, codeOK bool) {
 	ctx := h.bg
 	rs := h.st.get()
-	c, ierr := h.cli.ContainerInspect(ctx, h.id)
+	var state *container.State
+	ierr := errors.New("removed by docker as it exited")
+	if !h.auto {
+		var c container.InspectResponse
+		if c, ierr = h.cli.ContainerInspect(ctx, h.id); ierr == nil {
+			state = c.State
+		}
+	} else if codeOK {
+		state = &container.State{ExitCode: int(code), FinishedAt: time.Now().Format(time.RFC3339Nano)}
+	}
 	e, err := supervisor.ReadExit(h.box)
 	switch {
 	case err == nil:
-		if ierr == nil && c.State != nil && c.State.OOMKilled {
+		if state != nil && state.OOMKilled {
 			e.OOMKilled = true
 		}
-	case ierr != nil || c.State == nil:
+	case state == nil:
 		e = sandbox.Exit{Lost: true, Error: fmt.Sprintf("container %s disappeared before its exit was recorded: %v", short(h.id), ierr), EndedAt: time.Now()}
 	default:
-		e = composeExit(c.State, rs)
+		e = composeExit(state, rs)
 		if !e.OOMKilled && rs.StopReason == "" {
-			e.Error = fmt.Sprintf("the container's init ended without an exit record (container exit code %d)", c.State.ExitCode)
+			e.Error = fmt.Sprintf("the container's init ended without an exit record (container exit code %d)", state.ExitCode)
 		}
 		note(h.spec.LogPath, e)
 	}
 	serr := h.st.update(func(r *runState) { r.Exit = &e })
-	// Only once the exit is recorded is the container expendable.
-	if serr == nil && !h.spec.KeepContainer && !h.sb.opts.KeepContainers {
+	// Only once the exit is recorded is the container expendable (an
+	// auto-removed one is gone already).
+	if serr == nil && !h.auto && !h.spec.KeepContainer && !h.sb.opts.KeepContainers {
 		h.cli.ContainerRemove(ctx, h.id, container.RemoveOptions{Force: true})
 	}
 	if rs.Pooled && serr == nil {
@@ -75,20 +86,29 @@ func note(logPath string, e sandbox.Exit) {
 }
 
 // waitStopped returns once the container is not running (or gone).
-func (h *handle) waitStopped(ctx context.Context) {
+// An auto-removed container is waited for until it is gone, so that a
+// finished run leaves nothing; code is its exit status when Docker said.
+func (h *handle) waitStopped(ctx context.Context) (code int64, ok bool) {
+	cond := container.WaitConditionNotRunning
+	if h.auto {
+		cond = container.WaitConditionRemoved
+	}
 	for {
-		waitC, errC := h.cli.ContainerWait(ctx, h.id, container.WaitConditionNotRunning)
+		waitC, errC := h.cli.ContainerWait(ctx, h.id, cond)
 		select {
-		case <-waitC:
-			return
+		case r := <-waitC:
+			return r.StatusCode, r.Error == nil
 		case err := <-errC:
 			if cerrdefs.IsNotFound(err) {
-				return
+				return 0, false
 			}
 		}
 		c, err := h.cli.ContainerInspect(ctx, h.id)
-		if cerrdefs.IsNotFound(err) || err == nil && c.State != nil && !c.State.Running {
-			return
+		if cerrdefs.IsNotFound(err) {
+			return 0, false
+		}
+		if err == nil && c.State != nil && !c.State.Running && !h.auto {
+			return int64(c.State.ExitCode), true
 		}
 		time.Sleep(500 * time.Millisecond) // the daemon is restarting; try again
 	}

@@ -32,6 +32,7 @@ type handle struct {
 	spec sandbox.Spec
 	st   *state
 	box  string
+	auto bool // Docker removes the container when it exits (AutoRemove)
 
 	bg     context.Context // the run's own context, cancelled once it ended
 	cancel context.CancelFunc
@@ -43,9 +44,9 @@ type handle struct {
 
 var _ sandbox.EarlyExiter = (*handle)(nil)
 
-func (s *Sandbox) newHandle(cli *client.Client, id string, spec sandbox.Spec, st *state, box string) *handle {
+func (s *Sandbox) newHandle(cli *client.Client, id string, spec sandbox.Spec, st *state, box string, auto bool) *handle {
 	bg, cancel := context.WithCancel(context.Background())
-	return &handle{sb: s, cli: cli, id: id, spec: spec, st: st, box: box,
+	return &handle{sb: s, cli: cli, id: id, spec: spec, st: st, box: box, auto: auto,
 		bg: bg, cancel: cancel, done: make(chan struct{}), early: make(chan struct{})}
 }
 

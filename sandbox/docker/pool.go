@@ -145,7 +145,7 @@ func (pl *pool) claim(ctx context.Context, spec sandbox.Spec, p *plan, st *state
 		st.update(func(r *runState) { *r = runState{} })
 		return discard()
 	}
-	h := pl.s.newHandle(cli, w.id, spec, st, w.box)
+	h := pl.s.newHandle(cli, w.id, spec, st, w.box, k.host.AutoRemove)
 	go h.run()
 	go h.watchRecord()
 	return h

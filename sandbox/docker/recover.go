@@ -53,15 +53,18 @@ func (s *Sandbox) Recover(ctx context.Context, spec sandbox.Spec) (sandbox.Handl
 	if id == "" {
 		return nil, fmt.Errorf("%w: no container labelled %s=%s", sandbox.ErrNotFound, LabelRunID, spec.RunID)
 	}
-	if _, err := cli.ContainerInspect(ctx, id); err != nil {
+	auto := false
+	if c, err := cli.ContainerInspect(ctx, id); err != nil {
 		if _, rerr := supervisor.ReadExit(box); rerr != nil {
 			return nil, fmt.Errorf("%w: container %s of run %s is gone and no exit was recorded", sandbox.ErrNotFound, short(id), spec.RunID)
 		}
+	} else if c.HostConfig != nil {
+		auto = c.HostConfig.AutoRemove
 	}
 	if rs.ContainerID == "" {
 		st.update(func(r *runState) { r.ContainerID, r.Box = id, box })
 	}
-	h := s.newHandle(cli, id, spec, st, box)
+	h := s.newHandle(cli, id, spec, st, box, auto)
 	go h.run()
 	go h.watchRecord()
 	return h, nil

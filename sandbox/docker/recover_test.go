@@ -12,6 +12,8 @@ import (
 	"testing"
 	"time"
 
+	cerrdefs "github.com/containerd/errdefs"
+
 	"github.com/runbox/runbox/sandbox"
 	"github.com/runbox/runbox/sandbox/docker/dockertest"
 	"github.com/runbox/runbox/sandbox/runlog"
@@ -94,7 +96,7 @@ func TestRecoverAfterKill(t *testing.T) {
 			if tc.afterExit {
 				waitFor(t, "the container to exit", func() bool {
 					c, err := e.cli.ContainerInspect(context.Background(), containerName(spec.RunID))
-					return err == nil && !c.State.Running
+					return cerrdefs.IsNotFound(err) || err == nil && !c.State.Running // Docker auto-removes it
 				})
 			} else if n := logBytes(spec.LogPath, runlog.Stdout); n >= int64(len(wantOut)) {
 				t.Fatalf("helper copied everything (%d bytes) before it was killed", n)

@@ -105,7 +105,7 @@ func (s *Sandbox) create(ctx context.Context, cli *client.Client, spec sandbox.S
 	if err := cli.ContainerStart(ctx, id, container.StartOptions{}); err != nil {
 		return fail(fmt.Errorf("docker start: %w", err))
 	}
-	h := s.newHandle(cli, id, spec, st, box)
+	h := s.newHandle(cli, id, spec, st, box, p.host.AutoRemove)
 	go h.run()
 	go h.watchRecord()
 	return h, nil

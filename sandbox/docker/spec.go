@@ -214,6 +214,11 @@ func buildPlan(spec sandbox.Spec, image string, entrypoint []string, o Options) 
 		// run log itself (see docs/RATIONALE.md).
 		LogConfig: container.LogConfig{Type: "none"},
 	}
+	// Docker removes the container as it exits, so a finished run leaves
+	// none whatever happens to runbox meanwhile; but where only Docker can
+	// tell an OOM kill (a memory limit), or the container is to be kept,
+	// runbox reads its state first and removes it itself.
+	hc.AutoRemove = spec.Limits.MemoryBytes == 0 && !spec.KeepContainer && !o.KeepContainers
 	if spec.ReadOnlyRoot {
 		hc.ReadonlyRootfs = true
 		hc.Tmpfs = map[string]string{"/tmp": "rw,nosuid,nodev,exec,mode=1777"}
