@@ -34,7 +34,7 @@ import (
 // them all, so an idle daemon (which exits) leaves none; a daemon killed
 // with -9 leaves them to the next one's Sweep (they carry LabelManaged
 // and LabelHome, and LabelPoolBox instead of a run id), and their inits
-// give up after a few hours on their own.
+// give up on their own after three times PoolIdle.
 
 // runIDFile in a pooled box names the run it was handed (for Sweep).
 const runIDFile = "run-id"
@@ -84,7 +84,10 @@ func (pl *pool) claim(ctx context.Context, spec sandbox.Spec, p *plan, st *state
 	}
 	cfg := *p.config
 	cfg.Labels = map[string]string{LabelManaged: "true", LabelHome: pl.s.opts.Home}
-	cfg.Cmd = []string{supervisor.Arg, supervisor.AwaitArg, BoxMount}
+	// A warm container outlives its pool's use of it by this at most (a
+	// daemon killed while making one leaves it to no sweep): its init then
+	// exits, and Docker removes it.
+	cfg.Cmd = []string{supervisor.Arg, supervisor.AwaitArg, BoxMount, (3 * pl.s.opts.PoolIdle).String()}
 	b, err := json.Marshal(struct {
 		C container.Config
 		H *container.HostConfig

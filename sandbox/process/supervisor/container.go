@@ -25,7 +25,7 @@ import (
 // the kernel kills whatever is left in the container's pid namespace.
 //
 // A pooled container is started before its run exists: `runbox
-// __supervise --await BOX` warms up, then blocks on the FIFO BOX/ctl
+// __supervise --await BOX [MAXWAIT]` warms up, then blocks on the FIFO BOX/ctl
 // until the daemon writes a line there, and serves BOX then. It holds the
 // FIFO open read-write while it waits, so a writer's non-blocking open
 // succeeds exactly while it is waiting: a daemon that cannot open it
@@ -38,18 +38,25 @@ const AwaitArg = "--await"
 const CtlFile = "ctl"
 
 // maxAwait ends a pooled supervisor that was never given a run (its
-// daemon died), so a forgotten container does not idle forever.
+// daemon died), so a forgotten container does not idle forever; the
+// daemon passes a shorter MAXWAIT, a few times its pool's idle lifetime.
 const maxAwait = 6 * time.Hour
 
-// awaitBox is `__supervise --await BOX`.
-func awaitBox(sigs chan os.Signal, box string) int {
+// awaitBox is `__supervise --await BOX [MAXWAIT]`.
+func awaitBox(sigs chan os.Signal, args []string) int {
+	box, wait := args[0], maxAwait
+	if len(args) == 2 {
+		if d, err := time.ParseDuration(args[1]); err == nil && d > 0 {
+			wait = d
+		}
+	}
 	se := &session{sigs: sigs, self: os.Getpid(), selfStart: warmUp()}
 	ctl, err := os.OpenFile(filepath.Join(box, CtlFile), os.O_RDWR, 0)
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "runbox supervisor: %v\n", err)
 		return 1
 	}
-	_ = ctl.SetReadDeadline(time.Now().Add(maxAwait))
+	_ = ctl.SetReadDeadline(time.Now().Add(wait))
 	line, err := bufio.NewReader(ctl).ReadString('\n')
 	ctl.Close() // from here on a daemon's open fails: this one is taken
 	if err != nil || strings.TrimSpace(line) != "go" {

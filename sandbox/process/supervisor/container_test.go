@@ -42,3 +42,19 @@ func TestReleaseOnlyToAWaitingInit(t *testing.T) {
 		t.Fatalf("Release after the init took its run: %v", err)
 	}
 }
+
+// TestAwaitGivesUp: a pooled init never handed a run exits by itself
+// after its MAXWAIT (its daemon died), serving nothing.
+func TestAwaitGivesUp(t *testing.T) {
+	box := t.TempDir()
+	if err := MakeCtl(box, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	sigs := make(chan os.Signal, 1)
+	if code := awaitBox(sigs, []string{box, "50ms"}); code != 0 {
+		t.Errorf("code %d", code)
+	}
+	if _, err := os.Stat(filepath.Join(box, "exit.json")); err == nil {
+		t.Error("an exit record for a run never given")
+	}
+}
