@@ -234,8 +234,15 @@ func (s *Sandbox) Health(ctx context.Context) sandbox.Health {
 		h.Detail = fmt.Sprintf("docker daemon not reachable at %s: %v", cli.DaemonHost(), err)
 		return h
 	}
+	if err := s.initReady(); err != nil {
+		// Docker answers, but no container could start: say so, so that
+		// auto picks the process sandbox.
+		h.Detail = err.Error()
+		return h
+	}
 	h.Available = true
 	h.Info["host"] = cli.DaemonHost()
+	h.Info["init"] = s.opts.Exe
 	h.Info["api_version"] = ping.APIVersion
 	if v, err := cli.ServerVersion(ctx); err == nil {
 		h.Version = v.Version
