@@ -88,12 +88,15 @@ func (c *PluginsNewCmd) Run(ctx context.Context, a *App) error { return a.Engine
 
 // DaemonCmd is `runbox daemon`.
 type DaemonCmd struct {
-	IdleTimeout  time.Duration `help:"Exit after this long with no runs and no requests (0: never)." default:"0s" placeholder:"DUR"`
-	MaxParallel  int           `help:"Runs at once; more wait in a FIFO queue (default: number of CPUs)." env:"RUNBOX_MAX_PARALLEL" placeholder:"N"`
-	DefaultImage string        `help:"Image for docker runs that name none." env:"RUNBOX_IMAGE" default:"python:3.12-slim" placeholder:"IMAGE"`
-	NoDocker     bool          `help:"Do not use Docker even when it is available." env:"RUNBOX_NO_DOCKER"`
-	PluginIdle   time.Duration `help:"Unload plugins after this long with no runs (they reload from the compilation cache)." default:"30s" placeholder:"DUR"`
-	Verbose      bool          `help:"Log debug detail." short:"v"`
+	IdleTimeout    time.Duration `help:"Exit after this long with no runs and no requests (0: never)." default:"0s" placeholder:"DUR"`
+	MaxParallel    int           `help:"Runs at once; more wait in a FIFO queue (default: number of CPUs)." env:"RUNBOX_MAX_PARALLEL" placeholder:"N"`
+	DefaultImage   string        `help:"Image for docker runs that name none." env:"RUNBOX_IMAGE" default:"python:3.12-slim" placeholder:"IMAGE"`
+	NoDocker       bool          `help:"Do not use Docker even when it is available." env:"RUNBOX_NO_DOCKER"`
+	DockerPool     int           `help:"Warm containers kept per kind of docker run (same image, limits and workspace); 0 turns the pool off." env:"RUNBOX_DOCKER_POOL" default:"2" placeholder:"N"`
+	DockerPoolIdle time.Duration `help:"Remove a kind's warm containers after this long without a run of that kind." env:"RUNBOX_DOCKER_POOL_IDLE" default:"2m" placeholder:"DUR"`
+	DockerPids     int64         `help:"Pids limit of containers whose run sets none (negative: none)." env:"RUNBOX_DOCKER_PIDS" default:"4096" placeholder:"N"`
+	PluginIdle     time.Duration `help:"Unload plugins after this long with no runs (they reload from the compilation cache)." default:"30s" placeholder:"DUR"`
+	Verbose        bool          `help:"Log debug detail." short:"v"`
 }
 
 // Run runs the daemon (in runboxd).
