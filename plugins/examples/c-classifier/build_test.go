@@ -23,7 +23,7 @@ var (
 // buildPlugin builds r-julia.wasm with the plugin's own Makefile (so the
 // flags tested are the flags shipped) into a directory of its own, once
 // per test binary, and returns that directory.
-func buildPlugin(t *testing.T) string {
+func buildPlugin(t testing.TB) string {
 	t.Helper()
 	buildOnce.Do(func() {
 		cc := os.Getenv("WASM_CC")

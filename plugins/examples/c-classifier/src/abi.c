@@ -69,11 +69,15 @@ EXPORT("runbox_classify") int64_t runbox_classify(char *ptr, int32_t len)
 	const char *err = read_input(ptr, len > 0 ? (size_t)len : 0, &in, &at);
 	free(ptr);
 	if (err) {
-		buf_puts(&answer, "{\"error\":\"input is not a ClassifyInput JSON object: ");
-		buf_puts(&answer, err); /* static ASCII text: nothing to escape */
-		buf_puts(&answer, " at byte ");
-		put_uint(&answer, at);
-		buf_puts(&answer, "\"}");
+		static buf msg;
+		buf_reset(&msg);
+		buf_puts(&msg, "input is not a ClassifyInput JSON object: ");
+		buf_puts(&msg, err);
+		buf_puts(&msg, " at byte ");
+		put_uint(&msg, at);
+		buf_puts(&answer, "{\"error\":");
+		buf_str(&answer, msg.p, msg.len); /* "bad \\u escape" needs escaping */
+		buf_puts(&answer, "}");
 		return reply();
 	}
 	classify(&in, &answer);

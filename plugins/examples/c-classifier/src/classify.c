@@ -17,6 +17,7 @@ static slice sl(const char *s) { return (slice){s, strlen(s)}; }
 #define MAX_DETAILS 3
 #define EVIDENCE_MAX 300 /* bytes of the matched line kept as evidence */
 #define NAME_MAX_LEN 200 /* bytes of a package name or path kept */
+#define SEARCH_WINDOW (64 << 10)
 
 typedef struct {
 	const char *code, *confidence;
@@ -339,11 +340,22 @@ static void write_failure(const failure *f, buf *out)
 	buf_puts(out, "}}}");
 }
 
+/* window returns the end of a stream's tail that the rules search: as
+ * much as runbox sends (the runner and analyze keep the last 64 KiB of a
+ * run), so that a larger input costs only its decoding. The error that
+ * stopped a script is at its end. */
+static slice window(buf b)
+{
+	if (b.len <= SEARCH_WINDOW)
+		return (slice){b.p, b.len};
+	return (slice){b.p + b.len - SEARCH_WINDOW, SEARCH_WINDOW};
+}
+
 void classify(const input *in, buf *out)
 {
 	/* Static so its buffers are reused call after call. */
 	static failure f;
-	slice texts[2] = {{in->stderr_tail.p, in->stderr_tail.len}, {in->stdout_tail.p, in->stdout_tail.len}};
+	slice texts[2] = {window(in->stderr_tail), window(in->stdout_tail)};
 	for (size_t r = 0; r < sizeof rules / sizeof rules[0]; r++) {
 		for (int t = 0; t < 2; t++) {
 			if (!texts[t].n)
