@@ -112,7 +112,7 @@ func wantCode(code string) func(*testing.T, *sdk.Failure) {
 // TestNotJSON: bytes that are not JSON, which the host never sends (it
 // encodes every input with encoding/json), given straight to the exports:
 // the guest answers {"error": ...} saying where, never traps, and the
-// same instance then answers a good input.
+// same instance then answers a good input. So does an impossible alloc.
 func TestNotJSON(t *testing.T) {
 	g := newGuest(t, filepath.Join(buildPlugin(t), "r-julia.wasm"))
 	ctx := context.Background()
@@ -145,6 +145,14 @@ func TestNotJSON(t *testing.T) {
 				t.Errorf("error %q, want one containing %q", env.Error, tc.err)
 			}
 		})
+	}
+	// An allocation the memory limit cannot give, or a negative size,
+	// answers 0 (the host then fails the call) instead of trapping.
+	for _, size := range []uint64{0x7fffffff, 0xffffffff} {
+		res, err := g.mod.ExportedFunction("runbox_alloc").Call(ctx, size)
+		if err != nil || res[0] != 0 {
+			t.Errorf("runbox_alloc(%#x) = %v, %v; want 0", size, res, err)
+		}
 	}
 	out, err := g.classify(ctx, []byte(`{"exit_code": 1, "stderr_tail": "ERROR: OutOfMemoryError()"}`))
 	if err != nil || !strings.Contains(out, `"OOM_KILLED"`) {
