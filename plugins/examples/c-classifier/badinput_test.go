@@ -63,6 +63,13 @@ func TestBadInput(t *testing.T) {
 				t.Errorf("module %q: want lone surrogates as U+FFFD", m)
 			}
 		}},
+		{name: "size missing", input: tail("Error: cannot allocate vector of size \nExecution halted\n"), check: func(t *testing.T, f *sdk.Failure) {
+			wantCode(sdk.CodeOOMKilled)(t, f)
+			if r, ok := f.Details["requested"]; ok {
+				t.Errorf("requested = %q, want none", r)
+			}
+		}},
+		{name: "spaces before a needle that starts with one", input: tail("   not found in current path\n")},
 		{name: "no closing quote", input: tail("there is no package called \u2018ggplot2\nExecution halted")},
 		{name: "quote at the very end", input: tail("there is no package called \xe2\x80")},
 	} {

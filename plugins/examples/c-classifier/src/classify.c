@@ -66,6 +66,14 @@ static slice line_at(slice text, const char *pos)
 	return (slice){b, (size_t)(e - b)};
 }
 
+/* rest returns the part of line from `from` on: empty when from is past
+ * its end (a needle's trailing space that line_at trimmed). */
+static slice rest(slice line, const char *from)
+{
+	const char *end = line.p + line.n;
+	return from < end ? (slice){from, (size_t)(end - from)} : (slice){end, 0};
+}
+
 /* clip cuts s to at most max bytes, at a UTF-8 character boundary. */
 static slice clip(slice s, size_t max)
 {
@@ -172,7 +180,7 @@ static int r_memory(const input *in, slice text, failure *f)
 	found(f, "OOM_KILLED", "0.95", text, at);
 	slice l = line_at(text, at);
 	const char *s = at + sizeof needle - 1;
-	slice size = clip((slice){s, (size_t)(l.p + l.n - s)}, 32);
+	slice size = clip(rest(l, s), 32);
 	detail(f, "language", sl("R"));
 	if (size.n) {
 		detail(f, "requested", size);
@@ -231,6 +239,8 @@ static int julia_package(const input *in, slice text, failure *f)
 	if (!at)
 		return 0;
 	slice l = line_at(text, at);
+	if (at < l.p) /* the line is only spaces before the needle */
+		return 0;
 	const char *p = find_last((slice){l.p, (size_t)(at - l.p)}, word);
 	if (!p)
 		return 0;
@@ -300,7 +310,7 @@ static int syntax(const input *in, slice text, failure *f)
 		detail(f, "language", sl(forms[j].language));
 		slice l = line_at(text, at);
 		const char *from = at + forms[j].skip;
-		say(f, sl(forms[j].language), sl(" could not parse the script: "), clip((slice){from, (size_t)(l.p + l.n - from)}, 200));
+		say(f, sl(forms[j].language), sl(" could not parse the script: "), clip(rest(l, from), 200));
 		suggest(f, sl("Fix the code at the position the error names; the script did not start."), none, none);
 		return 1;
 	}
