@@ -67,6 +67,8 @@ func specView(s sandbox.Spec) api.Spec {
 		Limits:        api.Limits(s.Limits),
 		Image:         s.Image,
 		Network:       s.Network,
+		Isolate:       s.Isolate,
+		RW:            s.RW,
 		ReadOnlyRoot:  s.ReadOnlyRoot,
 		GPUs:          s.GPUs,
 		KeepContainer: s.KeepContainer,

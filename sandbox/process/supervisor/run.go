@@ -170,6 +170,15 @@ func (s *supervisor) execute(exit sandbox.Exit) sandbox.Exit {
 // runStep runs one command to its end, enforcing timeout, stop and the
 // memory limit meanwhile, then ends whatever it left behind.
 func (s *supervisor) runStep(cmd *exec.Cmd, stdin *os.File, out, errs runlog.Stream) (exitStatus, error) {
+	cmd.SysProcAttr = childAttr()
+	undo, err := s.confine(cmd) // --isolate: confine.go
+	if err != nil {
+		if stdin != nil {
+			stdin.Close()
+		}
+		return exitStatus{}, err
+	}
+	defer undo()
 	outR, outW, err := os.Pipe()
 	if err != nil {
 		return exitStatus{}, err
@@ -185,7 +194,6 @@ func (s *supervisor) runStep(cmd *exec.Cmd, stdin *os.File, out, errs runlog.Str
 	if stdin != nil {
 		cmd.Stdin = stdin
 	}
-	cmd.SysProcAttr = childAttr()
 	if s.cg != nil {
 		s.cg.attr(cmd.SysProcAttr)
 	}

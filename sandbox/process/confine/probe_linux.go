@@ -1,0 +1,92 @@
+package confine
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"strings"
+	"sync"
+	"syscall"
+
+	ll "github.com/landlock-lsm/go-landlock/landlock/syscall"
+	"golang.org/x/sys/unix"
+)
+
+var (
+	probeOnce sync.Once
+	probed    Host
+)
+
+// Probe answers what this host can enforce. The namespace check starts a
+// real process in a new user and network namespace (once per process: a
+// few milliseconds), as the kernel's and distribution's knobs that forbid
+// it are many (sysctls, AppArmor, seccomp in a container). DisableEnv is
+// read on every call.
+func Probe() Host {
+	probeOnce.Do(func() { probed = probe() })
+	h := probed
+	if disabled("landlock") {
+		h.LandlockABI, h.NoLandlock = 0, "disabled by "+DisableEnv
+	}
+	if disabled("userns") {
+		h.UserNS, h.NoUserNS = false, "disabled by "+DisableEnv
+	}
+	return h
+}
+
+func probe() Host {
+	h := Host{OS: goos}
+	if v, err := ll.LandlockGetABIVersion(); err != nil || v < 1 {
+		h.NoLandlock = "the kernel has no Landlock (needs Linux 5.13+ with landlock in the lsm= boot list)"
+		if err != nil {
+			h.NoLandlock += fmt.Sprintf(" (%v)", err)
+		}
+	} else {
+		h.LandlockABI = v
+	}
+	if err := tryNamespaces(); err != nil {
+		h.NoUserNS = err.Error()
+	} else {
+		h.UserNS = true
+	}
+	h.CgroupMemory, h.NoCgroup = cgroupMemory()
+	return h
+}
+
+// tryNamespaces starts /bin/true the way Wrap starts a confined command.
+func tryNamespaces() error {
+	bin := "/bin/true"
+	if _, err := os.Stat(bin); err != nil {
+		bin = "/usr/bin/true"
+	}
+	cmd := exec.Command(bin)
+	cmd.SysProcAttr = &syscall.SysProcAttr{}
+	nsAttr(cmd.SysProcAttr)
+	if err := cmd.Run(); err != nil {
+		why := "the kernel refused a new user namespace"
+		if b, _ := os.ReadFile("/proc/sys/kernel/unprivileged_userns_clone"); strings.TrimSpace(string(b)) == "0" {
+			why += " (sysctl kernel.unprivileged_userns_clone=0)"
+		} else if b, _ := os.ReadFile("/proc/sys/kernel/apparmor_restrict_unprivileged_userns"); strings.TrimSpace(string(b)) == "1" {
+			why += " (AppArmor: kernel.apparmor_restrict_unprivileged_userns=1)"
+		} else if b, _ := os.ReadFile("/proc/sys/user/max_user_namespaces"); strings.TrimSpace(string(b)) == "0" {
+			why += " (sysctl user.max_user_namespaces=0)"
+		}
+		return fmt.Errorf("%s: %w", why, err)
+	}
+	return nil
+}
+
+// cgroupMemory reports whether a memory cgroup v2 could be made here.
+func cgroupMemory() (bool, string) {
+	b, err := os.ReadFile("/sys/fs/cgroup/cgroup.controllers")
+	if err != nil {
+		return false, "no cgroup v2 at /sys/fs/cgroup"
+	}
+	if !strings.Contains(" "+string(b)+" ", " memory ") && !strings.Contains(string(b), "memory") {
+		return false, "cgroup v2 without the memory controller"
+	}
+	if unix.Access("/sys/fs/cgroup", unix.W_OK) != nil {
+		return false, "/sys/fs/cgroup is not writable by this user (delegation needed)"
+	}
+	return true, ""
+}

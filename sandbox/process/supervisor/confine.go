@@ -1,0 +1,112 @@
+package supervisor
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+
+	"github.com/runbox/runbox/sandbox/process/confine"
+)
+
+// confine makes cmd start confined as the spec's Isolate says (package
+// confine): through this binary's confine entry, which applies the
+// restrictions in the process that then execs the command, so they hold
+// for every process of the run whatever happens to the daemon. A run that
+// confines the filesystem gets a private temporary directory (TMPDIR),
+// which undo removes. A level that cannot be enforced ends the run as a
+// sandbox error (125) before anything runs.
+func (s *supervisor) confine(cmd *exec.Cmd) (undo func(), err error) {
+	undo = func() {}
+	level, err := confine.ParseLevel(s.spec.Isolate)
+	if err != nil || level == confine.None {
+		return undo, confineError(err)
+	}
+	exe, err := os.Executable()
+	if err != nil {
+		return undo, confineError(fmt.Errorf("find the runbox binary for --isolate: %w", err))
+	}
+	p := confine.Policy{Level: level, Workdir: s.spec.Workdir, RW: s.spec.RW, RO: installDirs(cmd.Path)}
+	if level.Filesystem() {
+		home, _ := os.UserHomeDir()
+		if err := p.Check(confine.Denied(home, "")); err != nil {
+			return undo, confineError(err)
+		}
+		tmp, err := os.MkdirTemp("", "runbox-"+safeName(s.spec.RunID)+"-")
+		if err != nil {
+			return undo, confineError(fmt.Errorf("temp dir: %w", err))
+		}
+		p.TempDir = tmp
+		undo = func() { os.RemoveAll(tmp) }
+		cmd.Env = append(cmd.Env, "TMPDIR="+tmp)
+	}
+	if err := confine.Wrap(cmd, exe, p); err != nil {
+		undo()
+		return func() {}, confineError(err)
+	}
+	h := confine.Probe()
+	s.note("isolate %s: network: %s; filesystem: %s; processes: %s", level, h.NetworkLine(level), h.FilesystemLine(level), h.ProcessLine(level))
+	return undo, nil
+}
+
+func confineError(err error) error {
+	if err == nil {
+		return nil
+	}
+	return &startError{codeSandbox, "runbox: " + err.Error()}
+}
+
+// installDirs is where the command lives when that is outside the system
+// directories, so a confined run may still read it: for PREFIX/bin/NAME
+// (a virtualenv, a toolchain) the prefix, else the command's directory,
+// for the path as given and as its symlinks resolve. A directory that is
+// a home directory (or above one) is too wide: only the file is given.
+func installDirs(path string) []string {
+	if !filepath.IsAbs(path) {
+		return nil // relative to the workspace, which is readable
+	}
+	var out []string
+	for _, p := range []string{path, resolved(path)} {
+		dir := filepath.Dir(p)
+		if filepath.Base(dir) == "bin" {
+			dir = filepath.Dir(dir)
+		}
+		if system(dir) {
+			continue
+		}
+		if tooWide(dir) {
+			out = append(out, p)
+			continue
+		}
+		out = append(out, dir)
+	}
+	return out
+}
+
+func resolved(p string) string {
+	if r, err := filepath.EvalSymlinks(p); err == nil {
+		return r
+	}
+	return p
+}
+
+func system(dir string) bool {
+	for _, s := range confine.SystemRO {
+		if dir == s || strings.HasPrefix(dir, s+"/") {
+			return true
+		}
+	}
+	return false
+}
+
+// tooWide reports whether opening dir would open a home directory: dir is
+// /, /home, /root, /Users or a home directory itself.
+func tooWide(dir string) bool {
+	home, _ := os.UserHomeDir()
+	switch filepath.Dir(dir) {
+	case "/", "/home", "/Users":
+		return true
+	}
+	return dir == "/" || dir == home || strings.HasPrefix(home, dir+"/")
+}
