@@ -2,6 +2,7 @@ package daemon
 
 import (
 	"github.com/runbox/runbox/api"
+	"github.com/runbox/runbox/host"
 	"github.com/runbox/runbox/sandbox"
 	"github.com/runbox/runbox/sdk"
 	"github.com/runbox/runbox/store"
@@ -125,6 +126,7 @@ func planView(p *store.Plan) *api.Plan {
 			DockerRuntimes: p.Host.DockerRuntimes,
 		},
 		Experience: experienceView(p.Experience),
+		Isolation:  host.PlanIsolationView(p),
 	}
 	for _, r := range p.Result.Risks {
 		v.Result.Risks = append(v.Result.Risks, api.Risk(r))

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"runtime"
 	"strconv"
+	"strings"
 )
 
 // Host is what confinement this machine can enforce, and why not where it
@@ -31,14 +32,17 @@ const signalScopeABI = 6
 
 // Can says why the host cannot enforce l (nil: it can).
 func (h Host) Can(l Level) error {
-	var errs []error
+	var why []string
 	if l.Network() && !h.UserNS {
-		errs = append(errs, fmt.Errorf("no network isolation: %s", h.NoUserNS))
+		why = append(why, "no network isolation: "+h.NoUserNS)
 	}
 	if l.Filesystem() && h.LandlockABI < 1 {
-		errs = append(errs, fmt.Errorf("no filesystem isolation: %s", h.NoLandlock))
+		why = append(why, "no filesystem isolation: "+h.NoLandlock)
 	}
-	return errors.Join(errs...)
+	if len(why) == 0 {
+		return nil
+	}
+	return errors.New(strings.Join(why, "; "))
 }
 
 // Best is the strongest level up to want that the host can enforce.
@@ -112,3 +116,22 @@ func (h Host) Info() map[string]string {
 }
 
 var goos = runtime.GOOS
+
+// Summary is one line for the run's log: what level l enforces here.
+func (h Host) Summary(l Level) string {
+	var parts []string
+	if l.Network() {
+		parts = append(parts, "no network (loopback only)")
+	}
+	if l.Filesystem() {
+		parts = append(parts, fmt.Sprintf("writable only: workspace, $TMPDIR, --rw paths (Landlock ABI %d)", h.LandlockABI))
+	}
+	if l != None {
+		p := "no new privileges"
+		if h.LandlockABI >= signalScopeABI {
+			p += ", signals scoped to the run"
+		}
+		parts = append(parts, p)
+	}
+	return strings.Join(parts, "; ")
+}

@@ -45,8 +45,7 @@ func (s *supervisor) confine(cmd *exec.Cmd) (undo func(), err error) {
 		undo()
 		return func() {}, confineError(err)
 	}
-	h := confine.Probe()
-	s.note("isolate %s: network: %s; filesystem: %s; processes: %s", level, h.NetworkLine(level), h.FilesystemLine(level), h.ProcessLine(level))
+	s.note("isolate %s: %s", level, confine.Probe().Summary(level))
 	return undo, nil
 }
 
@@ -59,7 +58,7 @@ func confineError(err error) error {
 
 // installDirs is where the command lives when that is outside the system
 // directories, so a confined run may still read it: for PREFIX/bin/NAME
-// (a virtualenv, a toolchain) the prefix, else the command's directory,
+// (a virtualenv, a toolchain; PREFIX/shims/NAME for pyenv, rbenv) the prefix, else the command's directory,
 // for the path as given and as its symlinks resolve. A directory that is
 // a home directory (or above one) is too wide: only the file is given.
 func installDirs(path string) []string {
@@ -69,7 +68,7 @@ func installDirs(path string) []string {
 	var out []string
 	for _, p := range []string{path, resolved(path)} {
 		dir := filepath.Dir(p)
-		if filepath.Base(dir) == "bin" {
+		if b := filepath.Base(dir); b == "bin" || b == "sbin" || b == "shims" {
 			dir = filepath.Dir(dir)
 		}
 		if system(dir) {
