@@ -76,17 +76,24 @@ func tryNamespaces() error {
 	return nil
 }
 
-// cgroupMemory reports whether a memory cgroup v2 could be made here.
+// cgroupMemory reports whether a memory cgroup could be made here (v2
+// with the memory controller, or v1's memory hierarchy), writable by this
+// user.
 func cgroupMemory() (bool, string) {
-	b, err := os.ReadFile("/sys/fs/cgroup/cgroup.controllers")
-	if err != nil {
-		return false, "no cgroup v2 at /sys/fs/cgroup"
+	if b, err := os.ReadFile("/sys/fs/cgroup/cgroup.controllers"); err == nil {
+		if !strings.Contains(string(b), "memory") {
+			return false, "cgroup v2 without the memory controller"
+		}
+		if unix.Access("/sys/fs/cgroup", unix.W_OK) != nil {
+			return false, "/sys/fs/cgroup is not writable by this user (needs delegation)"
+		}
+		return true, ""
 	}
-	if !strings.Contains(" "+string(b)+" ", " memory ") && !strings.Contains(string(b), "memory") {
-		return false, "cgroup v2 without the memory controller"
+	if _, err := os.Stat("/sys/fs/cgroup/memory"); err == nil {
+		if unix.Access("/sys/fs/cgroup/memory", unix.W_OK) != nil {
+			return false, "cgroup v1 memory hierarchy not writable by this user"
+		}
+		return true, ""
 	}
-	if unix.Access("/sys/fs/cgroup", unix.W_OK) != nil {
-		return false, "/sys/fs/cgroup is not writable by this user (delegation needed)"
-	}
-	return true, ""
+	return false, "no memory cgroup mounted at /sys/fs/cgroup"
 }
