@@ -86,8 +86,49 @@ func helper(what string, args []string) int {
 }
 
 // confined runs the helper as `what args...` under p and returns what it
-// printed.
+// printed: through the confine entry (Wrap) and, where p allows it, also
+// from a confined thread of this process (StartInThread); the two must
+// agree.
 func confined(t *testing.T, p Policy, what string, args ...string) string {
+	t.Helper()
+	out := confinedEntry(t, p, what, args...)
+	if InThread(p) {
+		if th := confinedThread(t, p, what, args...); th != out {
+			t.Errorf("%s %v under %s: the confine entry says %q, a confined thread %q", what, args, p.Level, out, th)
+		}
+	}
+	return out
+}
+
+func confinedThread(t *testing.T, p Policy, what string, args ...string) string {
+	t.Helper()
+	exe, _ := os.Executable()
+	if p.Level.Filesystem() {
+		p.RO = append(p.RO, filepath.Dir(exe))
+	}
+	cmd := exec.Command(exe, args...)
+	cmd.Env = append(os.Environ(), helperEnv+"="+what)
+	var buf strings.Builder
+	cmd.Stdout, cmd.Stderr = &buf, &buf
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	release, err := StartInThread(p, exe, cmd.Start)
+	if err != nil {
+		t.Fatalf("StartInThread: %v", err)
+	}
+	defer release()
+	if err := cmd.Wait(); err != nil {
+		t.Fatalf("%s %v in a confined thread: %v\n%s", what, args, err, buf.String())
+	}
+	// This process is not confined: only the thread was.
+	if p.Level.Filesystem() {
+		if err := os.WriteFile(filepath.Join(t.TempDir(), "free"), nil, 0o644); err != nil {
+			t.Errorf("the test process itself got confined: %v", err)
+		}
+	}
+	return strings.TrimSpace(buf.String())
+}
+
+func confinedEntry(t *testing.T, p Policy, what string, args ...string) string {
 	t.Helper()
 	exe, err := os.Executable()
 	if err != nil {

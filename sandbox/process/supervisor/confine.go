@@ -11,13 +11,21 @@ import (
 )
 
 // confine makes cmd start confined as the spec's Isolate says (package
-// confine): through this binary's confine entry, which applies the
-// restrictions in the process that then execs the command, so they hold
-// for every process of the run whatever happens to the daemon. A run that
-// confines the filesystem gets a private temporary directory (TMPDIR),
-// which undo removes. A level that cannot be enforced ends the run as a
-// sandbox error (125) before anything runs.
-func (s *supervisor) confine(cmd *exec.Cmd) (undo func(), err error) {
+// confine), and returns how to start it. The restrictions are applied
+// before the command's exec, in what forks it (a dedicated thread of this
+// process, confine.InThread) or in what execs it (this binary's confine
+// entry, for a network cut without root), so they hold for every process
+// of the run whatever happens to the daemon. A run that confines the
+// filesystem gets a private temporary directory (TMPDIR); undo removes it
+// once the step is over. A level that cannot be enforced ends the run as
+// a sandbox error (125) before anything runs.
+func (s *supervisor) confine(cmd *exec.Cmd) (undo func(), start func() (<-chan exitStatus, int, error), err error) {
+	start = func() (<-chan exitStatus, int, error) { return s.reaper.start(cmd) }
+	undo, err = s.confineCmd(cmd, &start)
+	return undo, start, err
+}
+
+func (s *supervisor) confineCmd(cmd *exec.Cmd, start *func() (<-chan exitStatus, int, error)) (undo func(), err error) {
 	undo = func() {}
 	level, err := confine.ParseLevel(s.spec.Isolate)
 	if err != nil || level == confine.None {
@@ -41,7 +49,27 @@ func (s *supervisor) confine(cmd *exec.Cmd) (undo func(), err error) {
 		undo = func() { os.RemoveAll(tmp) }
 		cmd.Env = append(cmd.Env, "TMPDIR="+tmp)
 	}
-	if err := confine.Wrap(cmd, exe, p); err != nil {
+	if confine.InThread(p) {
+		var release func()
+		*start = func() (ch <-chan exitStatus, pid int, err error) {
+			var startErr error // the command's own: a shell-like 126/127
+			release, err = confine.StartInThread(p, cmd.Path, func() error {
+				ch, pid, startErr = s.reaper.start(cmd)
+				return startErr
+			})
+			if err != nil && startErr == nil {
+				err = confineError(err)
+			}
+			return ch, pid, err
+		}
+		rmTmp := undo
+		undo = func() {
+			if release != nil {
+				release()
+			}
+			rmTmp()
+		}
+	} else if err := confine.Wrap(cmd, exe, p); err != nil {
 		undo()
 		return func() {}, confineError(err)
 	}

@@ -171,7 +171,7 @@ func (s *supervisor) execute(exit sandbox.Exit) sandbox.Exit {
 // memory limit meanwhile, then ends whatever it left behind.
 func (s *supervisor) runStep(cmd *exec.Cmd, stdin *os.File, out, errs runlog.Stream) (exitStatus, error) {
 	cmd.SysProcAttr = childAttr()
-	undo, err := s.confine(cmd) // --isolate: confine.go
+	undo, start, err := s.confine(cmd) // --isolate: confine.go
 	if err != nil {
 		if stdin != nil {
 			stdin.Close()
@@ -197,7 +197,7 @@ func (s *supervisor) runStep(cmd *exec.Cmd, stdin *os.File, out, errs runlog.Str
 	if s.cg != nil {
 		s.cg.attr(cmd.SysProcAttr)
 	}
-	ch, pid, err := s.reaper.start(cmd)
+	ch, pid, err := start()
 	outW.Close()
 	errW.Close()
 	if stdin != nil {
