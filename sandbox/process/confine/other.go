@@ -39,3 +39,6 @@ func InThread(Policy) bool { return false }
 func StartInThread(p Policy, _ string, _ func() error) (func(), error) {
 	return func() {}, Wrap(nil, "", p)
 }
+
+// LandlockABI is 0: Landlock is Linux's.
+func LandlockABI() int { return 0 }

@@ -34,6 +34,19 @@ func Probe() Host {
 	return h
 }
 
+// LandlockABI is the kernel's Landlock ABI version (0: none, or turned
+// off by DisableEnv): one system call, unlike Probe.
+func LandlockABI() int {
+	if disabled("landlock") {
+		return 0
+	}
+	v, err := ll.LandlockGetABIVersion()
+	if err != nil {
+		return 0
+	}
+	return v
+}
+
 func probe() Host {
 	h := Host{OS: goos}
 	if v, err := ll.LandlockGetABIVersion(); err != nil || v < 1 {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"runtime"
+	"sync"
 
 	"github.com/landlock-lsm/go-landlock/landlock"
 	ll "github.com/landlock-lsm/go-landlock/landlock/syscall"
@@ -30,7 +31,9 @@ func InThread(p Policy) bool {
 // follows the thread that forked it; then it exits. cmdPath is the
 // command, readable under a filesystem level.
 func StartInThread(p Policy, cmdPath string, start func() error) (release func(), err error) {
-	if err := Probe().Can(p.Level); err != nil {
+	// Not Probe: its namespace trial costs a process start, and here the
+	// unshare below is the trial (its failure is the error).
+	if err := (Host{LandlockABI: LandlockABI(), UserNS: !disabled("userns"), NoUserNS: "disabled by " + DisableEnv, NoLandlock: "the kernel has no Landlock (or disabled by " + DisableEnv + ")"}).Can(p.Level); err != nil {
 		return func() {}, fmt.Errorf("--isolate %s cannot be enforced here: %w", p.Level, err)
 	}
 	errc := make(chan error, 1)
@@ -51,6 +54,49 @@ func StartInThread(p Policy, cmdPath string, start func() error) (release func()
 	return func() { close(done) }, nil
 }
 
+var netNS struct {
+	sync.Mutex
+	fd int // 0: not made yet
+}
+
+// emptyNetNS is a network namespace with only loopback (up), made once
+// per process and entered by every confined run it starts: making one
+// costs about 1.5 ms of kernel time per run, and tearing it down more, in
+// a kernel worker. Runs of one supervisor follow one another and none can
+// change it (CAP_NET_ADMIN is out of their bounding set); whatever a run
+// left listening dies with its processes, which the supervisor ends.
+func emptyNetNS() (int, error) {
+	netNS.Lock()
+	defer netNS.Unlock()
+	if netNS.fd > 0 {
+		return netNS.fd, nil
+	}
+	type res struct {
+		fd  int
+		err error
+	}
+	ch := make(chan res, 1)
+	go func() {
+		runtime.LockOSThread() // never unlocked: the thread leaves its namespace behind and exits
+		if err := unix.Unshare(unix.CLONE_NEWNET); err != nil {
+			ch <- res{0, fmt.Errorf("new network namespace: %w", err)}
+			return
+		}
+		if err := loopbackUp(); err != nil {
+			ch <- res{0, fmt.Errorf("bring up loopback: %w", err)}
+			return
+		}
+		fd, err := unix.Open("/proc/thread-self/ns/net", unix.O_RDONLY|unix.O_CLOEXEC, 0)
+		ch <- res{fd, err}
+	}()
+	r := <-ch
+	if r.err != nil {
+		return 0, r.err
+	}
+	netNS.fd = r.fd
+	return r.fd, nil
+}
+
 // rootCaps are the capabilities a confined root run gives up (the bounding
 // set of its thread, so of everything it execs): what would let it leave
 // the confinement or change the host — modules, mounts, raw devices, the
@@ -67,11 +113,12 @@ var rootCaps = []uintptr{
 // applyThread confines the calling (locked) thread.
 func applyThread(p Policy, cmdPath string) error {
 	if p.Level.Network() {
-		if err := unix.Unshare(unix.CLONE_NEWNET); err != nil {
-			return fmt.Errorf("new network namespace: %w", err)
+		fd, err := emptyNetNS()
+		if err != nil {
+			return err
 		}
-		if err := loopbackUp(); err != nil {
-			return fmt.Errorf("bring up loopback: %w", err)
+		if err := unix.Setns(fd, unix.CLONE_NEWNET); err != nil {
+			return fmt.Errorf("enter the network namespace: %w", err)
 		}
 	}
 	if os.Geteuid() == 0 {

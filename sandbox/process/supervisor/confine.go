@@ -73,7 +73,7 @@ func (s *supervisor) confineCmd(cmd *exec.Cmd, start *func() (<-chan exitStatus,
 		undo()
 		return func() {}, confineError(err)
 	}
-	s.note("isolate %s: %s", level, confine.Probe().Summary(level))
+	s.note("isolate %s: %s", level, confine.Host{LandlockABI: confine.LandlockABI()}.Summary(level))
 	return undo, nil
 }
 
