@@ -114,7 +114,7 @@ func fsRules(p Policy, cmdPath string) []landlock.Rule {
 		landlock.RODirs(SystemRO...).IgnoreIfMissing(),
 		landlock.RODirs(roDirs...),
 		landlock.ROFiles(roFiles...),
-		landlock.RWDirs(rwDirs...).WithRefer(),
+		landlock.RWDirs(rwDirs...).WithRefer().WithResolveUnix(),
 		landlock.RWFiles(rwFiles...),
 		// Devices every program expects; ioctl for terminals.
 		landlock.RWFiles("/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom", "/dev/tty", "/dev/ptmx").WithIoctlDev().IgnoreIfMissing(),
