@@ -260,3 +260,21 @@ func TestIsolateRunCannotUseTheDaemon(t *testing.T) {
 		t.Errorf("an unconfined run using runbox: exit %d %s", r.code, r.stderr)
 	}
 }
+
+// TestIsolateHidesTheDockerSocket: with Docker's socket a run is root on
+// the host; before Landlock ABI 9 only masking it keeps it away.
+func TestIsolateHidesTheDockerSocket(t *testing.T) {
+	needIsolation(t)
+	if st, err := os.Stat("/var/run/docker.sock"); err != nil || st.Mode()&os.ModeSocket == 0 {
+		t.Skip("no Docker socket on this host")
+	}
+	e := newEnv(t)
+	if r := e.run("", "run", "--isolate", "none", "--", "test", "-S", "/var/run/docker.sock"); r.code != 0 {
+		t.Fatalf("unconfined: the socket is not there (exit %d)", r.code)
+	}
+	for _, level := range []string{"net", "fs", "full"} {
+		if r := e.run("", "run", "--isolate", level, "--", "test", "-S", "/var/run/docker.sock"); r.code == 0 {
+			t.Errorf("--isolate %s: the Docker socket is reachable", level)
+		}
+	}
+}

@@ -37,6 +37,11 @@ func helper(what string, args []string) int {
 		if c, err = net.Dial("tcp", args[0]); err == nil {
 			c.Close()
 		}
+	case "unix":
+		var c net.Conn
+		if c, err = net.Dial("unix", args[0]); err == nil {
+			c.Close()
+		}
 	case "selfloop": // a server of its own on loopback still works
 		var l net.Listener
 		if l, err = net.Listen("tcp", "127.0.0.1:0"); err == nil {
@@ -303,6 +308,13 @@ func TestUnprivilegedUser(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer l.Close()
+	sock := filepath.Join(dir, "s.sock")
+	sl, err := net.Listen("unix", sock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sl.Close()
+	os.Chmod(sock, 0o777)
 	p := Policy{Level: Full, Workdir: ws, RO: []string{dir}}
 	run := func(args ...string) string {
 		cmd := exec.Command(bin, append([]string{p.Encode()}, args...)...)
@@ -329,6 +341,22 @@ func TestUnprivilegedUser(t *testing.T) {
 	if out := run("nnp"); out != "ok" {
 		t.Errorf("unprivileged no_new_privs: %q", out)
 	}
+	go func() {
+		for {
+			c, err := sl.Accept()
+			if err != nil {
+				return
+			}
+			c.Close()
+		}
+	}()
+	if out := run("unix", sock); out != "ok" {
+		t.Errorf("unprivileged, unmasked socket: %q, want ok", out)
+	}
+	p.Mask = []string{sock}
+	if out := run("unix", sock); out == "ok" {
+		t.Error("unprivileged: a masked socket was reachable")
+	}
 }
 
 func TestDisableSwitchRefuses(t *testing.T) {
@@ -353,5 +381,50 @@ func TestDisableSwitchRefuses(t *testing.T) {
 				t.Errorf("a refused Wrap changed the command to %s", cmd.Path)
 			}
 		})
+	}
+}
+
+// TestMaskedSockets: where Landlock cannot deny connecting to a pathname
+// socket (ABI < 9), the sockets in Policy.Mask are hidden in the run's own
+// mount namespace, for every level.
+func TestMaskedSockets(t *testing.T) {
+	dir, err := os.MkdirTemp("/tmp", "confine-sock-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer os.RemoveAll(dir)
+	sock := filepath.Join(dir, "engine.sock")
+	l, err := net.Listen("unix", sock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	go func() {
+		for {
+			c, err := l.Accept()
+			if err != nil {
+				return
+			}
+			c.Close()
+		}
+	}()
+	for _, level := range []Level{Net, FS, Full} {
+		t.Run(string(level), func(t *testing.T) {
+			need(t, level)
+			ws := t.TempDir()
+			if out := confined(t, Policy{Level: level, Workdir: ws, RW: []string{dir}}, "unix", sock); out != "ok" && !level.Filesystem() {
+				t.Fatalf("unmasked socket under %s: %q, want ok (the test's server must be reachable)", level, out)
+			}
+			out := confined(t, Policy{Level: level, Workdir: ws, RW: []string{dir}, Mask: []string{sock}}, "unix", sock)
+			if out == "ok" {
+				t.Errorf("a masked socket was reachable under %s", level)
+			}
+		})
+	}
+	// The mask stayed in the run's namespace.
+	if c, err := net.Dial("unix", sock); err != nil {
+		t.Errorf("the socket is masked outside the run too: %v", err)
+	} else {
+		c.Close()
 	}
 }

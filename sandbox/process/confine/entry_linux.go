@@ -61,10 +61,13 @@ func apply(p Policy, cmdPath string) error {
 		if err := loopbackUp(); err != nil {
 			return fmt.Errorf("bring up loopback: %w", err)
 		}
-		// Give up what nsAttr lent for that: the command holds no
-		// capability unless it is root inside its namespace.
-		_ = unix.Prctl(unix.PR_CAP_AMBIENT, unix.PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0)
 	}
+	if err := maskSockets(p.Mask); err != nil {
+		return err
+	}
+	// Give up what nsAttr lent: the command holds no capability unless
+	// it is root inside its namespace.
+	_ = unix.Prctl(unix.PR_CAP_AMBIENT, unix.PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0)
 	if err := unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {
 		return fmt.Errorf("no_new_privs: %w", err)
 	}
@@ -120,6 +123,25 @@ func fsRules(p Policy, cmdPath string) []landlock.Rule {
 		landlock.RWFiles("/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom", "/dev/tty", "/dev/ptmx").WithIoctlDev().IgnoreIfMissing(),
 		landlock.RWDirs("/dev/pts", "/dev/shm").WithIoctlDev().IgnoreIfMissing(),
 	}
+}
+
+// maskSockets hides sockets the run must not reach (Policy.Mask) in its
+// own mount namespace: /dev/null is bound over each, so connecting fails.
+// The namespace's mounts are made private first, or the masks would
+// propagate back to the host's.
+func maskSockets(paths []string) error {
+	if len(paths) == 0 {
+		return nil
+	}
+	if err := unix.Mount("", "/", "", unix.MS_REC|unix.MS_PRIVATE, ""); err != nil {
+		return fmt.Errorf("private mounts: %w", err)
+	}
+	for _, p := range paths {
+		if err := unix.Mount("/dev/null", p, "", unix.MS_BIND, ""); err != nil {
+			return fmt.Errorf("mask %s: %w", p, err)
+		}
+	}
+	return nil
 }
 
 // loopbackUp sets the new network namespace's lo up, so a run can still

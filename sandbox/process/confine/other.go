@@ -42,3 +42,6 @@ func StartInThread(p Policy, _ string, _ func() error) (func(), error) {
 
 // LandlockABI is 0: Landlock is Linux's.
 func LandlockABI() int { return 0 }
+
+// Sockets is Linux's.
+func Sockets(Level, string) []string { return nil }

@@ -103,6 +103,9 @@ type Policy struct {
 	// RO are further readable paths: the command's own installation when
 	// it lives outside the system directories (a virtualenv, a toolchain).
 	RO []string `json:"ro,omitempty"`
+	// Mask are sockets hidden from the run (Sockets): it needs a mount
+	// namespace, so the confine entry.
+	Mask []string `json:"mask,omitempty"`
 }
 
 // Encode is the policy as the confine entry's argument.

@@ -74,7 +74,7 @@ func tryNamespaces() error {
 	}
 	cmd := exec.Command(bin)
 	cmd.SysProcAttr = &syscall.SysProcAttr{}
-	nsAttr(cmd.SysProcAttr)
+	nsAttr(cmd.SysProcAttr, true, false)
 	if err := cmd.Run(); err != nil {
 		why := "the kernel refused a new user namespace"
 		if b, _ := os.ReadFile("/proc/sys/kernel/unprivileged_userns_clone"); strings.TrimSpace(string(b)) == "0" {
@@ -109,4 +109,40 @@ func cgroupMemory() (bool, string) {
 		return true, ""
 	}
 	return false, "no memory cgroup mounted at /sys/fs/cgroup"
+}
+
+// resolveUnixABI is the first Landlock ABI that governs connecting to
+// pathname unix sockets.
+const resolveUnixABI = 9
+
+// socketCandidates are sockets that hand out more than the run may have:
+// container engines (a container is the host's root) and the session and
+// system buses.
+var socketCandidates = []string{
+	"/var/run/docker.sock", "/run/docker.sock", "/run/containerd/containerd.sock",
+	"/run/podman/podman.sock", "/run/dbus/system_bus_socket",
+}
+
+// Sockets lists the sockets a confined run of this user could connect to
+// and must not, where Landlock cannot stop it (ABI < 9): those of
+// socketCandidates and the user's runtime dir ($XDG_RUNTIME_DIR/docker.sock,
+// podman, bus) that exist and this user may write. Landlock from ABI 9
+// denies them all to a level that confines the filesystem, without masking.
+func Sockets(l Level, runtimeDir string) []string {
+	if l == None || l == "" || l.Filesystem() && LandlockABI() >= resolveUnixABI {
+		return nil
+	}
+	c := socketCandidates
+	if runtimeDir != "" {
+		c = append(c[:len(c):len(c)], runtimeDir+"/docker.sock", runtimeDir+"/podman/podman.sock", runtimeDir+"/bus")
+	}
+	var out []string
+	for _, p := range c {
+		st, err := os.Stat(p)
+		if err != nil || st.Mode()&os.ModeSocket == 0 || unix.Access(p, unix.W_OK) != nil {
+			continue
+		}
+		out = append(out, p)
+	}
+	return out
 }

@@ -21,7 +21,7 @@ import (
 // (unshare(CLONE_NEWNET) needs CAP_SYS_ADMIN; an unprivileged process
 // needs a new user namespace, which a multithreaded process cannot enter).
 func InThread(p Policy) bool {
-	return p.Level != None && p.Level != "" && (!p.Level.Network() || os.Geteuid() == 0)
+	return p.Level != None && p.Level != "" && (!p.Level.Network() || os.Geteuid() == 0) && len(p.Mask) == 0
 }
 
 // StartInThread runs start (which must fork the command, e.g. cmd.Start)

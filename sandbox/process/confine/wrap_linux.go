@@ -10,31 +10,48 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// nsAttr puts the child in a new user and network namespace. The user
-// namespace maps the caller's own ids (root: all ids, one to one), so files
-// keep their owners and nothing changes but this: capabilities held in it
-// do not reach the host's network, mounts or modules, and the network
-// namespace it owns has only a loopback device.
-func nsAttr(a *syscall.SysProcAttr) {
-	a.Cloneflags |= syscall.CLONE_NEWUSER | syscall.CLONE_NEWNET
+// nsAttr puts the child in a new network namespace (net) and/or mount
+// namespace (mnt, to mask sockets), inside a new user namespace unless
+// root can do without. The user namespace maps the caller's own ids (root:
+// all ids, one to one), so files keep their owners and nothing changes but
+// this: capabilities held in it do not reach the host's network, mounts or
+// modules, and the network namespace it owns has only a loopback device.
+func nsAttr(a *syscall.SysProcAttr, net, mnt bool) {
+	if net {
+		a.Cloneflags |= syscall.CLONE_NEWNET
+	}
+	if mnt {
+		a.Cloneflags |= syscall.CLONE_NEWNS
+	}
 	uid, gid := os.Getuid(), os.Getgid()
 	if a.Credential != nil {
 		uid, gid = int(a.Credential.Uid), int(a.Credential.Gid)
 	}
 	if os.Geteuid() == 0 {
+		if !net {
+			return // root makes a mount namespace of its own
+		}
+		a.Cloneflags |= syscall.CLONE_NEWUSER
 		// A privileged parent may map every id; root inside then keeps
 		// its access to files of every owner.
 		a.UidMappings = []syscall.SysProcIDMap{{ContainerID: 0, HostID: 0, Size: 1<<32 - 1}}
 		a.GidMappings = []syscall.SysProcIDMap{{ContainerID: 0, HostID: 0, Size: 1<<32 - 1}}
 		return
 	}
+	a.Cloneflags |= syscall.CLONE_NEWUSER
 	a.UidMappings = []syscall.SysProcIDMap{{ContainerID: uid, HostID: uid, Size: 1}}
 	a.GidMappings = []syscall.SysProcIDMap{{ContainerID: gid, HostID: gid, Size: 1}}
 	a.GidMappingsEnableSetgroups = false
 	// Not root inside, so exec would drop every capability: keep only
-	// CAP_NET_ADMIN across the confine entry's exec, to bring the
-	// loopback device up. The entry drops it before the command's exec.
-	a.AmbientCaps = append(a.AmbientCaps, unix.CAP_NET_ADMIN)
+	// CAP_NET_ADMIN (to bring the loopback device up) and CAP_SYS_ADMIN
+	// (to mask sockets) across the confine entry's exec. The entry drops
+	// them before the command's exec.
+	if net {
+		a.AmbientCaps = append(a.AmbientCaps, unix.CAP_NET_ADMIN)
+	}
+	if mnt {
+		a.AmbientCaps = append(a.AmbientCaps, unix.CAP_SYS_ADMIN)
+	}
 }
 
 // Wrap makes cmd start confined by p: through exe's confine entry, in new
@@ -56,8 +73,8 @@ func Wrap(cmd *exec.Cmd, exe string, p Policy) error {
 	args = append(args, exe, Arg, p.Encode(), cmd.Path)
 	cmd.Args = append(args, cmd.Args...)
 	cmd.Path = exe
-	if p.Level.Network() {
-		nsAttr(cmd.SysProcAttr)
+	if p.Level.Network() || len(p.Mask) > 0 {
+		nsAttr(cmd.SysProcAttr, p.Level.Network(), len(p.Mask) > 0)
 	}
 	return nil
 }

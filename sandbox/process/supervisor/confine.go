@@ -35,7 +35,8 @@ func (s *supervisor) confineCmd(cmd *exec.Cmd, start *func() (<-chan exitStatus,
 	if err != nil {
 		return undo, confineError(fmt.Errorf("find the runbox binary for --isolate: %w", err))
 	}
-	p := confine.Policy{Level: level, Workdir: s.spec.Workdir, RW: s.spec.RW, RO: installDirs(cmd.Path)}
+	rt, _ := envValue(cmd.Env, "XDG_RUNTIME_DIR")
+	p := confine.Policy{Level: level, Workdir: s.spec.Workdir, RW: s.spec.RW, RO: installDirs(cmd.Path), Mask: confine.Sockets(level, rt)}
 	if level.Filesystem() {
 		home, _ := os.UserHomeDir()
 		if err := p.Check(confine.Denied(home, "")); err != nil {
@@ -74,6 +75,9 @@ func (s *supervisor) confineCmd(cmd *exec.Cmd, start *func() (<-chan exitStatus,
 		return func() {}, confineError(err)
 	}
 	s.note("isolate %s: %s", level, confine.Host{LandlockABI: confine.LandlockABI()}.Summary(level))
+	if len(p.Mask) > 0 {
+		s.note("isolate: hid %s from the run (Landlock ABI < 9 cannot deny connecting to them)", strings.Join(p.Mask, ", "))
+	}
 	return undo, nil
 }
 
