@@ -75,7 +75,11 @@ func tryNamespaces() error {
 	cmd := exec.Command(bin)
 	cmd.SysProcAttr = &syscall.SysProcAttr{}
 	nsAttr(cmd.SysProcAttr, true, false)
-	if err := cmd.Run(); err != nil {
+	err := cmd.Start() // the namespaces are made here, or refused
+	if err == nil {
+		_ = cmd.Wait() // the caller may reap every child itself
+	}
+	if err != nil {
 		why := "the kernel refused a new user namespace"
 		if b, _ := os.ReadFile("/proc/sys/kernel/unprivileged_userns_clone"); strings.TrimSpace(string(b)) == "0" {
 			why += " (sysctl kernel.unprivileged_userns_clone=0)"

@@ -31,9 +31,7 @@ func InThread(p Policy) bool {
 // follows the thread that forked it; then it exits. cmdPath is the
 // command, readable under a filesystem level.
 func StartInThread(p Policy, cmdPath string, start func() error) (release func(), err error) {
-	// Not Probe: its namespace trial costs a process start, and here the
-	// unshare below is the trial (its failure is the error).
-	if err := (Host{LandlockABI: LandlockABI(), UserNS: !disabled("userns"), NoUserNS: "disabled by " + DisableEnv, NoLandlock: "the kernel has no Landlock (or disabled by " + DisableEnv + ")"}).Can(p.Level); err != nil {
+	if err := quickHost().Can(p.Level); err != nil {
 		return func() {}, fmt.Errorf("--isolate %s cannot be enforced here: %w", p.Level, err)
 	}
 	errc := make(chan error, 1)
@@ -95,6 +93,21 @@ func emptyNetNS() (int, error) {
 	}
 	netNS.fd = r.fd
 	return r.fd, nil
+}
+
+// quickHost is what a supervisor checks before confining: not Probe,
+// whose namespace trial costs a process start (and whose child the
+// supervisor's reaper, which reaps every child, would take); making the
+// namespaces is the trial there, and its failure the error.
+func quickHost() Host {
+	h := Host{LandlockABI: LandlockABI(), UserNS: !disabled("userns"), NoUserNS: "disabled by " + DisableEnv}
+	switch {
+	case disabled("landlock"):
+		h.NoLandlock = "disabled by " + DisableEnv
+	case h.LandlockABI < 1:
+		h.NoLandlock = "the kernel has no Landlock"
+	}
+	return h
 }
 
 // rootCaps are the capabilities a confined root run gives up (the bounding

@@ -63,7 +63,7 @@ func Wrap(cmd *exec.Cmd, exe string, p Policy) error {
 	if p.Level == None || p.Level == "" {
 		return nil
 	}
-	if err := Probe().Can(p.Level); err != nil {
+	if err := quickHost().Can(p.Level); err != nil {
 		return fmt.Errorf("--isolate %s cannot be enforced here: %w", p.Level, err)
 	}
 	if cmd.SysProcAttr == nil {
