@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"sync"
 	"syscall"
@@ -141,11 +142,16 @@ func Sockets(l Level, runtimeDir string) []string {
 		c = append(c[:len(c):len(c)], runtimeDir+"/docker.sock", runtimeDir+"/podman/podman.sock", runtimeDir+"/bus")
 	}
 	var out []string
+	seen := map[string]bool{}
 	for _, p := range c {
+		if r, err := filepath.EvalSymlinks(p); err == nil {
+			p = r // /var/run is often /run: one mask
+		}
 		st, err := os.Stat(p)
-		if err != nil || st.Mode()&os.ModeSocket == 0 || unix.Access(p, unix.W_OK) != nil {
+		if seen[p] || err != nil || st.Mode()&os.ModeSocket == 0 || unix.Access(p, unix.W_OK) != nil {
 			continue
 		}
+		seen[p] = true
 		out = append(out, p)
 	}
 	return out

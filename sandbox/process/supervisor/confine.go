@@ -74,10 +74,11 @@ func (s *supervisor) confineCmd(cmd *exec.Cmd, start *func() (<-chan exitStatus,
 		undo()
 		return func() {}, confineError(err)
 	}
-	s.note("isolate %s: %s", level, confine.Host{LandlockABI: confine.LandlockABI()}.Summary(level))
+	hid := ""
 	if len(p.Mask) > 0 {
-		s.note("isolate: hid %s from the run (Landlock ABI < 9 cannot deny connecting to them)", strings.Join(p.Mask, ", "))
+		hid = "; hid " + strings.Join(p.Mask, ", ")
 	}
+	s.note("isolate %s: %s%s", level, confine.Host{LandlockABI: confine.LandlockABI()}.Summary(level), hid)
 	return undo, nil
 }
 
