@@ -283,5 +283,10 @@ func TestIsolateHidesTheDockerSocket(t *testing.T) {
 		if r := e.run("", "run", "--isolate", level, "--", "test", "-S", "/var/run/docker.sock"); r.code == 0 {
 			t.Errorf("--isolate %s: the Docker socket is reachable", level)
 		}
+		// Not even for root in the run, which must not unmount the mask.
+		unmask := "umount /run/docker.sock 2>/dev/null; umount /var/run/docker.sock 2>/dev/null; test -S /var/run/docker.sock"
+		if r := e.run("", "run", "--isolate", level, "--", "sh", "-c", unmask); r.code == 0 {
+			t.Errorf("--isolate %s: the run unmounted the mask over the Docker socket", level)
+		}
 	}
 }

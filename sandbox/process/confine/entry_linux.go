@@ -65,6 +65,9 @@ func apply(p Policy, cmdPath string) error {
 	if err := maskSockets(p.Mask); err != nil {
 		return err
 	}
+	if err := dropRootCaps(); err != nil {
+		return err
+	}
 	// Give up what nsAttr lent: the command holds no capability unless
 	// it is root inside its namespace.
 	_ = unix.Prctl(unix.PR_CAP_AMBIENT, unix.PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0)

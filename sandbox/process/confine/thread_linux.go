@@ -123,6 +123,22 @@ var rootCaps = []uintptr{
 	unix.CAP_SYS_TTY_CONFIG, unix.CAP_LEASE, unix.CAP_AUDIT_READ, unix.CAP_CHECKPOINT_RESTORE,
 }
 
+// dropRootCaps takes rootCaps out of the bounding set when running as root
+// (in the host's user namespace or a run's own): root in a confined run
+// must not be able to unmount a masked socket, load a module or reach the
+// host's devices. Without root, exec drops every capability anyway.
+func dropRootCaps() error {
+	if os.Geteuid() != 0 {
+		return nil
+	}
+	for _, c := range rootCaps {
+		if err := unix.Prctl(unix.PR_CAPBSET_DROP, c, 0, 0, 0); err != nil && !errors.Is(err, unix.EINVAL) {
+			return fmt.Errorf("drop capability %d: %w", c, err)
+		}
+	}
+	return nil
+}
+
 // applyThread confines the calling (locked) thread.
 func applyThread(p Policy, cmdPath string) error {
 	if p.Level.Network() {
@@ -134,12 +150,8 @@ func applyThread(p Policy, cmdPath string) error {
 			return fmt.Errorf("enter the network namespace: %w", err)
 		}
 	}
-	if os.Geteuid() == 0 {
-		for _, c := range rootCaps {
-			if err := unix.Prctl(unix.PR_CAPBSET_DROP, c, 0, 0, 0); err != nil && !errors.Is(err, unix.EINVAL) {
-				return fmt.Errorf("drop capability %d: %w", c, err)
-			}
-		}
+	if err := dropRootCaps(); err != nil {
+		return err
 	}
 	if err := unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {
 		return fmt.Errorf("no_new_privs: %w", err)
