@@ -69,6 +69,11 @@ type Spec struct {
 	Timeout   Duration `json:"timeout,omitempty"`
 	Grace     Duration `json:"grace,omitempty"`
 	Limits    Limits   `json:"limits"`
+	// Isolate is how a process run is confined (none, net, fs, full):
+	// what the supervisor enforced, or refused to start without. RW are
+	// the paths it may write besides its workspace.
+	Isolate string   `json:"isolate,omitempty"`
+	RW      []string `json:"rw,omitempty"`
 	// Container settings (docker sandbox).
 	Image         string `json:"image,omitempty"`
 	Network       string `json:"network,omitempty"` // none (default) | bridge | host

@@ -50,6 +50,9 @@ func printRun(r *api.Run) {
 	}
 	fmt.Fprintln(w)
 	fmt.Fprintf(w, "workdir:\t%s\n", r.Spec.Workdir)
+	if r.Sandbox == "process" {
+		fmt.Fprintf(w, "isolate:\t%s\n", isolateLine(r.Spec))
+	}
 	if r.ParentRunID != "" {
 		fmt.Fprintf(w, "retry of:\t%s (attempt %d)\n", r.ParentRunID, r.Attempt)
 	}
@@ -301,6 +304,7 @@ func (c *BackendsCmd) Run(ctx context.Context, a *App) error {
 	w.Flush()
 	fmt.Printf("\nauto → %s: %s\n", b.Default, b.Reason)
 	warnDamage(ctx, a)
+	printIsolationInfo(b)
 	return nil
 }
 

@@ -159,6 +159,15 @@ func (s *supervisor) execute(exit sandbox.Exit) sandbox.Exit {
 // runStep runs one command to its end, enforcing timeout, stop and the
 // memory limit meanwhile, then ends whatever it left behind.
 func (s *supervisor) runStep(cmd *exec.Cmd, stdin *os.File, out, errs runlog.Stream) (exitStatus, error) {
+	cmd.SysProcAttr = childAttr()
+	undo, start, err := s.confine(cmd) // --isolate: confine.go
+	if err != nil {
+		if stdin != nil {
+			stdin.Close()
+		}
+		return exitStatus{}, err
+	}
+	defer func() { undo() }() // the last one: a retried start confines anew
 	outR, outW, err := os.Pipe()
 	if err != nil {
 		return exitStatus{}, err
@@ -174,7 +183,6 @@ func (s *supervisor) runStep(cmd *exec.Cmd, stdin *os.File, out, errs runlog.Str
 	if stdin != nil {
 		cmd.Stdin = stdin
 	}
-	cmd.SysProcAttr = childAttr()
 	inside := false
 	var leave func() error
 	if s.cg != nil {
@@ -183,7 +191,7 @@ func (s *supervisor) runStep(cmd *exec.Cmd, stdin *os.File, out, errs runlog.Str
 		leave, eerr = s.cg.enter()
 		inside = eerr == nil
 	}
-	ch, pid, err := s.reaper.start(cmd)
+	ch, pid, err := start()
 	if leave != nil {
 		if lerr := leave(); lerr != nil {
 			s.note("could not leave the run's cgroup: %v", lerr)
@@ -191,11 +199,15 @@ func (s *supervisor) runStep(cmd *exec.Cmd, stdin *os.File, out, errs runlog.Str
 	}
 	if inside && errors.Is(err, syscall.EAGAIN) {
 		// The supervisor's own threads count while it is inside: a pids
-		// limit below them refuses the fork. Start it outside, then move it.
+		// limit below them refuses the fork. Start it outside, then move it,
+		// confined the same way.
 		inside = false
 		cmd = &exec.Cmd{Path: cmd.Path, Args: cmd.Args, Env: cmd.Env, Dir: cmd.Dir,
 			Stdin: cmd.Stdin, Stdout: cmd.Stdout, Stderr: cmd.Stderr, SysProcAttr: cmd.SysProcAttr}
-		ch, pid, err = s.reaper.start(cmd)
+		undo()
+		if undo, start, err = s.confine(cmd); err == nil {
+			ch, pid, err = start()
+		}
 	}
 	outW.Close()
 	errW.Close()
