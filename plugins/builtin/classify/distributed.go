@@ -21,12 +21,28 @@ func matchDistributed(sc *scanner, i int, l *line) bool {
 	} else if n, ok := launcherSignal(lc); ok {
 		if c, ok := sc.sigCand(n, "reported by the launcher for a child process"); ok {
 			c.conf = 0.75
+			if c.inferred {
+				c.conf = 0.55
+			}
 			sc.add(i, c)
 		}
 		return true
 	}
 	if has(lc, "childfailederror", "calledprocesserror", "exitcode", "exit status", "return code") {
-		return true // the wrapper itself: see addGeneric
+		// The wrapper itself (see addGeneric). A multi-process launcher's
+		// report that a rank failed explains the run only when no child
+		// error is visible: it enters below every text and exit reading.
+		if childFailed(lc) {
+			c := cand{code: sdk.CodeDistributedError, conf: 0.55, rank: 10, details: map[string]string{"kind": "child_failed"}}
+			c.msg = "A distributed worker failed (" + clip(l.text, 160) + ") and its own error is not in the captured output."
+			c.sugg = []string{
+				"Look at the failing rank's own log; with torchrun, decorate main with @record (torch.distributed.elastic.multiprocessing.errors) to get its traceback.",
+				"Rerun on a single process (python train.py) to see the error directly.",
+			}
+			sc.add(i, c)
+			sc.cands[len(sc.cands)-1].tier = tierGeneric
+		}
+		return true
 	}
 	c := cand{code: sdk.CodeDistributedError, conf: 0.85, details: map[string]string{}}
 	switch {
@@ -139,3 +155,12 @@ func launcherSignal(lc string) (int, bool) {
 
 var gateDistributed = []string{"nccl", "gloo", "c10d", "distributed", "rendezvous", "collective", "exitcode", "exit status", "return code", "exited on signal",
 	"childfailed", "calledprocess", "process group", "reduction in the prior iteration", "duplicate gpu", "mpi_abort", "watchdog", "died with <signals.", "address already in use"}
+
+// childFailed reports a multi-process launcher saying a rank exited with
+// a status: torchrun's "failed (exitcode: 1) local_rank: 0", its summary
+// box "exitcode : 1 (pid: 14661)", "Process failed with exitcode 1",
+// DeepSpeed's "exits with return code = 1".
+func childFailed(lc string) bool {
+	return has(lc, "failed (exitcode:", "process failed with exitcode", "exits with return code") ||
+		strings.HasPrefix(lc, "exitcode") && strings.Contains(lc, "(pid")
+}

@@ -57,6 +57,7 @@ type scanner struct {
 	file   frame // last `File "x", line N` seen outside a traceback (SyntaxError)
 	fileAt int
 	seen   map[string]int // free-text line → its candidate (-1: none)
+	sender int            // otherSender's answer: 0 unknown, -1 none, else line+1
 }
 
 func scan(in *sdk.ClassifyInput) *scanner {

@@ -43,7 +43,7 @@ func matchMemory(sc *scanner, i int, l *line) bool {
 		}
 		c.msg += "."
 	case has(lc, "out of memory: killed process", "out of memory: kill process", "invoked oom-killer", "oom-kill", "oom_kill", "memory cgroup out of memory",
-		"oomkilled", "oom killed", "oom-killed", "oom killer", "killed process") && !has(lc, "cuda", "gpu"):
+		"oomkilled", "oom killed", "oom-killed", "oom killer", "killed process") && !has(lc, "cuda", "gpu") && !notOOMFlag(lc):
 		c.msg = "The kernel's OOM killer stopped the process: host memory ran out."
 		c.details["source"] = "kernel"
 	case has(lc, "oom when allocating", "resource_exhausted", "resourceexhausted") && has(lc, "device:cpu", "allocator cpu", "cpu_allocator") && !has(lc, "device:gpu", "allocator gpu"):
