@@ -124,7 +124,7 @@ func gluedKilled(t string) bool {
 func deathSignal(lc string) (int, bool) {
 	if k := strings.Index(lc, " death signal"); k > 0 {
 		f := strings.Fields(lc[:k])
-		if len(f) >= 2 && f[len(f)-2] == "received" {
+		if len(f) >= 2 && strings.HasSuffix(f[len(f)-2], "received") {
 			if n, ok := intAfter(f[len(f)-1], ""); ok && n > 0 && n < 65 {
 				return n, true
 			}

@@ -97,6 +97,16 @@ func matchDistributed(sc *scanner, i int, l *line) bool {
 			"Pick the right network interface: NCCL_SOCKET_IFNAME/GLOO_SOCKET_IFNAME=eth0 (see `ip addr`); NCCL_IB_DISABLE=1 if InfiniBand is misconfigured.",
 			"If a peer crashed first, its log holds the real error.",
 		}
+	case has(lc, "actordiederror", "the actor died unexpectedly", "the actor is dead because", "worker unexpectedly exits"):
+		// Ray: its message lists the OOM killer, `ray stop` and a
+		// segfault only as possible causes.
+		c.details["kind"] = "actor_died"
+		c.conf = 0.7
+		c.msg = "A Ray actor's worker process died: " + clip(l.text, 200)
+		c.sugg = []string{
+			"Look in the worker's own log (/tmp/ray/session_latest/logs/) for why it died; `ray memory` and `dmesg` show a memory kill.",
+			"If it ran out of memory, give the actor more (num_cpus / memory in its options) or fewer concurrent actors.",
+		}
 	case strings.Contains(lc, "mpi_abort was invoked"):
 		c.details["kind"] = "mpi_abort"
 		c.msg = "An MPI rank called MPI_Abort: " + clip(l.text, 200)
@@ -153,7 +163,7 @@ func launcherSignal(lc string) (int, bool) {
 	return 0, false
 }
 
-var gateDistributed = []string{"nccl", "gloo", "c10d", "distributed", "rendezvous", "collective", "exitcode", "exit status", "return code", "exited on signal",
+var gateDistributed = []string{"actordied", "actor died", "actor is dead", "worker unexpectedly exits", "nccl", "gloo", "c10d", "distributed", "rendezvous", "collective", "exitcode", "exit status", "return code", "exited on signal",
 	"childfailed", "calledprocess", "process group", "reduction in the prior iteration", "duplicate gpu", "mpi_abort", "watchdog", "died with <signals.", "address already in use"}
 
 // childFailed reports a multi-process launcher saying a rank exited with

@@ -155,7 +155,12 @@ func matchPermission(sc *scanner, i int, l *line) bool {
 		return false
 	}
 	if !has(lc, "permission denied", "permissionerror", "[errno 13]", "[errno 1]", "operation not permitted", "read-only file system", "[errno 30]", "eacces", "eperm", "access is denied") {
-		return false
+		// EACCES in the C library's other locales ("...: 权限不够").
+		k := hasAny(lc, "权限不够", "權限不足", "keine berechtigung", "permission non accordée", "permiso denegado", "許可がありません")
+		if k < 0 {
+			return false
+		}
+		lc = lc[:k] + "permission denied" // the path before it, as in English
 	}
 	path := quotedAfter(l.text, lc, "permission denied:")
 	if path == "" {
@@ -200,4 +205,4 @@ var gateMemory = []string{"memory", "alloc", "oom", "killed process", "all avail
 
 var gateDisk = []string{"space", "quota", "[errno 28]", "[errno 122]", "enospc", "edquot", "shared memory", "unexpected pos", "failed writing file"}
 
-var gatePermission = []string{"permission", "[errno 13]", "[errno 1]", "not permitted", "read-only file system", "[errno 30]", "eacces", "eperm", "access is denied"}
+var gatePermission = []string{"permission", "权限不够", "權限不足", "keine berechtigung", "permission non accordée", "permiso denegado", "許可がありません", "permiso", "berechtigung", "許可が", "[errno 13]", "[errno 1]", "not permitted", "read-only file system", "[errno 30]", "eacces", "eperm", "access is denied"}

@@ -1,0 +1,41 @@
+package classify
+
+import (
+	"testing"
+
+	"github.com/runbox/runbox/sdk"
+)
+
+// Shapes of real output (issue #15) that each rule generalises: the
+// wording differs from the common one, or a wrapper hides the cause.
+func TestRealShapes(t *testing.T) {
+	cases := []struct {
+		name string
+		in   sdk.ClassifyInput
+		want string
+	}{
+		{"cmd.exe not recognized", sdk.ClassifyInput{ExitCode: 9009, StderrTail: "'python' is not recognized as an internal or external command,\noperable program or batch file.\n"}, sdk.CodeCommandNotFound},
+		{"CR overwrote the name", sdk.ClassifyInput{ExitCode: 2, StderrTail: ": command not found\n: command not found\n"}, sdk.CodeScriptError},
+		{"CR beats a missing file", sdk.ClassifyInput{ExitCode: 2, StderrTail: "ls: cannot access '*.zip': No such file or directory\n./t: line 12: $'\\r': command not found\n"}, sdk.CodeScriptError},
+		{"localised EACCES", sdk.ClassifyInput{ExitCode: 1, StderrTail: "./train.sh: 行 25: /data/x.tfrecord: 权限不够\n"}, sdk.CodePermissionDenied},
+		{"clap usage error", sdk.ClassifyInput{ExitCode: 2, StderrTail: "error: The following required arguments were not provided:\n    <INPUT>\n\nUSAGE:\n    grex <INPUT>\n"}, sdk.CodeArgumentError},
+		{"Ray actor died lists OOM as a possibility", sdk.ClassifyInput{ExitCode: 1, StderrTail: "ray.exceptions.RayActorError: The actor died unexpectedly before finishing this task.\nThe actor is dead because its worker process has died. There are some potential root causes. (1) The process is killed by SIGKILL by OOM killer due to high memory usage.\n"}, sdk.CodeDistributedError},
+		{"anomaly mode names the backward op", sdk.ClassifyInput{ExitCode: 1, StderrTail: "[W python_anomaly_mode.cpp:104] Warning: Error detected in SoftmaxBackward0. Traceback of forward call that caused the error:\n"}, sdk.CodeNaNLoss},
+		{"program's own NaN check", sdk.ClassifyInput{ExitCode: 1, StderrTail: "ValueError:Network outputs is NAN! Stop Training\n"}, sdk.CodeNaNLoss},
+		{"XLA resource exhausted", sdk.ClassifyInput{ExitCode: 1, StderrTail: "E local_client.cc:672] Execution of replica 0 failed: Resource exhausted: Out of memory while trying to allocate 5520758552 bytes.\n"}, sdk.CodeCUDAOOM},
+		{"Metal command buffer without memory", sdk.ClassifyInput{ExitCode: 134, StderrTail: "libc++abi: terminating due to uncaught exception of type std::runtime_error: [METAL] Command buffer execution failed: Impacting Interactivity\n"}, sdk.CodeGPUError},
+		{"torchrun rank failed, nothing deeper", sdk.ClassifyInput{ExitCode: 1, StderrTail: "ERROR:torch.distributed.elastic.multiprocessing.api:failed (exitcode: 1) local_rank: 0 (pid: 1622990) of binary: /usr/bin/python\n"}, sdk.CodeDistributedError},
+		{"torchrun rank failed under the child's error", sdk.ClassifyInput{ExitCode: 1, StderrTail: "Traceback (most recent call last):\n  File \"t.py\", line 1, in <module>\n    x[k]\nKeyError: 'k'\nERROR:torch.distributed.elastic.multiprocessing.api:failed (exitcode: 1) local_rank: 0 (pid: 1) of binary: python\n"}, sdk.CodePythonException},
+		{"launcher received SIGHUP", sdk.ClassifyInput{ExitCode: 1, StderrTail: "WARNING:torch.distributed.elastic.agent.server.api:Received 1 death signal, shutting down workers\n"}, sdk.CodeTerminated},
+		{"launcher received SIGINT", sdk.ClassifyInput{ExitCode: 1, StderrTail: "WARNING:torch.distributed.elastic.agent.server.api:Received 2 death signal, shutting down workers\n"}, sdk.CodeInterrupted},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			got := Classify(c.in)
+			if got.Code != c.want {
+				t.Fatalf("code = %s, want %s (%s)", got.Code, c.want, got.Message)
+			}
+			checkFailure(t, got)
+		})
+	}
+}
