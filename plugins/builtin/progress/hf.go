@@ -45,6 +45,9 @@ func parseHFDict(s string, st *state) (u sdk.Progress, ok bool) {
 			case "epoch":
 				if v > 0 && v < 1e9 {
 					u.Epoch = int64(math.Ceil(v))
+					if float64(u.Epoch) != v {
+						u.EpochExact = v
+					}
 				}
 				st.addMetric(key, v)
 			case "step", "global_step":

@@ -29,6 +29,7 @@ type state struct {
 	source     string   // format of the latest update
 	fastaiCols []string // fastai table header, if known
 	glued      string   // text printed right after a bar, to parse next
+	side       bool     // the line was a side bar (sidebar.go): no update
 	phase      string   // phase of the latest update that named one
 	// nested: the line being parsed holds a tqdm bar drawn below another
 	// (tqdm moves the cursor back up after it: ESC [A).
@@ -141,18 +142,20 @@ func Parse(in sdk.ParseInput) sdk.ParseOutput {
 			st = newState(in.Last)
 		}
 		st.nested = nested
-		if u, ok := parseLine(s, f, st); ok {
+		if u, ok := parseLine(s, f, st); ok && !st.side {
 			st.emit(&acc, &metrics, &u)
 			n++
 		}
+		st.side = false
 		// At most one glued piece per line: a glued piece's own glued
 		// text is dropped.
 		if g := st.glued; g != "" {
 			st.glued = ""
-			if u, ok := parseLine(g, classify(g), st); ok {
+			if u, ok := parseLine(g, classify(g), st); ok && !st.side {
 				st.emit(&acc, &metrics, &u)
 				n++
 			}
+			st.side = false
 			st.glued = ""
 		}
 	}
@@ -179,6 +182,9 @@ func (st *state) emit(acc *sdk.Progress, metrics *metricFold, u *sdk.Progress) {
 	acc.Step = orInt(u.Step, acc.Step)
 	acc.Total = orInt(u.Total, acc.Total)
 	acc.Percentage = orFloat(u.Percentage, acc.Percentage)
+	if u.Epoch != 0 {
+		acc.EpochExact = u.EpochExact // as sdk.Progress.Merge
+	}
 	acc.Epoch = orInt(u.Epoch, acc.Epoch)
 	acc.EpochTotal = orInt(u.EpochTotal, acc.EpochTotal)
 	acc.ETASeconds = orFloat(u.ETASeconds, acc.ETASeconds)

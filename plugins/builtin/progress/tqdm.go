@@ -70,14 +70,14 @@ func tqdmBar(s string, p int, st *state) (u sdk.Progress, ok bool) {
 // epochs (outer bar) or steps, and what phase the bar names.
 func applyDesc(desc string, n, total int64, disp float64, u *sdk.Progress, st *state) {
 	desc = strings.TrimRight(strings.TrimSpace(desc), ":")
-	if strings.HasPrefix(desc, "Calculating loss") {
-		// MLX-LM's validation pass between "Iter N:" lines: the step
-		// and total stay the training run's.
-		*u = sdk.Progress{Source: "mlx", Phase: "validation"}
-		st.metrics = st.metrics[:0]
+	d := describe(desc)
+	if sideBar(desc, d.phase, u.RateUnit) {
+		// Not the job's main work: the line is read (no other parser
+		// takes it) but changes nothing.
+		*u = sdk.Progress{}
+		st.metrics, st.side = st.metrics[:0], true
 		return
 	}
-	d := describe(desc)
 	if d.lightning {
 		u.Source = "lightning"
 	}
@@ -96,8 +96,8 @@ func applyDesc(desc string, n, total int64, disp float64, u *sdk.Progress, st *s
 			// A bar without a description drawn below a longer one:
 			// an evaluation loop inside training (Hugging Face's
 			// prediction bar). The step stays the training bar's.
-			*u = sdk.Progress{Source: u.Source, Phase: "evaluation"}
-			st.metrics = st.metrics[:0]
+			*u = sdk.Progress{}
+			st.metrics, st.side = st.metrics[:0], true
 			return
 		}
 		if !st.nested && total == st.total && (st.phase == "evaluation" || st.phase == "validation") {
