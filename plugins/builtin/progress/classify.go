@@ -340,7 +340,7 @@ func parseLine(s string, f uint64, st *state) (u sdk.Progress, ok bool) {
 		st.metrics = st.metrics[:0] // the parser declined: drop its metrics
 	}
 	if f&fGeneric == 0 {
-		return u, false
+		return parseRecord(s, st)
 	}
 	if s[0] == '[' && f&fEpochCap != 0 {
 		if u, ok = parseHFNotebook(s, st); ok {
@@ -356,7 +356,33 @@ func parseLine(s string, f uint64, st *state) (u sdk.Progress, ok bool) {
 		}
 		st.metrics = st.metrics[:0] // the parser declined: drop its metrics
 	}
-	return parseGeneric(s, f, st)
+	if u, ok = parseGeneric(s, f, st); !ok {
+		st.metrics = st.metrics[:0]
+		return parseRecord(s, st)
+	}
+	// The record reader knows shapes the keyword reader does not (a
+	// spaced total, bracket pairs, names of several words): it fills
+	// what the keyword reader left unknown.
+	if r, ok := parseRecord(s, st); ok {
+		fillUnknown(&u, &r)
+	}
+	return u, true
+}
+
+// fillUnknown sets u's unknown (zero) counters from r.
+func fillUnknown(u, r *sdk.Progress) {
+	if u.Total == 0 && r.Total != 0 && (u.Step == 0 || u.Step == r.Step) {
+		u.Step, u.Total, u.Percentage = r.Step, r.Total, r.Percentage
+	}
+	if u.Step == 0 {
+		u.Step = r.Step
+	}
+	if u.Epoch == 0 {
+		u.Epoch, u.EpochTotal = r.Epoch, r.EpochTotal
+	}
+	if u.Percentage == 0 {
+		u.Percentage = r.Percentage
+	}
 }
 
 // mayBeKerasBar reports whether s may hold a Keras bar for parseKeras: a

@@ -30,6 +30,16 @@ var Prefilter = []string{
 	"]\t",     // XGBoost / LightGBM "[10]\t..."
 	"rogress", // "Progress: 45%"
 	"% [",     // fastprogress console bars
+	// the generic record reader (record.go)
+	"learn:",           // CatBoost rounds
+	"]:",               // "[30]:" rounds, joblib "]: Done"
+	"][",               // "[e/E][i/N]" loggers
+	"PROGRESS",         // gensim
+	"Trial ",           // Optuna
+	"Finish train",     // LightGBM
+	"ompleted train",   // Ray "completed training"
+	"raining complete", // "Training completed"
+	"epoch started",    // ESPnet
 	// fastai table rows: the epoch column is padded to the width of the
 	// header ("epoch" + 3) plus two spaces.
 	"0       ", "1       ", "2       ", "3       ", "4       ",

@@ -1,0 +1,439 @@
+package progress
+
+import (
+	"strings"
+
+	"github.com/runbox/runbox/sdk"
+)
+
+// The generic record reader (issue #15): log records that no format
+// parser above took, read by their shape rather than by framework.
+//
+//	[N]  name:value ...            [N]:  train's l2:0.08   (boosting rounds)
+//	N:   learn: 0.95  test: 0.82                           (CatBoost)
+//	Iteration:21, training auc : 0.65                      (LightGBM CLI)
+//	Chain 1 Iteration:  400 / 5000 [  8%]                  (Stan)
+//	[e/E][i/N]  [e][i/N/G]  [train: e, i / N]              (custom loggers)
+//	Nepoch:train:A-Bbatch: loss=...   N/Mepoch started      (ESPnet)
+//	| name | value |                                       (stable-baselines)
+//	[Parallel(n_jobs=8)]: Done 8 out of 10 | elapsed       (joblib)
+//	Trial 54 finished with value: ...                      (Optuna)
+//	EPOCH 1 - PROGRESS: at 99.84% examples                 (gensim)
+//	`Trainer.fit` stopped, Finish train, completed training (the end)
+//
+// Metrics are every "name: value" / "name=value" whose name is a few
+// words (training's log loss, valid_1 auc, Loss/total), less counters,
+// times and throughput.
+func parseRecord(s string, st *state) (u sdk.Progress, ok bool) {
+	t := recordText(s)
+	if len(t) < 3 {
+		return u, false
+	}
+	m0 := len(st.metrics) // metrics another reader found on this line stay
+	if evalRecord(t) {
+		return u, false
+	}
+	if finishedMark(t) {
+		u.Percentage, u.Source = 100, "generic"
+		return u, true
+	}
+	switch {
+	case hasAt(t, 0, "[Parallel(") || index(t, "]: Done") >= 0:
+		return joblibLine(t)
+	case index(t, "Trial ") >= 0:
+		return trialLine(t)
+	case index(t, "PROGRESS: at ") >= 0:
+		return gensimLine(t)
+	case t[0] == '|' && t[len(t)-1] == '|':
+		return tableRow(t, st)
+	}
+	found := false
+	if e, et, n, ok := espnetEpoch(t); ok {
+		u.Epoch, u.EpochTotal, u.Step, found = e, et, n, true
+	} else if e, et, n, m, ok := bracketPairs(t); ok {
+		u.Epoch, u.EpochTotal, u.Step, u.Total, found = e, et, n, m, true
+	} else if n, end, ok := leadingCounter(t); ok {
+		u.Step, found = n, true
+		t = t[end:]
+	} else if n, m, ok := spacedCounter(t); ok {
+		u.Step, u.Total, found = n, m, true
+	}
+	kvAll(t, st)
+	if !found && !hasLossLike(st.metrics[m0:]) {
+		st.metrics = st.metrics[:m0]
+		return u, false
+	}
+	if u.Total > 0 {
+		u.Percentage = pct(u.Step, u.Total)
+	}
+	u.Phase, u.Source = "train", "generic"
+	return u, true
+}
+
+// recordText strips what pastes and loggers put before a record: "#> "
+// (R's reprex), backticks, "> " quotes.
+func recordText(s string) string {
+	s = strings.TrimSpace(s)
+	for len(s) > 0 {
+		switch {
+		case strings.HasPrefix(s, "#>"):
+			s = strings.TrimSpace(s[2:])
+		case s[0] == '`' || s[0] == '>':
+			s = strings.TrimSpace(s[1:])
+		default:
+			return strings.TrimRight(s, "`")
+		}
+	}
+	return s
+}
+
+// finishedMark reports a line that says the whole job completed.
+func finishedMark(t string) bool {
+	return index(t, "`Trainer.fit` stopped") >= 0 || index(t, "Finish train") >= 0 ||
+		index(t, "completed training after") >= 0 || index(t, "Training completed") >= 0
+}
+
+// joblibLine reads "[Parallel(n_jobs=8)]: Done   8 out of  10 | elapsed:
+// 0.7s remaining: 0.1s" and "Done  36 tasks | elapsed"; "finished" ends
+// the job. A count above its total is a racy report: skipped.
+func joblibLine(t string) (u sdk.Progress, ok bool) {
+	k := index(t, "Done")
+	if k < 0 {
+		return u, false
+	}
+	n, j, ok := parseUint(t, skipSpaces(t, k+4))
+	if !ok {
+		return u, false
+	}
+	j = skipSpaces(t, j)
+	if hasAt(t, j, "out of") {
+		m, _, ok := parseUint(t, skipSpaces(t, j+6))
+		if !ok || m < n || m == 0 {
+			return u, false
+		}
+		u.Total = m
+		u.Percentage = pct(n, m)
+	}
+	u.Step, u.Phase, u.Source = n, "process", "joblib"
+	if index(t, "finished") >= 0 {
+		u.Percentage = 100
+	}
+	return u, true
+}
+
+// trialLine reads Optuna's "Trial 54 finished with value: 0.9" / "Trial
+// 53 pruned.": the trial number is the step.
+func trialLine(t string) (u sdk.Progress, ok bool) {
+	k := index(t, "Trial ")
+	n, j, ok := parseUint(t, k+6)
+	if !ok || j >= len(t) || t[j] != ' ' {
+		return u, false
+	}
+	rest := t[j+1:]
+	if !strings.HasPrefix(rest, "finished") && !strings.HasPrefix(rest, "pruned") && !strings.HasPrefix(rest, "pru") && !strings.HasPrefix(rest, "fail") {
+		return u, false
+	}
+	u.Step, u.Phase, u.Source = n, "train", "optuna"
+	return u, true
+}
+
+// gensimLine reads "EPOCH 1 - PROGRESS: at 99.84% examples".
+func gensimLine(t string) (u sdk.Progress, ok bool) {
+	k := index(t, "PROGRESS: at ")
+	v, j, ok := parseNum(t, k+13)
+	if !ok || j >= len(t) || t[j] != '%' || v < 0 || v > 100 {
+		return u, false
+	}
+	u.Percentage, u.Phase, u.Source = v, "train", "gensim"
+	if e := index(t, "EPOCH "); e >= 0 && e < k {
+		if n, _, ok := parseUint(t, e+6); ok {
+			u.Epoch = n
+		}
+	}
+	return u, true
+}
+
+// tableRow reads one "| name | value |" row of a key/value table
+// (stable-baselines): timesteps are the step, the rest metrics.
+func tableRow(t string, st *state) (u sdk.Progress, ok bool) {
+	f := strings.Split(strings.Trim(t, "|"), "|")
+	if len(f) != 2 {
+		return u, false
+	}
+	name := strings.TrimSpace(f[0])
+	if k := strings.LastIndexByte(name, '/'); k >= 0 {
+		name = name[k+1:] // "train/loss" rows under a "train/" heading
+	}
+	v, j, ok := parseNum(strings.TrimSpace(f[1]), 0)
+	if !ok || j != len(strings.TrimSpace(f[1])) || name == "" || !isLetter(name[0]) {
+		return u, false
+	}
+	switch name {
+	case "total_timesteps", "total timesteps":
+		u.Step = toInt(v)
+	case "fps", "time_elapsed", "iterations", "episodes", "n_updates", "nupdates", "serial_timesteps", "time_elapsed_s":
+	default:
+		st.addMetric(name, v)
+	}
+	if u.Step == 0 && len(st.metrics) == 0 {
+		return u, false
+	}
+	u.Phase, u.Source = "train", "table"
+	return u, true
+}
+
+// espnetEpoch reads ESPnet's "8epoch:train:376-750batch:" (epoch 8, step
+// 750) and "8/20epoch started" (epoch 8 of 20).
+func espnetEpoch(t string) (e, et, n int64, ok bool) {
+	k := index(t, "epoch:train:")
+	if k < 0 {
+		if k = index(t, "epoch started"); k < 0 {
+			return 0, 0, 0, false
+		}
+		b := k
+		for b > 0 && (isDigit(t[b-1]) || t[b-1] == '/') {
+			b--
+		}
+		e, j, ok := parseUint(t, b)
+		if !ok {
+			return 0, 0, 0, false
+		}
+		if j < k && t[j] == '/' {
+			et, _, _ = parseUint(t, j+1)
+		}
+		return e, et, 0, true
+	}
+	b := k
+	for b > 0 && isDigit(t[b-1]) {
+		b--
+	}
+	e, _, ok = parseUint(t, b)
+	if !ok {
+		return 0, 0, 0, false
+	}
+	i := k + len("epoch:train:")
+	if _, j, ok := parseUint(t, i); ok && j < len(t) && t[j] == '-' {
+		n, _, _ = parseUint(t, j+1)
+	}
+	return e, 0, n, true
+}
+
+// bracketPairs reads "[e/E][i/N]", "[e][i/N]", "[e][i/N/G]" and
+// "[train: e, i / N]".
+func bracketPairs(t string) (e, et, n, m int64, ok bool) {
+	if k := index(t, "[train: "); k >= 0 {
+		e, j, ok := parseUint(t, k+8)
+		if ok && j < len(t) && t[j] == ',' {
+			if n, m, ok := spacedFrac(t, skipSpaces(t, j+1)); ok {
+				return e, 0, n, m, true
+			}
+		}
+	}
+	for off := 0; off < len(t); {
+		k := index(t[off:], "][")
+		if k < 0 {
+			return 0, 0, 0, 0, false
+		}
+		k += off
+		off = k + 2
+		b := strings.LastIndexByte(t[:k], '[')
+		if b < 0 {
+			continue
+		}
+		e, j, ok := parseUint(t, skipSpaces(t, b+1))
+		if !ok {
+			continue
+		}
+		j = skipSpaces(t, j)
+		if j < k && t[j] == '/' {
+			et, j, _ = parseUint(t, skipSpaces(t, j+1))
+			j = skipSpaces(t, j)
+		}
+		if j != k {
+			continue
+		}
+		n, m, ok := spacedFrac(t, skipSpaces(t, k+2))
+		if !ok {
+			continue
+		}
+		return e, et, n, m, true
+	}
+	return 0, 0, 0, 0, false
+}
+
+// spacedFrac reads "i / N" or "i/N" (a third "/G" may follow).
+func spacedFrac(t string, i int) (n, m int64, ok bool) {
+	n, j, ok := parseUint(t, i)
+	if !ok {
+		return 0, 0, false
+	}
+	j = skipSpaces(t, j)
+	if j >= len(t) || t[j] != '/' {
+		return 0, 0, false
+	}
+	m, _, ok = parseUint(t, skipSpaces(t, j+1))
+	if !ok || m < n || m == 0 {
+		return 0, 0, false
+	}
+	return n, m, true
+}
+
+// leadingCounter reads a record that starts with its round: "[30]:",
+// "[2]\t", "45:\t", "4: " — followed by a "name: value" pair.
+func leadingCounter(t string) (n int64, end int, ok bool) {
+	i := 0
+	br := t[0] == '['
+	if br {
+		i = 1
+	}
+	n, j, ok := parseUint(t, i)
+	if !ok || j-i > 9 {
+		return 0, 0, false
+	}
+	if br {
+		if j >= len(t) || t[j] != ']' {
+			return 0, 0, false
+		}
+		j++
+		if j < len(t) && t[j] == ':' {
+			j++
+		}
+	} else if j >= len(t) || t[j] != ':' {
+		return 0, 0, false
+	} else {
+		j++
+	}
+	if j >= len(t) || t[j] != ' ' && t[j] != '\t' {
+		return 0, 0, false
+	}
+	// the next field must be "name:value" (or "value, value avg loss").
+	rest := strings.TrimSpace(t[j:])
+	if rest == "" {
+		return 0, 0, false
+	}
+	if isLetter(rest[0]) {
+		if strings.IndexByte(rest, ':') < 0 && strings.IndexByte(rest, '=') < 0 {
+			return 0, 0, false
+		}
+	} else if !(isDigit(rest[0]) && index(rest, "avg") > 0) {
+		return 0, 0, false
+	}
+	return n, j, true
+}
+
+// spacedCounter reads "Iteration:  400 / 5000" and "iteration 34/ 10000":
+// a step keyword, then a count over a total with spaces around the '/'.
+func spacedCounter(t string) (n, m int64, ok bool) {
+	for _, w := range []string{"Iteration", "iteration", "Iter", "iter", "Step", "step", "Batch", "batch"} {
+		k := index(t, w)
+		if k < 0 || k > 0 && isLetter(t[k-1]) {
+			continue
+		}
+		i := k + len(w)
+		for i < len(t) && (t[i] == ':' || t[i] == ' ' || t[i] == '\t' || t[i] == '=') {
+			i++
+		}
+		if n, m, ok := spacedFrac(t, i); ok {
+			return n, m, true
+		}
+	}
+	return 0, 0, false
+}
+
+// kvAll records every "name: value", "name=value" and "name : value"
+// whose name is up to four words of letters, digits and _ ' - / . and
+// whose value is a plain number (a unit after it makes it a time or a
+// size, not a metric).
+func kvAll(t string, st *state) {
+	for i := 0; i < len(t); i++ {
+		c := t[i]
+		if c != ':' && c != '=' {
+			continue
+		}
+		v, j, ok := parseNum(t, skipSpaces(t, i+1))
+		if !ok || !finite(v) || j < len(t) && (isLetter(t[j]) || t[j] == ':' || t[j] == '/' || t[j] == '%') {
+			continue
+		}
+		name := kvName(t, i)
+		if name == "" || nonMetric(name) {
+			continue
+		}
+		st.addMetric(name, v)
+		i = j - 1
+	}
+}
+
+// kvName returns the name that ends at t[e] (a ':' or '='): words back to
+// a separator (',', tab, '|', a bracket, two spaces, a number).
+func kvName(t string, e int) string {
+	end := e
+	for end > 0 && t[end-1] == ' ' {
+		end--
+	}
+	b, words := end, 0
+	for b > 0 {
+		c := t[b-1]
+		if isLetter(c) || isDigit(c) || c == '_' || c == '\'' || c == '-' || c == '/' || c == '.' {
+			b--
+			continue
+		}
+		if c == ' ' && b >= 2 && t[b-2] != ' ' && words < 3 {
+			// another word only if it starts with a letter
+			a := b - 1
+			for a > 0 && t[a-1] != ' ' && t[a-1] != '\t' && t[a-1] != ',' && t[a-1] != '|' {
+				a--
+			}
+			if !isLetter(t[a]) || strings.ContainsAny(t[a:b-1], ":=[]()|,") {
+				break
+			}
+			words++
+			b--
+			continue
+		}
+		break
+	}
+	name := strings.Trim(t[b:end], "-./'")
+	if name == "" || !isLetter(name[0]) && name[0] != '_' || len(name) > 48 {
+		return ""
+	}
+	return name
+}
+
+// nonMetric reports names that are counters, times, sizes or throughput.
+func nonMetric(name string) bool {
+	l := strings.ToLower(name)
+	if structuralKeySlow(l) {
+		return true
+	}
+	for _, w := range []string{"time", "eta", "mem", "wps", "ups", "wpb", "bsz", "it/s", "/sec", "per_sec", "speed", "fps",
+		"elapsed", "remaining", "total: ", "num_updates", "batch_idx", "v_num", "gpu", "iteration", "step", "epoch", "examples", "tokens", "samples", "pid", "rank", "n_jobs", "chain", "trial", "line", "size", "seed", "total"} {
+		if strings.Contains(l, w) && !strings.Contains(l, "loss") {
+			return true
+		}
+	}
+	return false
+}
+
+// hasLossLike reports a metric that reads as a training report (loss,
+// accuracy, score, learning rate, reward), so that a line of settings
+// alone is not progress.
+func hasLossLike(ms []metric) bool {
+	for _, m := range ms {
+		l := strings.ToLower(m.k)
+		for _, w := range []string{"loss", "acc", "lr", "learning", "score", "reward", "error", "auc", "rmse", "l2", "ppl", "perplex", "learn", "cost"} {
+			if strings.Contains(l, w) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// evalRecord reports a record of an evaluation pass ("Test set: Average
+// loss: 0.05", "Validation: ...", "| valid on 'valid' subset |"): not the
+// training's progress.
+func evalRecord(t string) bool {
+	l := strings.ToLower(t[:min(len(t), 24)])
+	return strings.HasPrefix(l, "test") || strings.HasPrefix(l, "eval") || strings.HasPrefix(l, "validat") ||
+		index(t, "valid on ") >= 0 || index(t, "Test set") >= 0
+}
