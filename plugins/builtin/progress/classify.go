@@ -286,9 +286,21 @@ func (c *markCand) at(xb *[4]uint64, x8 uint64) uint64 {
 // classify finds, in one pass over s, which markers it contains.
 func classify(s string) uint64 { return scanLine(s) }
 
-// parseLine runs the parsers that can match s, most specific first; the
-// gates below only skip a parser that could not accept s.
+// parseLine reads s with the format parsers; what a line-logger format
+// leaves unknown the record reader fills (record.go).
 func parseLine(s string, f uint64, st *state) (u sdk.Progress, ok bool) {
+	u, ok = parseFormats(s, f, st)
+	if ok && !st.side && (u.Source == "mmcv" || u.Source == "mmengine" || u.Source == "mlx") {
+		if r, ok := readRecord(s, st, true); ok {
+			fillUnknown(&u, &r)
+		}
+	}
+	return u, ok
+}
+
+// parseFormats runs the parsers that can match s, most specific first; the
+// gates below only skip a parser that could not accept s.
+func parseFormats(s string, f uint64, st *state) (u sdk.Progress, ok bool) {
 	st.metrics = st.metrics[:0]
 	if f&fRunbox != 0 {
 		return parseRunbox(s)
@@ -363,7 +375,7 @@ func parseLine(s string, f uint64, st *state) (u sdk.Progress, ok bool) {
 	// The record reader knows shapes the keyword reader does not (a
 	// spaced total, bracket pairs, names of several words): it fills
 	// what the keyword reader left unknown.
-	if r, ok := parseRecord(s, st); ok {
+	if r, ok := readRecord(s, st, true); ok {
 		fillUnknown(&u, &r)
 	}
 	return u, true

@@ -30,6 +30,7 @@ type state struct {
 	fastaiCols []string // fastai table header, if known
 	glued      string   // text printed right after a bar, to parse next
 	side       bool     // the line was a side bar (sidebar.go): no update
+	cols       []string // a metrics table's header (table.go), if known
 	phase      string   // phase of the latest update that named one
 	// nested: the line being parsed holds a tqdm bar drawn below another
 	// (tqdm moves the cursor back up after it: ESC [A).
@@ -95,6 +96,7 @@ func newState(last *sdk.Progress) *state {
 	if last.Source == "fastai" {
 		st.fastaiCols = fastaiColsFromMessage(last.Message)
 	}
+	st.cols = tableColsFromMessage(last.Message)
 	return st
 }
 

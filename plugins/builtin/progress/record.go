@@ -25,9 +25,18 @@ import (
 // words (training's log loss, valid_1 auc, Loss/total), less counters,
 // times and throughput.
 func parseRecord(s string, st *state) (u sdk.Progress, ok bool) {
+	return readRecord(s, st, false)
+}
+
+// readRecord is parseRecord; counted says another reader found this
+// line's counters (so its spaced "name value" pairs are metrics too).
+func readRecord(s string, st *state, counted bool) (u sdk.Progress, ok bool) {
 	t := recordText(s)
 	if len(t) < 3 {
 		return u, false
+	}
+	if u, ok := tableHeader(t, st); ok {
+		return u, true
 	}
 	m0 := len(st.metrics) // metrics another reader found on this line stay
 	if evalRecord(t) {
@@ -59,7 +68,11 @@ func parseRecord(s string, st *state) (u sdk.Progress, ok bool) {
 		u.Step, u.Total, found = n, m, true
 	}
 	kvAll(t, st)
-	if !found && !hasLossLike(st.metrics[m0:]) {
+	if found || counted {
+		kvSpaced(t, st)
+	}
+	st.metrics = dedupe(st.metrics, m0)
+	if !found && !counted && !hasLossLike(st.metrics[m0:]) {
 		st.metrics = st.metrics[:m0]
 		return u, false
 	}
@@ -406,7 +419,7 @@ func nonMetric(name string) bool {
 		return true
 	}
 	for _, w := range []string{"time", "eta", "mem", "wps", "ups", "wpb", "bsz", "it/s", "/sec", "per_sec", "speed", "fps",
-		"elapsed", "remaining", "total: ", "num_updates", "batch_idx", "v_num", "gpu", "iteration", "step", "epoch", "examples", "tokens", "samples", "pid", "rank", "n_jobs", "chain", "trial", "line", "size", "seed", "total"} {
+		"elapsed", "remaining", "sec", "ms/", "iter", "data", "total: ", "num_updates", "batch_idx", "v_num", "gpu", "iteration", "step", "epoch", "examples", "tokens", "samples", "pid", "rank", "n_jobs", "chain", "trial", "line", "size", "seed", "total"} {
 		if strings.Contains(l, w) && !strings.Contains(l, "loss") {
 			return true
 		}
@@ -436,4 +449,93 @@ func evalRecord(t string) bool {
 	l := strings.ToLower(t[:min(len(t), 24)])
 	return strings.HasPrefix(l, "test") || strings.HasPrefix(l, "eval") || strings.HasPrefix(l, "validat") ||
 		index(t, "valid on ") >= 0 || index(t, "Test set") >= 0
+}
+
+// kvSpaced records "name value" pairs with no ':' or '=' between them
+// ("lr 1.00e-03", "train_loss 2.75e-01 | lr 4.4e-05", "moving ave loss
+// 78.02"), on a line whose counters are known: a name of up to three
+// words of letters (and _ or digits after the first), the value a plain
+// number followed by a separator.
+func kvSpaced(t string, st *state) {
+	for i := 1; i < len(t); i++ {
+		if t[i-1] != ' ' || !(isDigit(t[i]) || t[i] == '-' && i+1 < len(t) && isDigit(t[i+1])) {
+			continue
+		}
+		v, j, ok := parseNum(t, i)
+		if !ok || !finite(v) || j < len(t) && !(t[j] == ' ' || t[j] == ',' || t[j] == '|' || t[j] == '(' || t[j] == '\t' || t[j] == ';') {
+			continue
+		}
+		// the name: words before the value, back to a separator.
+		e := i - 1
+		for e > 0 && t[e-1] == ' ' {
+			e--
+		}
+		b, words := e, 0
+		for b > 0 && words < 3 {
+			a := b
+			for a > 0 && (isLetter(t[a-1]) || isDigit(t[a-1]) || t[a-1] == '_') {
+				a--
+			}
+			if a == b || !isLetter(t[a]) {
+				break
+			}
+			b, words = a, words+1
+			if b < 2 || t[b-1] != ' ' || t[b-2] == ' ' || !isLetter(t[b-2]) && !isDigit(t[b-2]) {
+				break
+			}
+			b-- // the space between two words
+		}
+		for b < e && t[b] == ' ' {
+			b++
+		}
+		if words == 0 || b >= e {
+			continue
+		}
+		name := t[b:e]
+		if nonMetric(name) || strings.IndexByte(name, ' ') >= 0 && !hasLossLike([]metric{{name, 0}}) {
+			// several words make a name only when they end in a metric
+			// word ("moving ave loss"); else take the last word.
+			name = name[strings.LastIndexByte(name, ' ')+1:]
+			if nonMetric(name) || len(name) < 2 {
+				continue
+			}
+		}
+		st.addMetric(name, v)
+		i = j
+	}
+}
+
+// dedupe drops the metrics from m0 on whose name, folded (case, space
+// = underscore), another reader or an earlier pair already gave.
+func dedupe(ms []metric, m0 int) []metric {
+	out := ms[:m0]
+	for _, m := range ms[m0:] {
+		k := foldKey(m.k)
+		if len(k) < 2 || stopWord(k) {
+			continue
+		}
+		dup := false
+		for _, o := range out {
+			if foldKey(o.k) == k {
+				dup = true
+				break
+			}
+		}
+		if !dup {
+			out = append(out, m)
+		}
+	}
+	return out
+}
+
+func foldKey(k string) string {
+	return strings.ReplaceAll(strings.ToLower(k), " ", "_")
+}
+
+func stopWord(k string) bool {
+	switch k {
+	case "of", "at", "in", "on", "to", "is", "the", "and", "for", "out", "by", "with", "after", "from":
+		return true
+	}
+	return false
 }
