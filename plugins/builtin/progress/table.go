@@ -9,8 +9,8 @@ import (
 // Metrics tables: a header of column names, then rows of numbers under
 // it, each row drawn with its epoch bar (Ultralytics YOLO):
 //
-//	      Epoch    GPU_mem   box_loss   cls_loss   dfl_loss  Instances       Size
-//	      15/30        13G      6.077       7.64      1.456         17        576: 100%|█| 8/8
+//	Epoch    GPU_mem   box_loss   cls_loss   dfl_loss  Instances       Size
+//	15/30        13G      6.077       7.64      1.456         17        576: 100%|█| 8/8
 //
 // The header usually arrives in an earlier batch than the rows, so it is
 // kept in Progress.Message as "columns: Epoch GPU_mem ..." and read back
