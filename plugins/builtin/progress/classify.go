@@ -290,7 +290,7 @@ func classify(s string) uint64 { return scanLine(s) }
 // leaves unknown the record reader fills (record.go).
 func parseLine(s string, f uint64, st *state) (u sdk.Progress, ok bool) {
 	u, ok = parseFormats(s, f, st)
-	if ok && !st.side && (u.Source == "mmcv" || u.Source == "mmengine" || u.Source == "mlx") {
+	if ok && !st.side && (u.Source == "mmcv" || u.Source == "mmengine" || u.Source == "mlx" || u.Source == "detectron2") {
 		if r, ok := readRecord(s, st, true); ok {
 			fillUnknown(&u, &r)
 		}
@@ -368,6 +368,9 @@ func parseFormats(s string, f uint64, st *state) (u sdk.Progress, ok bool) {
 		}
 		st.metrics = st.metrics[:0] // the parser declined: drop its metrics
 	}
+	if evalRecord(s) {
+		return u, false // an evaluation report ("Test set: Average loss: ...")
+	}
 	if u, ok = parseGeneric(s, f, st); !ok {
 		st.metrics = st.metrics[:0]
 		return parseRecord(s, st)
@@ -394,6 +397,9 @@ func fillUnknown(u, r *sdk.Progress) {
 	}
 	if u.Percentage == 0 {
 		u.Percentage = r.Percentage
+	}
+	if u.EpochExact == 0 && r.EpochExact != 0 && (u.Epoch == 0 || u.Epoch == r.Epoch) {
+		u.Epoch, u.EpochExact = r.Epoch, r.EpochExact
 	}
 }
 

@@ -40,6 +40,9 @@ var Prefilter = []string{
 	"ompleted train",   // Ray "completed training"
 	"raining complete", // "Training completed"
 	"epoch started",    // ESPnet
+	"fit` stopped",     // Lightning "`Trainer.fit` stopped"
+	" |",               // key/value table rows (confirmed below)
+	"]  ",              // "[2]  train-rmse:0.1" (confirmed below)
 	// fastai table rows: the epoch column is padded to the width of the
 	// header ("epoch" + 3) plus two spaces.
 	"0       ", "1       ", "2       ", "3       ", "4       ",
@@ -87,6 +90,14 @@ var PrefilterConfirm = slices.Concat(
 	[]sdk.PrefilterConfirm{
 		{Literal: "tep", After: `s = `}, // HF banner "Total optimization steps = 1,851"
 		{Literal: "tep", Before: `/s`},  // Keras "50ms/step"
+	},
+	[]sdk.PrefilterConfirm{
+		// stable-baselines "| total_timesteps | 100096 |"
+		{Literal: "tep", Before: `times`, After: `s *\| *[0-9]`},
+		// a "| name | value |" row, at its last " |"
+		{Literal: " |", Before: `^ *\| *[A-Za-z_/][A-Za-z0-9_/]* *\| *-?[0-9][0-9.e+-]* *`, After: ` *$`},
+		// boosting rounds "[2]  train-rmse:0.1"
+		{Literal: "]  ", Before: `\[[0-9]+`, After: `[A-Za-z]`},
 	},
 	confirmKeyword("atch", "[Bb]"),
 	confirmKeyword("Iter", ""), confirmKeyword("iter", ""), confirmKeyword("ITER", ""),

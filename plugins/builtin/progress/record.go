@@ -57,7 +57,12 @@ func readRecord(s string, st *state, counted bool) (u sdk.Progress, ok bool) {
 		return tableRow(t, st)
 	}
 	found := false
-	if e, et, n, ok := espnetEpoch(t); ok {
+	if e, et, ex, n, m, ok := epochAny(t); ok {
+		u.Epoch, u.EpochTotal, u.EpochExact, u.Step, u.Total, found = e, et, ex, n, m, true
+	}
+	if found && (u.Step != 0 || u.EpochTotal != 0 || u.EpochExact != 0) {
+		// the epoch reader said it all
+	} else if e, et, n, ok := espnetEpoch(t); ok {
 		u.Epoch, u.EpochTotal, u.Step, found = e, et, n, true
 	} else if e, et, n, m, ok := bracketPairs(t); ok {
 		u.Epoch, u.EpochTotal, u.Step, u.Total, found = e, et, n, m, true
@@ -68,6 +73,15 @@ func readRecord(s string, st *state, counted bool) (u sdk.Progress, ok bool) {
 		u.Step, u.Total, found = n, m, true
 	}
 	kvAll(t, st)
+	if !found && hasLossLike(st.metrics[m0:]) {
+		// "iterations:69, train loss:458.1", "built tree 3 of 100, train
+		// score = 1.2": a count beside a training metric.
+		if n, ok := colonCounter(t); ok {
+			u.Step, found = n, true
+		} else if n, m, ok := ofFraction(t); ok {
+			u.Step, u.Total, found = n, m, true
+		}
+	}
 	if found || counted {
 		kvSpaced(t, st)
 	}
@@ -363,8 +377,12 @@ func kvAll(t string, st *state) {
 		if c != ':' && c != '=' {
 			continue
 		}
-		v, j, ok := parseNum(t, skipSpaces(t, i+1))
-		if !ok || !finite(v) || j < len(t) && (isLetter(t[j]) || t[j] == ':' || t[j] == '/' || t[j] == '%') {
+		a := skipSpaces(t, i+1)
+		if a < len(t) && t[a] == '[' {
+			a++ // "lr=[5e-05]": a one-element list
+		}
+		v, j, ok := parseNum(t, a)
+		if !ok || !finite(v) || j < len(t) && (isLetter(t[j]) || t[j] == ':' || t[j] == '/') {
 			continue
 		}
 		name := kvName(t, i)
@@ -446,9 +464,15 @@ func hasLossLike(ms []metric) bool {
 // loss: 0.05", "Validation: ...", "| valid on 'valid' subset |"): not the
 // training's progress.
 func evalRecord(t string) bool {
+	// after a logger's timestamp: "2019-02-19 18:37:13,162 TEST : loss"
+	if len(t) > 24 && isDigit(t[0]) && t[4] == '-' {
+		if k := strings.IndexByte(t[19:], ' '); k >= 0 {
+			t = strings.TrimSpace(t[19+k:])
+		}
+	}
 	l := strings.ToLower(t[:min(len(t), 24)])
 	return strings.HasPrefix(l, "test") || strings.HasPrefix(l, "eval") || strings.HasPrefix(l, "validat") ||
-		index(t, "valid on ") >= 0 || index(t, "Test set") >= 0
+		strings.HasPrefix(l, "dev ") || strings.HasPrefix(l, "dev:") || index(t, "valid on ") >= 0 || index(t, "Test set") >= 0
 }
 
 // kvSpaced records "name value" pairs with no ':' or '=' between them
@@ -538,4 +562,84 @@ func stopWord(k string) bool {
 		return true
 	}
 	return false
+}
+
+// epochAny reads an epoch wherever a record prints one: "epoch = 0.703"
+// (fractional), "Epoch... (47/116 | Loss: ...)", "epoch: 1/100,",
+// "Epoch: 55/167 (996/1926)" (with the step of the epoch after it).
+func epochAny(t string) (e, et int64, ex float64, n, m int64, ok bool) {
+	for _, w := range []string{"epoch", "Epoch", "EPOCH"} {
+		k := index(t, w)
+		if k < 0 || k > 0 && (isLetter(t[k-1]) || t[k-1] == '_') {
+			continue
+		}
+		i := k + len(w)
+		if i < len(t) && isLetter(t[i]) {
+			continue // "epochs": a setting
+		}
+		for i < len(t) && (t[i] == ' ' || t[i] == '.' || t[i] == ':' || t[i] == '=' || t[i] == '(' || t[i] == '[' || t[i] == '#') {
+			i++
+		}
+		v, j, ok := parseNum(t, i)
+		if !ok || v < 0 || v > 1e7 {
+			continue
+		}
+		if j < len(t) && t[j] == '/' {
+			if v != float64(int64(v)) {
+				continue
+			}
+			tot, j2, ok := parseUint(t, j+1)
+			if !ok || float64(tot) < v {
+				continue
+			}
+			e, et = int64(v), tot
+			j = skipSpaces(t, j2)
+			if j < len(t) && (t[j] == '(' || t[j] == '[') {
+				n, m, _ = spacedFrac(t, j+1)
+			}
+			return e, et, 0, n, m, true
+		}
+		if j < len(t) && (isLetter(t[j]) || t[j] == '%') {
+			continue
+		}
+		if v != float64(int64(v)) {
+			return int64(v) + 1, 0, v, 0, 0, true
+		}
+		return int64(v), 0, 0, 0, 0, true
+	}
+	return 0, 0, 0, 0, 0, false
+}
+
+// colonCounter reads "iterations:69," / "step: 12 |": a step word, a
+// colon and the count, on a record of metrics.
+func colonCounter(t string) (int64, bool) {
+	for _, w := range []string{"iterations:", "iteration:", "Iteration:", "steps:", "step:", "Step:", "iter:", "Iter:"} {
+		k := index(t, w)
+		if k < 0 || k > 0 && isWordByte(t[k-1]) {
+			continue
+		}
+		n, j, ok := parseUint(t, skipSpaces(t, k+len(w)))
+		if ok && (j == len(t) || t[j] == ',' || t[j] == ' ' || t[j] == '|' || t[j] == '\t') {
+			return n, true
+		}
+	}
+	return 0, false
+}
+
+// ofFraction reads the first "N of M" in t.
+func ofFraction(t string) (n, m int64, ok bool) {
+	k := index(t, " of ")
+	if k <= 0 || !isDigit(t[k-1]) {
+		return 0, 0, false
+	}
+	b := k
+	for b > 0 && isDigit(t[b-1]) {
+		b--
+	}
+	n, _, _ = parseUint(t, b)
+	m, _, ok = parseUint(t, k+4)
+	if !ok || m < n || m == 0 {
+		return 0, 0, false
+	}
+	return n, m, true
 }
