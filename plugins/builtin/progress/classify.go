@@ -290,8 +290,9 @@ func classify(s string) uint64 { return scanLine(s) }
 // leaves unknown the record reader fills (record.go).
 func parseLine(s string, f uint64, st *state) (u sdk.Progress, ok bool) {
 	u, ok = parseFormats(s, f, st)
-	if ok && !st.side && (u.Source == "mmcv" || u.Source == "mmengine" || u.Source == "mlx" || u.Source == "detectron2") {
-		if r, ok := readRecord(s, st, true); ok {
+	// (Not MLX's or mmengine's lines: their parsers read them whole.)
+	if ok && !st.side && (u.Source == "mmcv" || u.Source == "detectron2") && incomplete(&u, st) {
+		if r, ok := readRecord(s, st, true, f&fGeneric != 0); ok {
 			fillUnknown(&u, &r)
 		}
 	}
@@ -352,7 +353,7 @@ func parseFormats(s string, f uint64, st *state) (u sdk.Progress, ok bool) {
 		st.metrics = st.metrics[:0] // the parser declined: drop its metrics
 	}
 	if f&fGeneric == 0 {
-		return parseRecord(s, st)
+		return readRecord(s, st, false, false)
 	}
 	if s[0] == '[' && f&fEpochCap != 0 {
 		if u, ok = parseHFNotebook(s, st); ok {
@@ -378,10 +379,19 @@ func parseFormats(s string, f uint64, st *state) (u sdk.Progress, ok bool) {
 	// The record reader knows shapes the keyword reader does not (a
 	// spaced total, bracket pairs, names of several words): it fills
 	// what the keyword reader left unknown.
-	if r, ok := readRecord(s, st, true); ok {
-		fillUnknown(&u, &r)
+	if incomplete(&u, st) {
+		if r, ok := readRecord(s, st, true, true); ok {
+			fillUnknown(&u, &r)
+		}
 	}
 	return u, true
+}
+
+// incomplete reports a line reader's answer without a total or without
+// metrics: only then does the record reader look at the line again (a
+// guest pays for every look, and most progress lines say it all).
+func incomplete(u *sdk.Progress, st *state) bool {
+	return u.Total == 0 || len(st.metrics) == 0
 }
 
 // fillUnknown sets u's unknown (zero) counters from r.

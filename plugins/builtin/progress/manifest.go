@@ -30,19 +30,19 @@ var Prefilter = []string{
 	"]\t",     // XGBoost / LightGBM "[10]\t..."
 	"rogress", // "Progress: 45%"
 	"% [",     // fastprogress console bars
-	// the generic record reader (record.go)
-	"learn:",           // CatBoost rounds
-	"]:",               // "[30]:" rounds, joblib "]: Done"
-	"][",               // "[e/E][i/N]" loggers
-	"PROGRESS",         // gensim
-	"Trial ",           // Optuna
-	"Finish train",     // LightGBM
-	"ompleted train",   // Ray "completed training"
-	"raining complete", // "Training completed"
-	"epoch started",    // ESPnet
-	"fit` stopped",     // Lightning "`Trainer.fit` stopped"
-	" |",               // key/value table rows (confirmed below)
-	"]  ",              // "[2]  train-rmse:0.1" (confirmed below)
+	// the generic record reader (record.go). Each literal starts where
+	// its first bytes are rare in logs: the host marks the pairs of its
+	// first bytes (a two-byte literal: its second byte before any byte),
+	// and every marked pair in a line costs a look.
+	":\tlearn",      // CatBoost rounds "45:\tlearn: 0.95"
+	"[Parallel(",    // joblib
+	"PROGRESS",      // gensim
+	"] Trial ",      // Optuna "[I 2020-12-16 12:47:14,656] Trial 52 pruned."
+	"[Info] Finish", // LightGBM "Finish train"
+	"`Trainer.fit`", // Lightning "`Trainer.fit` stopped"
+	"_mean ",        // stable-baselines "| ep_rew_mean | -213 |" (confirmed below)
+	// boosting rounds with their data set's metric: "[2]  train-rmse:0.1"
+	"-error:", "-rmse:", "-auc:", "-mae:",
 	// fastai table rows: the epoch column is padded to the width of the
 	// header ("epoch" + 3) plus two spaces.
 	"0       ", "1       ", "2       ", "3       ", "4       ",
@@ -94,10 +94,9 @@ var PrefilterConfirm = slices.Concat(
 	[]sdk.PrefilterConfirm{
 		// stable-baselines "| total_timesteps | 100096 |"
 		{Literal: "tep", Before: `times`, After: `s *\| *[0-9]`},
-		// a "| name | value |" row, at its last " |"
-		{Literal: " |", Before: `^ *\| *[A-Za-z_/][A-Za-z0-9_/]* *\| *-?[0-9][0-9.e+-]* *`, After: ` *$`},
-		// boosting rounds "[2]  train-rmse:0.1"
-		{Literal: "]  ", Before: `\[[0-9]+`, After: `[A-Za-z]`},
+		// a "| name_mean | value |" row
+		{Literal: "w_mean ", After: ` *\| *-?[0-9]`},
+		{Literal: "n_mean ", After: ` *\| *-?[0-9]`},
 	},
 	confirmKeyword("atch", "[Bb]"),
 	confirmKeyword("Iter", ""), confirmKeyword("iter", ""), confirmKeyword("ITER", ""),

@@ -25,15 +25,22 @@ import (
 // words (training's log loss, valid_1 auc, Loss/total), less counters,
 // times and throughput.
 func parseRecord(s string, st *state) (u sdk.Progress, ok bool) {
-	return readRecord(s, st, false)
+	return readRecord(s, st, false, true)
 }
 
 // readRecord is parseRecord; counted says another reader found this
-// line's counters (so its spaced "name value" pairs are metrics too).
-func readRecord(s string, st *state, counted bool) (u sdk.Progress, ok bool) {
+// line's counters (so its spaced "name value" pairs are metrics too);
+// keywords says the line has a step, epoch or loss keyword (classify's
+// bits). Without one, only the shapes that need none are read: most
+// lines that reach here are not progress, and a guest pays for every
+// look.
+func readRecord(s string, st *state, counted, keywords bool) (u sdk.Progress, ok bool) {
 	t := recordText(s)
 	if len(t) < 3 {
 		return u, false
+	}
+	if !keywords {
+		return recordNoKeyword(t, st)
 	}
 	if u, ok := tableHeader(t, st); ok {
 		return u, true
@@ -386,10 +393,9 @@ func kvAll(t string, st *state) {
 			continue
 		}
 		name := kvName(t, i)
-		if name == "" || nonMetric(name) {
-			continue
+		if name != "" {
+			st.addNew(name, v)
 		}
-		st.addMetric(name, v)
 		i = j - 1
 	}
 }
@@ -430,35 +436,38 @@ func kvName(t string, e int) string {
 	return name
 }
 
-// nonMetric reports names that are counters, times, sizes or throughput.
+// nonMetricWords are the parts of a name that make it a counter, a
+// time, a size or a throughput rather than a metric.
+var nonMetricWords = newWordSet("time", "eta", "mem", "wps", "ups", "wpb", "bsz", "/s", "sec", "speed", "fps", "elapsed",
+	"remaining", "num_updates", "batch", "v_num", "gpu", "iter", "step", "epoch", "example", "token", "sample", "pid",
+	"rank", "n_jobs", "chain", "trial", "line", "size", "seed", "total", "ms/", "data")
+
+// nonMetric reports names that are counters, times, sizes or throughput
+// (a name with "loss" in it is always a metric). No allocation: a guest
+// pays for each.
 func nonMetric(name string) bool {
-	l := strings.ToLower(name)
-	if structuralKeySlow(l) {
-		return true
+	lm := letterMask(name)
+	if lm&lmLoss == lmLoss && indexFold(name, "loss") >= 0 {
+		return false
 	}
-	for _, w := range []string{"time", "eta", "mem", "wps", "ups", "wpb", "bsz", "it/s", "/sec", "per_sec", "speed", "fps",
-		"elapsed", "remaining", "sec", "ms/", "iter", "data", "total: ", "num_updates", "batch_idx", "v_num", "gpu", "iteration", "step", "epoch", "examples", "tokens", "samples", "pid", "rank", "n_jobs", "chain", "trial", "line", "size", "seed", "total"} {
-		if strings.Contains(l, w) && !strings.Contains(l, "loss") {
-			return true
-		}
-	}
-	return false
+	return structuralKey(name) || nonMetricWords.in(name, lm)
 }
+
+var lmLoss = letterMask("loss")
 
 // hasLossLike reports a metric that reads as a training report (loss,
 // accuracy, score, learning rate, reward), so that a line of settings
 // alone is not progress.
 func hasLossLike(ms []metric) bool {
 	for _, m := range ms {
-		l := strings.ToLower(m.k)
-		for _, w := range []string{"loss", "acc", "lr", "learning", "score", "reward", "error", "auc", "rmse", "l2", "ppl", "perplex", "learn", "cost"} {
-			if strings.Contains(l, w) {
-				return true
-			}
+		if lossLikeWords.in(m.k, letterMask(m.k)) {
+			return true
 		}
 	}
 	return false
 }
+
+var lossLikeWords = newWordSet("loss", "acc", "lr", "learn", "score", "reward", "error", "auc", "rmse", "l2", "ppl", "perplex", "cost")
 
 // evalRecord reports a record of an evaluation pass ("Test set: Average
 // loss: 0.05", "Validation: ...", "| valid on 'valid' subset |"): not the
@@ -470,9 +479,8 @@ func evalRecord(t string) bool {
 			t = strings.TrimSpace(t[19+k:])
 		}
 	}
-	l := strings.ToLower(t[:min(len(t), 24)])
-	return strings.HasPrefix(l, "test") || strings.HasPrefix(l, "eval") || strings.HasPrefix(l, "validat") ||
-		strings.HasPrefix(l, "dev ") || strings.HasPrefix(l, "dev:") || index(t, "valid on ") >= 0 || index(t, "Test set") >= 0
+	return prefixFold(t, "test") || prefixFold(t, "eval") || prefixFold(t, "validat") ||
+		prefixFold(t, "dev ") || prefixFold(t, "dev:") || index(t, "valid on ") >= 0 || index(t, "Test set") >= 0
 }
 
 // kvSpaced records "name value" pairs with no ':' or '=' between them
@@ -516,15 +524,14 @@ func kvSpaced(t string, st *state) {
 			continue
 		}
 		name := t[b:e]
-		if nonMetric(name) || strings.IndexByte(name, ' ') >= 0 && !hasLossLike([]metric{{name, 0}}) {
+		if strings.IndexByte(name, ' ') >= 0 && !hasLossLike([]metric{{name, 0}}) {
 			// several words make a name only when they end in a metric
 			// word ("moving ave loss"); else take the last word.
 			name = name[strings.LastIndexByte(name, ' ')+1:]
-			if nonMetric(name) || len(name) < 2 {
-				continue
-			}
 		}
-		st.addMetric(name, v)
+		if len(name) >= 2 {
+			st.addNew(name, v)
+		}
 		i = j
 	}
 }
@@ -534,13 +541,12 @@ func kvSpaced(t string, st *state) {
 func dedupe(ms []metric, m0 int) []metric {
 	out := ms[:m0]
 	for _, m := range ms[m0:] {
-		k := foldKey(m.k)
-		if len(k) < 2 || stopWord(k) {
+		if len(m.k) < 2 || stopWord(m.k) {
 			continue
 		}
 		dup := false
 		for _, o := range out {
-			if foldKey(o.k) == k {
+			if sameKey(o.k, m.k) {
 				dup = true
 				break
 			}
@@ -552,12 +558,34 @@ func dedupe(ms []metric, m0 int) []metric {
 	return out
 }
 
-func foldKey(k string) string {
-	return strings.ReplaceAll(strings.ToLower(k), " ", "_")
+// sameKey compares metric names as the corpus does: ASCII case folded,
+// a space the same as an underscore.
+func sameKey(a, b string) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := 0; i < len(a); i++ {
+		x, y := a[i], b[i]
+		if x == ' ' {
+			x = '_'
+		}
+		if y == ' ' {
+			y = '_'
+		}
+		if x != y && !(isLetter(x) && x|0x20 == y|0x20) {
+			return false
+		}
+	}
+	return true
+}
+
+// prefixFold reports whether s starts with the lowercase w, ignoring case.
+func prefixFold(s, w string) bool {
+	return len(s) >= len(w) && indexFold(s[:len(w)], w) == 0
 }
 
 func stopWord(k string) bool {
-	switch k {
+	switch strings.ToLower(k) {
 	case "of", "at", "in", "on", "to", "is", "the", "and", "for", "out", "by", "with", "after", "from":
 		return true
 	}
@@ -642,4 +670,63 @@ func ofFraction(t string) (n, m int64, ok bool) {
 		return 0, 0, false
 	}
 	return n, m, true
+}
+
+// recordNoKeyword reads the records that carry no step, epoch or loss
+// keyword: end-of-job marks, joblib, Optuna, gensim, key/value table
+// rows, and rounds that lead the line ("[2]  train-rmse:0.1", "45:\tlearn:").
+func recordNoKeyword(t string, st *state) (u sdk.Progress, ok bool) {
+	switch c := t[0]; {
+	case c == '[' || isDigit(c):
+		if hasAt(t, 0, "[Parallel(") {
+			return joblibLine(t)
+		}
+		if index(t, "] Trial ") >= 0 {
+			return trialLine(t)
+		}
+		if index(t, "[Info] Finish train") >= 0 {
+			u.Percentage, u.Source = 100, "generic"
+			return u, true
+		}
+		n, end, ok := leadingCounter(t)
+		if !ok {
+			return u, false
+		}
+		m0 := len(st.metrics)
+		kvAll(t[end:], st)
+		if len(st.metrics) == m0 {
+			return u, false
+		}
+		u.Step, u.Phase, u.Source = n, "train", "generic"
+		return u, true
+	case c == '|' && t[len(t)-1] == '|':
+		return tableRow(t, st)
+	}
+	switch {
+	case finishedMark(t):
+		u.Percentage, u.Source = 100, "generic"
+		return u, true
+	case index(t, "PROGRESS: at ") >= 0:
+		return gensimLine(t)
+	}
+	return u, false
+}
+
+// addNew records a metric a record reader found, unless another reader
+// (or an earlier pair) named it already, or the name is a counter, time,
+// size or throughput. The duplicate check comes first: on a line another
+// reader parsed, most names are its.
+func (st *state) addNew(name string, v float64) {
+	if !finite(v) {
+		return
+	}
+	for _, m := range st.metrics {
+		if sameKey(m.k, name) {
+			return
+		}
+	}
+	if stopWord(name) || nonMetric(name) {
+		return
+	}
+	st.metrics = append(st.metrics, metric{name, v})
 }

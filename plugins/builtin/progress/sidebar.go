@@ -1,7 +1,5 @@
 package progress
 
-import "strings"
-
 // The training bar (issue #15): of the bars a job draws, only its main
 // work's sets Step, Total, Percentage and Phase. Downloads and uploads
 // (byte rates, file names), loading checkpoint shards, dataset
@@ -11,11 +9,11 @@ import "strings"
 // drops its update.
 
 // sideWords mark a side bar's description (lowercase, matched anywhere).
-var sideWords = []string{
+var sideWords = newWordSet(
 	"download", "fetching", "loading", "upload", "shard", "safetensors", ".bin", ".pt", ".pth", ".gguf", ".json", ".ckpt",
-	".zip", ".tar", ".model", "map", "tokeniz", "resolving", "extract", "filter", "building", "preprocess",
+	".zip", ".tar", ".model", "tokeniz", "resolving", "extract", "filter", "building", "preprocess",
 	"calculating loss", "convert", "saving", "writing", "unpack", "copying", "verifying", "checksum",
-}
+)
 
 // sideBar reports a bar that is not the job's main work: its phase is an
 // evaluation loop, its rate counts bytes, or its description names a
@@ -25,17 +23,11 @@ func sideBar(desc, phase, unit string) bool {
 	case "validation", "evaluation", "test", "predict", "sanity_check":
 		return true
 	}
-	if strings.HasSuffix(unit, "B/s") {
+	if n := len(unit); n >= 3 && unit[n-3:] == "B/s" {
 		return true // B/s, kB/s, MB/s, GB/s: a transfer
 	}
 	if desc == "" {
 		return false
 	}
-	low := strings.ToLower(desc)
-	for _, w := range sideWords {
-		if strings.Contains(low, w) && (w != "map" || indexWord(low, "map") >= 0) {
-			return true
-		}
-	}
-	return false
+	return sideWords.in(desc, letterMask(desc)) || indexWord(desc, "map") >= 0
 }
