@@ -136,6 +136,9 @@ func cudaOOM(sc *scanner, i int) cand {
 	}
 	msg += "."
 	var s []string
+	if b := sc.batchSuggestion(); b != "" {
+		s = append(s, b)
+	}
 	if fragB > 0 && (fragB >= reqB || fragB >= 0.1*totalB) {
 		s = append(s, "Much memory ("+frag+") is reserved but unallocated — fragmentation: set PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True.")
 	}
@@ -193,6 +196,9 @@ func metalOOM(sc *scanner, i int) cand {
 	}
 	d["framework"] = fw
 	s := []string{"Reduce the batch size or sequence length; quantize the model (e.g. 4-bit with mlx_lm.convert -q) to cut memory."}
+	if b := sc.batchSuggestion(); b != "" {
+		s = append([]string{b}, s...)
+	}
 	if fw == "pytorch-mps" {
 		s = append(s, "PYTORCH_MPS_HIGH_WATERMARK_RATIO=0.0 lifts PyTorch's cap (the system may then swap or freeze).")
 	} else {

@@ -1,6 +1,7 @@
 package classify
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/runbox/runbox/sdk"
@@ -37,5 +38,48 @@ func TestRealShapes(t *testing.T) {
 			}
 			checkFailure(t, got)
 		})
+	}
+}
+
+// Suggestions name what the run itself used (issue #15, item 5).
+func TestGroundedSuggestions(t *testing.T) {
+	oom := "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU 0 has a total capacity of 23.65 GiB of which 1.2 GiB is free.\n"
+	cases := []struct {
+		name string
+		in   sdk.ClassifyInput
+		want string
+	}{
+		{"batch flag with a space", sdk.ClassifyInput{ExitCode: 1, StderrTail: oom, Command: []string{"python", "train.py", "--batch-size", "64"}}, "`--batch-size 32` instead of 64"},
+		{"batch flag with =", sdk.ClassifyInput{ExitCode: 1, StderrTail: oom, Command: []string{"python", "train.py", "--per_device_train_batch_size=8"}}, "`--per_device_train_batch_size 4` instead of 8"},
+		{"batch flag in a shell string", sdk.ClassifyInput{ExitCode: 1, StderrTail: oom, Command: []string{"bash", "-c", "python train.py --bs 16 --lr 1e-4"}}, "`--bs 8` instead of 16"},
+		{"Hydra override", sdk.ClassifyInput{ExitCode: 1, StderrTail: oom, Command: []string{"python", "train.py", "data.batch_size=128"}}, "`data.batch_size 64` instead of 128"},
+		{"host OOM: limit, peak and batch", sdk.ClassifyInput{ExitCode: 137, PeakRSSBytes: 7 << 30, Limits: sdk.Limits{MemoryBytes: 8 << 30}, Command: []string{"python", "t.py", "--batch_size", "32"}}, "the measured peak was 7.00 GiB"},
+		{"pip and conda names", sdk.ClassifyInput{ExitCode: 1, StderrTail: "ModuleNotFoundError: No module named 'cv2'\n"}, "conda install -c conda-forge opencv-python"},
+		{"a close path in the command", sdk.ClassifyInput{ExitCode: 1, StderrTail: "FileNotFoundError: [Errno 2] No such file or directory: 'data/trian.csv'\n", Command: []string{"python", "t.py", "--train", "data/train.csv"}}, "`data/train.csv`"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			f := Classify(c.in)
+			all := f.Message + " | " + strings.Join(f.Suggestions, " | ")
+			if !strings.Contains(all, c.want) {
+				t.Errorf("%s: no %q in %s", f.Code, c.want, all)
+			}
+		})
+	}
+}
+
+// COMMAND_NOT_FOUND says "command not found" once (issue #16), whichever
+// way it was found.
+func TestCommandNotFoundSaysItOnce(t *testing.T) {
+	for _, in := range []sdk.ClassifyInput{
+		{ExitCode: 127, StderrTail: "bash: fooo: command not found\n"},
+		{ExitCode: 127, StderrTail: "zsh: command not found: fooo\n"},
+		{ExitCode: 127, Command: []string{"fooo"}},
+		{ExitCode: 9009, StderrTail: "'fooo' is not recognized as an internal or external command,\n"},
+	} {
+		f := Classify(in)
+		if f.Code != sdk.CodeCommandNotFound || strings.Count(strings.ToLower(f.Message), "command not found") != 1 {
+			t.Errorf("%s: %q", f.Code, f.Message)
+		}
 	}
 }

@@ -135,7 +135,7 @@ func commandCand(cmd string, conf float64) cand {
 	cmd = unquote(cmd)
 	return cand{
 		code: sdk.CodeCommandNotFound, conf: conf,
-		msg:     "The command `" + cmd + "` was not found on PATH.",
+		msg:     "`" + cmd + "`: command not found (it is not on the run's PATH).",
 		sugg:    commandSuggestions(cmd),
 		details: setDetail(nil, "command", cmd),
 	}

@@ -184,7 +184,7 @@ func (sc *scanner) addExit() {
 	case 127:
 		sc.cands = append(sc.cands, cand{
 			code: sdk.CodeCommandNotFound, conf: 0.6, at: -1, tier: tierExit, rank: codeRank[sdk.CodeCommandNotFound],
-			msg:     "Exit status 127: the shell could not find the program to run" + quoteIf(prog) + ".",
+			msg:     "Exit status 127: command not found — the shell could not find the program to run" + quoteIf(prog) + ".",
 			sugg:    commandSuggestions(prog),
 			details: setDetail(map[string]string{"exit_code": "127"}, "command", prog),
 		})

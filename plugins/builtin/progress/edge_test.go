@@ -110,3 +110,26 @@ func TestEdgeCases(t *testing.T) {
 		})
 	}
 }
+
+// Random bytes read as lines never make up a progress bar (issue #11),
+// even where they happen to hold a prefilter literal and digits.
+func TestBinaryIsNotProgress(t *testing.T) {
+	x := uint32(2463534242)
+	next := func() byte {
+		x ^= x << 13
+		x ^= x >> 17
+		x ^= x << 5
+		return byte(x)
+	}
+	for n := 0; n < 2000; n++ {
+		b := make([]byte, 40+n%200)
+		for i := range b {
+			b[i] = next()
+		}
+		// plant what a parser would look for in the noise
+		copy(b[len(b)/2:], " 45%|████▌| 45/100 [00:10<00:12, 4.50it/s] loss=0.5 Epoch 3/10 ")
+		if out := Parse(sdk.ParseInput{Lines: []string{string(b)}}); len(out.Updates) > 0 {
+			t.Fatalf("binary line %q yields %+v", b, out.Updates)
+		}
+	}
+}

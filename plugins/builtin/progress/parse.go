@@ -19,6 +19,7 @@ package progress
 import (
 	"math"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/runbox/runbox/sdk"
 )
@@ -123,7 +124,7 @@ func Parse(in sdk.ParseInput) sdk.ParseOutput {
 	var st *state
 	for _, raw := range in.Lines {
 		f := scanLine(raw)
-		if f&fPre == 0 {
+		if f&fPre == 0 || notText(raw) {
 			continue
 		}
 		var s string
@@ -398,4 +399,22 @@ func stripANSI(s string) string {
 		}
 	}
 	return b.String()
+}
+
+// notText reports a line that is not text: a NUL or more than one other
+// control byte (tab, ESC, CR and backspace aside), or bytes that are not
+// UTF-8. Binary output read as lines must not make up a progress bar
+// (issue #11). Only lines that passed the prefilter get here.
+func notText(s string) bool {
+	ctl := 0
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c < 0x20 && c != '\t' && c != 0x1b && c != '\r' && c != '\b' {
+			if c == 0 {
+				return true
+			}
+			ctl++
+		}
+	}
+	return ctl > 1 || !utf8.ValidString(s)
 }
