@@ -50,7 +50,7 @@ func readRecord(s string, st *state, counted, keywords bool) (u sdk.Progress, ok
 		return u, false
 	}
 	if finishedMark(t) {
-		u.Percentage, u.Source = 100, "generic"
+		u.Percentage = 100 // the job is done; the source stays its bar's
 		return u, true
 	}
 	switch {
@@ -68,7 +68,13 @@ func readRecord(s string, st *state, counted, keywords bool) (u sdk.Progress, ok
 		u.Epoch, u.EpochTotal, u.EpochExact, u.Step, u.Total, found = e, et, ex, n, m, true
 	}
 	if found && (u.Step != 0 || u.EpochTotal != 0 || u.EpochExact != 0) {
-		// the epoch reader said it all
+		// the epoch reader said it; a step may follow ("epoch: 1/100,
+		// iter: 8/1313")
+		if u.Step == 0 {
+			if n, m, ok := spacedCounter(t); ok {
+				u.Step, u.Total = n, m
+			}
+		}
 	} else if e, et, n, ok := espnetEpoch(t); ok {
 		u.Epoch, u.EpochTotal, u.Step, found = e, et, n, true
 	} else if e, et, n, m, ok := bracketPairs(t); ok {
@@ -123,7 +129,7 @@ func recordText(s string) string {
 
 // finishedMark reports a line that says the whole job completed.
 func finishedMark(t string) bool {
-	return index(t, "`Trainer.fit` stopped") >= 0 || index(t, "Finish train") >= 0 ||
+	return index(t, "Trainer.fit` stopped") >= 0 || index(t, "Finish train") >= 0 ||
 		index(t, "completed training after") >= 0 || index(t, "Training completed") >= 0
 }
 
@@ -685,7 +691,7 @@ func recordNoKeyword(t string, st *state) (u sdk.Progress, ok bool) {
 			return trialLine(t)
 		}
 		if index(t, "[Info] Finish train") >= 0 {
-			u.Percentage, u.Source = 100, "generic"
+			u.Percentage = 100
 			return u, true
 		}
 		n, end, ok := leadingCounter(t)
@@ -704,7 +710,7 @@ func recordNoKeyword(t string, st *state) (u sdk.Progress, ok bool) {
 	}
 	switch {
 	case finishedMark(t):
-		u.Percentage, u.Source = 100, "generic"
+		u.Percentage = 100 // the job is done; the source stays its bar's
 		return u, true
 	case index(t, "PROGRESS: at ") >= 0:
 		return gensimLine(t)

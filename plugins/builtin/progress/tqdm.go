@@ -106,6 +106,14 @@ func tqdmBar(s string, p int, st *state) (u sdk.Progress, ok bool) {
 // epochs (outer bar) or steps, and what phase the bar names.
 func applyDesc(desc string, n, total int64, disp float64, u *sdk.Progress, st *state) {
 	desc = strings.TrimRight(strings.TrimSpace(desc), ":")
+	if indexByte(desc, ':') >= 0 || indexByte(desc, '=') >= 0 {
+		// metrics written into the description: "Loss: 0.54: : 11it"
+		scanKV(desc, func(k string, v float64) {
+			if !nonMetric(k) {
+				st.addMetric(k, v)
+			}
+		})
+	}
 	d := describe(desc)
 	if sideBar(desc, d.phase, u.RateUnit) {
 		// Not the job's main work: the line is read (no other parser
