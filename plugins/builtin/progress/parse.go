@@ -141,6 +141,11 @@ func Parse(in sdk.ParseInput) sdk.ParseOutput {
 		if len(s) < 3 {
 			continue
 		}
+		// JSON pasted into HTML: {&quot;epoch&quot;: 27, ...}
+		if q := unquoteHTML(s); len(q) != len(s) {
+			s = q
+			f = classify(s)
+		}
 		if st == nil {
 			st = newState(in.Last)
 		}
@@ -417,4 +422,12 @@ func notText(s string) bool {
 		}
 	}
 	return ctl > 1 || !utf8.ValidString(s)
+}
+
+// unquoteHTML turns the HTML entity &quot; back into '"'.
+func unquoteHTML(s string) string {
+	if index(s, "&quot;") < 0 {
+		return s
+	}
+	return strings.ReplaceAll(s, "&quot;", "\"")
 }

@@ -639,7 +639,12 @@ func epochAny(t string) (e, et int64, ex float64, n, m int64, ok bool) {
 		if v != float64(int64(v)) {
 			return int64(v) + 1, 0, v, 0, 0, true
 		}
-		return int64(v), 0, 0, 0, 0, true
+		// fairseq: "| epoch 011  3000 / 8223 loss=0.75": the step of the
+		// epoch after its number.
+		if k := skipSpaces(t, j); k > j && k < len(t) && isDigit(t[k]) {
+			n, m, _ = spacedFrac(t, k)
+		}
+		return int64(v), 0, 0, n, m, true
 	}
 	return 0, 0, 0, 0, 0, false
 }
