@@ -55,6 +55,11 @@ const (
 
 const (
 	fLossAny = fLossLow | fLossCap | fLossUp
+	// fOpen: the literals the host sends a line for wherever they are
+	// (no confirm entry): a record reader may accept such a line by its
+	// shape; a line with only confirmed literals it may accept only by
+	// a keyword the confirm entries also accept.
+	fOpen = fEpochCap | fEpochLow | fEpochUp | fLossAny
 	fGeneric = fEpochCap | fEpochLow | fEpochUp | fStepCap | fStepLow | fStepUp |
 		fIterCap | fIterLow | fIterUp | fBatchCap | fBatchLow | fProgCap | fProgLow | fLossAny
 )
@@ -292,7 +297,7 @@ func parseLine(s string, f uint64, st *state) (u sdk.Progress, ok bool) {
 	u, ok = parseFormats(s, f, st)
 	// (Not MLX's or mmengine's lines: their parsers read them whole.)
 	if ok && !st.side && (u.Source == "mmcv" || u.Source == "detectron2") && incomplete(&u, st) {
-		if r, ok := readRecord(s, st, true, f&fGeneric != 0); ok {
+		if r, ok := readRecord(s, st, true, f&fGeneric != 0, true); ok {
 			fillUnknown(&u, &r)
 		}
 	}
@@ -353,7 +358,7 @@ func parseFormats(s string, f uint64, st *state) (u sdk.Progress, ok bool) {
 		st.metrics = st.metrics[:0] // the parser declined: drop its metrics
 	}
 	if f&fGeneric == 0 {
-		return readRecord(s, st, false, false)
+		return readRecord(s, st, false, false, true)
 	}
 	if s[0] == '[' && f&fEpochCap != 0 {
 		if u, ok = parseHFNotebook(s, st); ok {
@@ -374,13 +379,13 @@ func parseFormats(s string, f uint64, st *state) (u sdk.Progress, ok bool) {
 	}
 	if u, ok = parseGeneric(s, f, st); !ok {
 		st.metrics = st.metrics[:0]
-		return parseRecord(s, st)
+		return readRecord(s, st, false, true, f&fOpen != 0)
 	}
 	// The record reader knows shapes the keyword reader does not (a
 	// spaced total, bracket pairs, names of several words): it fills
 	// what the keyword reader left unknown.
 	if incomplete(&u, st) {
-		if r, ok := readRecord(s, st, true, true); ok {
+		if r, ok := readRecord(s, st, true, true, true); ok {
 			fillUnknown(&u, &r)
 		}
 	}

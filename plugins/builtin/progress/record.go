@@ -24,23 +24,46 @@ import (
 // Metrics are every "name: value" / "name=value" whose name is a few
 // words (training's log loss, valid_1 auc, Loss/total), less counters,
 // times and throughput.
-func parseRecord(s string, st *state) (u sdk.Progress, ok bool) {
-	return readRecord(s, st, false, true)
-}
 
 // readRecord is parseRecord; counted says another reader found this
 // line's counters (so its spaced "name value" pairs are metrics too);
 // keywords says the line has a step, epoch or loss keyword (classify's
 // bits). Without one, only the shapes that need none are read: most
 // lines that reach here are not progress, and a guest pays for every
-// look.
-func readRecord(s string, st *state, counted, keywords bool) (u sdk.Progress, ok bool) {
+// look. open says the line holds a literal the host sends a line for
+// wherever it is (fOpen); without one, only a step keyword in the form
+// the host's confirm entries accept makes a record, as every update
+// must come from a line the host would send.
+func readRecord(s string, st *state, counted, keywords, open bool) (u sdk.Progress, ok bool) {
 	t := recordText(s)
 	if len(t) < 3 {
 		return u, false
 	}
 	if !keywords {
-		return recordNoKeyword(t, st)
+		return recordNoKeyword(s, t, st)
+	}
+	if finishedMark(s) { // its own literal: the host sends it
+		u.Percentage = 100
+		return u, true
+	}
+	if !open {
+		if t[0] == '|' && t[len(t)-1] == '|' {
+			// "| total_timesteps | 100096 |", as confirmed for "tep"
+			m0 := len(st.metrics)
+			if u, ok := tableRow(t, st); ok && u.Step != 0 && len(st.metrics) == m0 {
+				return u, true
+			}
+			st.metrics = st.metrics[:m0]
+			return sdk.Progress{}, false
+		}
+		n, m, ok := spacedCounter(t)
+		if !ok {
+			return u, false
+		}
+		u.Step, u.Total, u.Percentage, u.Phase, u.Source = n, m, pct(n, m), "train", "generic"
+		kvAll(t, st)
+		kvSpaced(t, st)
+		return u, true
 	}
 	if u, ok := tableHeader(t, st); ok {
 		return u, true
@@ -49,7 +72,7 @@ func readRecord(s string, st *state, counted, keywords bool) (u sdk.Progress, ok
 	if evalRecord(t) {
 		return u, false
 	}
-	if finishedMark(t) {
+	if finishedMark(s) {
 		u.Percentage = 100 // the job is done; the source stays its bar's
 		return u, true
 	}
@@ -127,10 +150,10 @@ func recordText(s string) string {
 	return s
 }
 
-// finishedMark reports a line that says the whole job completed.
-func finishedMark(t string) bool {
-	return index(t, "Trainer.fit` stopped") >= 0 || index(t, "Finish train") >= 0 ||
-		index(t, "completed training after") >= 0 || index(t, "Training completed") >= 0
+// finishedMark reports a line that says the whole job completed (each
+// mark holds a prefilter literal).
+func finishedMark(s string) bool {
+	return index(s, "`Trainer.fit` stopped") >= 0 || index(s, "[Info] Finish train") >= 0
 }
 
 // joblibLine reads "[Parallel(n_jobs=8)]: Done   8 out of  10 | elapsed:
@@ -201,6 +224,9 @@ func tableRow(t string, st *state) (u sdk.Progress, ok bool) {
 		return u, false
 	}
 	name := strings.TrimSpace(f[0])
+	if strings.ContainsAny(name, " \t") {
+		return u, false
+	}
 	if k := strings.LastIndexByte(name, '/'); k >= 0 {
 		name = name[k+1:] // "train/loss" rows under a "train/" heading
 	}
@@ -366,7 +392,7 @@ func leadingCounter(t string) (n int64, end int, ok bool) {
 func spacedCounter(t string) (n, m int64, ok bool) {
 	for _, w := range []string{"Iteration", "iteration", "Iter", "iter", "Step", "step", "Batch", "batch"} {
 		k := index(t, w)
-		if k < 0 || k > 0 && isLetter(t[k-1]) {
+		if k < 0 || k > 0 && isWordByte(t[k-1]) {
 			continue
 		}
 		i := k + len(w)
@@ -686,7 +712,7 @@ func ofFraction(t string) (n, m int64, ok bool) {
 // recordNoKeyword reads the records that carry no step, epoch or loss
 // keyword: end-of-job marks, joblib, Optuna, gensim, key/value table
 // rows, and rounds that lead the line ("[2]  train-rmse:0.1", "45:\tlearn:").
-func recordNoKeyword(t string, st *state) (u sdk.Progress, ok bool) {
+func recordNoKeyword(s, t string, st *state) (u sdk.Progress, ok bool) {
 	switch c := t[0]; {
 	case c == '[' || isDigit(c):
 		if hasAt(t, 0, "[Parallel(") {
@@ -714,7 +740,7 @@ func recordNoKeyword(t string, st *state) (u sdk.Progress, ok bool) {
 		return tableRow(t, st)
 	}
 	switch {
-	case finishedMark(t):
+	case finishedMark(s):
 		u.Percentage = 100 // the job is done; the source stays its bar's
 		return u, true
 	case index(t, "PROGRESS: at ") >= 0:
