@@ -59,7 +59,7 @@ const (
 	// (no confirm entry): a record reader may accept such a line by its
 	// shape; a line with only confirmed literals it may accept only by
 	// a keyword the confirm entries also accept.
-	fOpen = fEpochCap | fEpochLow | fEpochUp | fLossAny
+	fOpen    = fEpochCap | fEpochLow | fEpochUp | fLossAny
 	fGeneric = fEpochCap | fEpochLow | fEpochUp | fStepCap | fStepLow | fStepUp |
 		fIterCap | fIterLow | fIterUp | fBatchCap | fBatchLow | fProgCap | fProgLow | fLossAny
 )
