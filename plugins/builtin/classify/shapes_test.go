@@ -28,6 +28,8 @@ func TestRealShapes(t *testing.T) {
 		{"torchrun rank failed, nothing deeper", sdk.ClassifyInput{ExitCode: 1, StderrTail: "ERROR:torch.distributed.elastic.multiprocessing.api:failed (exitcode: 1) local_rank: 0 (pid: 1622990) of binary: /usr/bin/python\n"}, sdk.CodeDistributedError},
 		{"torchrun rank failed under the child's error", sdk.ClassifyInput{ExitCode: 1, StderrTail: "Traceback (most recent call last):\n  File \"t.py\", line 1, in <module>\n    x[k]\nKeyError: 'k'\nERROR:torch.distributed.elastic.multiprocessing.api:failed (exitcode: 1) local_rank: 0 (pid: 1) of binary: python\n"}, sdk.CodePythonException},
 		{"launcher received SIGHUP", sdk.ClassifyInput{ExitCode: 1, StderrTail: "WARNING:torch.distributed.elastic.agent.server.api:Received 1 death signal, shutting down workers\n"}, sdk.CodeTerminated},
+		{"a caret under a source line, the SyntaxError line cut", sdk.ClassifyInput{ExitCode: 1, StderrTail: "  File \"main.py\", line 51\n    paint(f'{x[\"a\"]}', end='')\n                 ^\n"}, sdk.CodeSyntaxError},
+		{"a caret then the exception names it", sdk.ClassifyInput{ExitCode: 1, StderrTail: "  File \"main.py\", line 3\n    x = [1, 2\n        ^\nKeyError: 'a'\n"}, sdk.CodePythonException},
 		{"launcher received SIGINT", sdk.ClassifyInput{ExitCode: 1, StderrTail: "WARNING:torch.distributed.elastic.agent.server.api:Received 2 death signal, shutting down workers\n"}, sdk.CodeInterrupted},
 	}
 	for _, c := range cases {

@@ -58,7 +58,7 @@ func readRecord(s string, st *state, counted, keywords, open bool) (u sdk.Progre
 		}
 		n, m, ok := spacedCounter(t)
 		if !ok {
-			return u, false
+			return startBanner(t)
 		}
 		u.Step, u.Total, u.Percentage, u.Phase, u.Source = n, m, pct(n, m), "train", "generic"
 		kvAll(t, st)
@@ -766,4 +766,23 @@ func (st *state) addNew(name string, v float64) {
 		return
 	}
 	st.metrics = append(st.metrics, metric{name, v})
+}
+
+// startBanner reads the total of a trainer's start banner whose wording
+// the MLX parser does not know: "Starting ORPO training..., iters: 500"
+// ("iters: N" is what the host's confirm entry lets through).
+func startBanner(t string) (u sdk.Progress, ok bool) {
+	k := index(t, "Starting ")
+	if k < 0 || index(t[k:], "training") < 0 {
+		return u, false
+	}
+	i := index(t[k:], "iters:")
+	if i < 0 || k+i > 0 && isWordByte(t[k+i-1]) {
+		return u, false
+	}
+	n, _, ok := parseUint(t, skipSpaces(t, k+i+6))
+	if !ok || n == 0 {
+		return u, false
+	}
+	return sdk.Progress{Source: "mlx", Total: n, Phase: "train"}, true
 }
