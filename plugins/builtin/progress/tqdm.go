@@ -108,7 +108,7 @@ func applyDesc(desc string, n, total int64, disp float64, u *sdk.Progress, st *s
 	desc = strings.TrimRight(strings.TrimSpace(desc), ":")
 	if indexByte(desc, ':') >= 0 || indexByte(desc, '=') >= 0 {
 		// metrics written into the description: "Loss: 0.54: : 11it"
-		scanKV(desc, func(k string, v float64) {
+		scanKV(strings.TrimRight(desc, ": "), func(k string, v float64) {
 			if !nonMetric(k) {
 				st.addMetric(k, v)
 			}
