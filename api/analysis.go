@@ -24,6 +24,7 @@ type Progress struct {
 	Phase      string             `json:"phase,omitempty"`
 	Epoch      int64              `json:"epoch,omitempty"`
 	EpochTotal int64              `json:"epoch_total,omitempty"`
+	EpochExact float64            `json:"epoch_exact,omitempty"` // a fractional epoch as printed (0.58)
 	ETASeconds float64            `json:"eta_seconds,omitempty"`
 	Rate       float64            `json:"rate,omitempty"`
 	RateUnit   string             `json:"rate_unit,omitempty"` // it/s, samples/s, tok/s

@@ -36,7 +36,7 @@ var (
 		"duration_seconds"}
 	limitsFields     = []string{"memory_bytes", "timeout_seconds", "cpus", "pids"}
 	parseInputFields = []string{"lines", "last"}
-	progressFields   = []string{"step", "total", "percentage", "phase", "epoch", "epoch_total", "eta_seconds", "rate",
+	progressFields   = []string{"step", "total", "percentage", "phase", "epoch", "epoch_total", "epoch_exact", "eta_seconds", "rate",
 		"rate_unit", "metrics", "message", "source"}
 )
 
@@ -237,6 +237,8 @@ func (d *jsonDec) progress(v *Progress) bool {
 			return d.int64(&v.Epoch, f)
 		case "epoch_total":
 			return d.int64(&v.EpochTotal, f)
+		case "epoch_exact":
+			return d.float64(&v.EpochExact, f)
 		case "eta_seconds":
 			return d.float64(&v.ETASeconds, f)
 		case "rate":
