@@ -58,7 +58,7 @@ func (h *Host) readState() []offRecord {
 // restoreState switches off again the modules StateFile says are off.
 func (h *Host) restoreState() {
 	recs := h.readState()
-	for _, m := range h.modules {
+	for _, m := range h.mods() {
 		for _, o := range recs {
 			// Hashing costs a few ms per module: only for those named.
 			if o.Source == m.source && o.SHA256 == m.sha() {

@@ -125,7 +125,7 @@ const (
 type Signature struct {
 	State       SigState
 	Fingerprint string // the signer's, when known
-	KeyName     string // the trusted key's name (Trusted)
+	KeyName     string // the trusted key's name (Trusted; "" for a --trust key)
 	Signer      ed25519.PublicKey
 }
 
@@ -133,6 +133,9 @@ type Signature struct {
 func (s Signature) String() string {
 	switch s.State {
 	case Trusted:
+		if s.KeyName == "" {
+			return fmt.Sprintf("signed by a key given with --trust (%s)", s.Fingerprint)
+		}
 		return fmt.Sprintf("signed by trusted key %s (%s)", s.KeyName, s.Fingerprint)
 	case Untrusted:
 		return fmt.Sprintf("signed by an untrusted key (%s)", s.Fingerprint)
@@ -169,7 +172,6 @@ func CheckSignature(bm Manifest, ts *TrustStore, extra ...ed25519.PublicKey) Sig
 		for _, c := range cands {
 			if c.Equal(pub) {
 				s.State = Trusted
-				s.KeyName = "(given with --trust)"
 				if k, ok := ts.lookup(pub); ok {
 					s.KeyName = k.Name
 				}
@@ -179,7 +181,7 @@ func CheckSignature(bm Manifest, ts *TrustStore, extra ...ed25519.PublicKey) Sig
 	}
 	for _, c := range cands {
 		if ed25519.Verify(c, bm.SigningBytes(), sig) {
-			s := Signature{State: Trusted, Fingerprint: Fingerprint(c), Signer: c, KeyName: "(given with --trust)"}
+			s := Signature{State: Trusted, Fingerprint: Fingerprint(c), Signer: c}
 			if k, ok := ts.lookup(c); ok {
 				s.KeyName = k.Name
 			}
