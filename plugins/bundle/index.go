@@ -246,7 +246,7 @@ func CompareVersions(a, b string) int {
 	bc, bpre, _ := strings.Cut(b, "-")
 	as, bs := strings.Split(ac, "."), strings.Split(bc, ".")
 	for i := 0; i < max(len(as), len(bs)); i++ {
-		var x, y string
+		x, y := "0", "0" // 1.2 is 1.2.0
 		if i < len(as) {
 			x = as[i]
 		}
