@@ -172,23 +172,25 @@ func Find(entries []IndexEntry, name, version string) (IndexEntry, error) {
 	return *best, nil
 }
 
-// Search returns the entries whose name or description holds every word
-// (case-insensitive), newest version of each name only, by name.
+// Search returns, for each bundle name that some version of matches
+// every word (in name or description, case-insensitive), its newest
+// entry, by name.
 func Search(entries []IndexEntry, words []string) []IndexEntry {
-	newest := map[string]IndexEntry{}
+	match := map[string]bool{}
 	for _, e := range entries {
 		hay := strings.ToLower(e.Name + " " + e.Description)
 		ok := true
 		for _, w := range words {
 			ok = ok && strings.Contains(hay, strings.ToLower(w))
 		}
-		if old, seen := newest[e.Name]; ok && (!seen || CompareVersions(e.Version, old.Version) > 0) {
-			newest[e.Name] = e
-		}
+		match[e.Name] = match[e.Name] || ok
 	}
-	out := make([]IndexEntry, 0, len(newest))
-	for _, e := range newest {
-		out = append(out, e)
+	var out []IndexEntry
+	for name, ok := range match {
+		if ok {
+			e, _ := Find(entries, name, "")
+			out = append(out, e)
+		}
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
 	return out
