@@ -6,6 +6,7 @@ import (
 	"hash/fnv"
 	"os"
 	"path/filepath"
+	"strings"
 )
 
 // Live pick-up: a daemon's Host lives as long as runs keep coming, and a
@@ -29,6 +30,9 @@ func dirsSignature(dirs []string) uint64 {
 			continue
 		}
 		for _, e := range entries {
+			if strings.HasPrefix(e.Name(), ".") {
+				continue // as discover: an install under way is not there yet
+			}
 			p := filepath.Join(dir, e.Name())
 			writeStat(h, p)
 			if e.IsDir() {

@@ -237,7 +237,7 @@ func pluginsNew(ctx context.Context, a *cli.App, c *cli.PluginsNewCmd) error {
 	if a.G.JSON {
 		return a.PrintJSON(map[string]string{"dir": dir, "kind": c.Kind, "name": c.Name})
 	}
-	fmt.Printf("created %s plugin %q in %s\n\nnext:\n  cd %s\n  make            # builds %s.wasm\n  make test       # runs its fixtures (runbox plugins test)\n  cp %s.wasm %s/  # use it: runbox analyze / runbox run pick it up\n",
-		c.Kind, c.Name, dir, dir, c.Name, c.Name, paths.PluginDir())
+	fmt.Printf("created %s plugin %q in %s\n\nnext:\n  cd %s\n  make            # builds %s.wasm\n  make test       # runs its fixtures (runbox plugins test)\n  make bundle KEY=%s   # %s-VERSION.tar.gz, signed (runbox plugins keygen makes the key)\n  runbox plugins install %s-0.1.0.tar.gz   # the next run and analyze use it\n\nthe version is in runbox-bundle.json, and only there\n",
+		c.Kind, c.Name, dir, dir, c.Name, defaultKeyPath(), c.Name, c.Name)
 	return nil
 }
