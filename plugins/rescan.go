@@ -68,11 +68,18 @@ func (h *Host) refresh() {
 	if len(h.cfg.Dirs) == 0 || h.closed.Load() {
 		return
 	}
-	sig := dirsSignature(h.cfg.Dirs)
+	// A plugin the breaker switched off stays off when it comes back
+	// unchanged (same source and sha256), as across a restart.
+	h.restore(h.rescan(dirsSignature(h.cfg.Dirs)))
+}
+
+// rescan discovers again when sig differs from the last, and returns the
+// modules it added.
+func (h *Host) rescan(sig uint64) []*module {
 	h.modMu.Lock()
 	defer h.modMu.Unlock()
 	if sig == h.dirSig {
-		return
+		return nil
 	}
 	h.dirSig = sig
 	old := map[string]*module{}
@@ -97,6 +104,7 @@ func (h *Host) refresh() {
 	if len(added) > 0 || len(old) > 0 {
 		h.log.Info("plugin directory changed: plugins reloaded", "added_or_changed", len(added), "gone_or_replaced", len(old))
 	}
+	return added
 }
 
 // adopt makes a module of s: failed at once when s could not be read,

@@ -213,9 +213,10 @@ func Install(path, pluginsDir string, trustedKeys ...ed25519.PublicKey) (Manifes
 }
 
 // place writes a verified bundle to pluginsDir/NAME: into a temporary
-// directory first, then renamed over the installed one, so that a failure
-// leaves the previous install as it was, and a plugin host scanning the
-// directory sees the old bundle or the new one, never half of one.
+// directory first, then swapped with the installed one in one step where
+// the OS can (else two renames), so that a failure leaves the previous
+// install as it was, and a plugin host scanning the directory sees the
+// old bundle or the new one, never half of one.
 func place(bm Manifest, files map[string][]byte, pluginsDir string) error {
 	keep := map[string][]byte{ManifestFile: files[ManifestFile]}
 	for _, f := range bm.Plugins {
@@ -233,6 +234,9 @@ func place(bm Manifest, files map[string][]byte, pluginsDir string) error {
 		return fmt.Errorf("install: %w", err)
 	}
 	dst := filepath.Join(pluginsDir, bm.Name)
+	if err := exchange(tmp, dst); err == nil {
+		return nil // tmp now holds the previous install, removed by the defer
+	}
 	old := tmp + ".old"
 	if err := os.Rename(dst, old); err == nil {
 		defer os.RemoveAll(old)
