@@ -2,7 +2,7 @@ package plugins
 
 import (
 	"bytes"
-	"fmt"
+	"encoding/binary"
 	"hash/fnv"
 	"os"
 	"path/filepath"
@@ -22,37 +22,41 @@ import (
 // dirsSignature summarises what discover would read from dirs.
 func dirsSignature(dirs []string) uint64 {
 	h := fnv.New64a()
+	var buf []byte
 	for _, dir := range dirs {
-		fmt.Fprintf(h, "%s\x00", dir)
+		buf = appendStat(buf[:0], dir)
 		entries, err := os.ReadDir(dir)
-		if err != nil {
-			fmt.Fprintf(h, "err\x00")
-			continue
-		}
 		for _, e := range entries {
 			if strings.HasPrefix(e.Name(), ".") {
 				continue // as discover: an install under way is not there yet
 			}
 			p := filepath.Join(dir, e.Name())
-			writeStat(h, p)
+			buf = appendStat(buf, p)
 			if e.IsDir() {
 				sub, _ := os.ReadDir(p)
 				for _, s := range sub {
-					writeStat(h, filepath.Join(p, s.Name()))
+					buf = appendStat(buf, filepath.Join(p, s.Name()))
 				}
 			}
 		}
+		if err != nil {
+			buf = append(buf, "unreadable\x00"...)
+		}
+		h.Write(buf)
 	}
 	return h.Sum64()
 }
 
-func writeStat(w interface{ Write([]byte) (int, error) }, p string) {
+// appendStat appends p's name, size and modification time.
+func appendStat(buf []byte, p string) []byte {
+	buf = append(buf, p...)
+	buf = append(buf, 0)
 	fi, err := os.Lstat(p)
 	if err != nil {
-		fmt.Fprintf(w, "%s\x00gone\x00", p)
-		return
+		return append(buf, "gone\x00"...)
 	}
-	fmt.Fprintf(w, "%s\x00%d\x00%d\x00", p, fi.Size(), fi.ModTime().UnixNano())
+	buf = binary.LittleEndian.AppendUint64(buf, uint64(fi.Size()))
+	return binary.LittleEndian.AppendUint64(buf, uint64(fi.ModTime().UnixNano()))
 }
 
 // mods returns the current modules (a snapshot: refresh replaces the slice).

@@ -53,3 +53,21 @@ func TestHostPicksUpInstallAndRemove(t *testing.T) {
 		t.Fatalf("a parser after remove still feeds %d plugin(s)", len(p.targets))
 	}
 }
+
+// BenchmarkRefreshUnchanged is what live pick-up adds to each run's
+// parser and each classify when nothing was installed: a look at a plugin
+// directory of 10 bundles.
+func BenchmarkRefreshUnchanged(b *testing.B) {
+	dir := b.TempDir()
+	for i := range 10 {
+		d := filepath.Join(dir, "bundle"+string(rune('a'+i)))
+		os.MkdirAll(d, 0o755)
+		os.WriteFile(filepath.Join(d, bundle.ManifestFile), []byte(`{}`), 0o644)
+		os.WriteFile(filepath.Join(d, "x.wasm"), []byte("\x00asm"), 0o644)
+	}
+	h, _ := newTestHost(b, Config{}, dir)
+	b.ResetTimer()
+	for b.Loop() {
+		h.refresh()
+	}
+}
