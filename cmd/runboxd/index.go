@@ -144,6 +144,9 @@ func pluginsSearch(ctx context.Context, a *cli.App, c *cli.PluginsSearchCmd) err
 // installFromIndex installs NAME[@VERSION] from the configured indexes.
 func installFromIndex(ctx context.Context, spec string, pol bundle.Policy) (bundle.Manifest, bundle.Signature, error) {
 	name, version, _ := strings.Cut(spec, "@")
+	if strings.ContainsRune(spec, os.PathSeparator) || strings.HasSuffix(spec, ".tar.gz") || strings.HasSuffix(spec, ".tgz") {
+		return bundle.Manifest{}, bundle.Signature{}, fmt.Errorf("install %s: no such bundle file or directory", spec)
+	}
 	if err := bundle.CheckName(name); err != nil {
 		return bundle.Manifest{}, bundle.Signature{}, fmt.Errorf("install %s: not a bundle file or directory, nor a NAME[@VERSION]: %w", spec, err)
 	}
