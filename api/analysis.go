@@ -14,6 +14,8 @@ type Failure struct {
 	Details map[string]string `json:"details,omitempty"`
 	// Plugin names the plugin that produced this answer.
 	Plugin string `json:"plugin,omitempty"`
+	// PluginVersion is that plugin's version.
+	PluginVersion string `json:"plugin_version,omitempty"`
 }
 
 // Progress is a run's latest progress.

@@ -30,7 +30,7 @@ var (
 	gpuFields        = []string{"vendor", "name", "memory_bytes"}
 	experienceFields = []string{"runs", "succeeded", "failed", "failure_codes", "median_duration_seconds",
 		"max_peak_rss_bytes", "last_failure"}
-	failureFields       = []string{"code", "message", "suggestions", "retryable", "evidence", "confidence", "details", "plugin"}
+	failureFields       = []string{"code", "message", "suggestions", "retryable", "evidence", "confidence", "details", "plugin", "plugin_version"}
 	classifyInputFields = []string{"exit_code", "signal", "oom_killed", "timed_out", "cancelled", "stalled", "smoke",
 		"sandbox", "command", "limits", "stdout_tail", "stderr_tail", "sandbox_error", "progress", "peak_rss_bytes",
 		"duration_seconds"}
@@ -145,6 +145,8 @@ func (d *jsonDec) failure(v *Failure) bool {
 			return decodeMap(d, &v.Details, f, func(s *string) bool { return d.string(s, f) })
 		case "plugin":
 			return d.string(&v.Plugin, f)
+		case "plugin_version":
+			return d.string(&v.PluginVersion, f)
 		default:
 			return d.skip()
 		}

@@ -190,6 +190,8 @@ type Failure struct {
 	Details map[string]string `json:"details,omitempty"`
 	// Plugin is filled in by the host: which plugin produced this.
 	Plugin string `json:"plugin,omitempty"`
+	// PluginVersion is filled in by the host: that plugin's version.
+	PluginVersion string `json:"plugin_version,omitempty"`
 }
 
 // ---- progress -----------------------------------------------------------------
