@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/runbox/runbox/api"
+	"github.com/runbox/runbox/internal/jsonfile"
 	"github.com/runbox/runbox/sandbox"
 	"github.com/runbox/runbox/store"
 )
@@ -427,17 +428,9 @@ func savePending(dir string, p *pendingRun) error {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return err
 	}
-	b, err := json.Marshal(pendingJSON{Spec: p.spec, Smoke: p.smoke})
-	if err != nil {
-		return err
-	}
 	// Written whole or not at all: a daemon killed mid-write must not
 	// leave a torn spec that the next one cannot read.
-	tmp := filepath.Join(dir, pendingFile+".tmp")
-	if err := os.WriteFile(tmp, b, 0o600); err != nil {
-		return err
-	}
-	return os.Rename(tmp, filepath.Join(dir, pendingFile))
+	return jsonfile.Write(filepath.Join(dir, pendingFile), pendingJSON{Spec: p.spec, Smoke: p.smoke}, false)
 }
 
 func loadPending(dir string) (*pendingRun, error) {
@@ -455,7 +448,7 @@ func loadPending(dir string) (*pendingRun, error) {
 // removeSecrets deletes the queued spec once the run has started.
 func removeSecrets(dir string) {
 	_ = os.Remove(filepath.Join(dir, pendingFile))
-	_ = os.Remove(filepath.Join(dir, pendingFile+".tmp"))
+	_ = os.Remove(filepath.Join(dir, pendingFile+jsonfile.TmpSuffix))
 }
 
 // Fingerprint groups runs of the same job: the program and, for

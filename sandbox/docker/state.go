@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"sync"
 
+	"github.com/runbox/runbox/internal/jsonfile"
 	"github.com/runbox/runbox/sandbox"
 )
 
@@ -74,26 +75,10 @@ func (s *state) update(fn func(*runState)) error {
 	if s.dir == "" {
 		return nil
 	}
-	b, err := json.MarshalIndent(s.data, "", "  ")
-	if err != nil {
-		return err
-	}
 	if err := os.MkdirAll(s.dir, 0o700); err != nil {
 		return fmt.Errorf("save run state: %w", err)
 	}
-	tmp, err := os.CreateTemp(s.dir, stateFile+".tmp*")
-	if err != nil {
-		return fmt.Errorf("save run state: %w", err)
-	}
-	_, werr := tmp.Write(b)
-	serr := tmp.Sync()
-	cerr := tmp.Close()
-	if err := errors.Join(werr, serr, cerr); err != nil {
-		os.Remove(tmp.Name())
-		return fmt.Errorf("save run state: %w", err)
-	}
-	if err := os.Rename(tmp.Name(), filepath.Join(s.dir, stateFile)); err != nil {
-		os.Remove(tmp.Name())
+	if err := jsonfile.Write(filepath.Join(s.dir, stateFile), s.data, true); err != nil {
 		return fmt.Errorf("save run state: %w", err)
 	}
 	return nil

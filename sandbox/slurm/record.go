@@ -9,6 +9,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/runbox/runbox/internal/jsonfile"
 	"github.com/runbox/runbox/sandbox"
 )
 
@@ -65,27 +66,8 @@ func (rf *recordFile) update(fn func(*record)) error {
 	defer rf.mu.Unlock()
 	next := rf.r
 	fn(&next)
-	b, err := json.Marshal(&next)
-	if err != nil {
-		return err
-	}
-	tmp := rf.path + ".tmp"
-	f, err := os.OpenFile(tmp, os.O_CREATE|os.O_TRUNC|os.O_WRONLY, 0o600)
-	if err != nil {
+	if err := jsonfile.WriteDurable(rf.path, &next); err != nil {
 		return fmt.Errorf("write submit record: %w", err)
-	}
-	_, werr := f.Write(b)
-	serr := f.Sync()
-	cerr := f.Close()
-	if err := errors.Join(werr, serr, cerr); err != nil {
-		return fmt.Errorf("write submit record: %w", err)
-	}
-	if err := os.Rename(tmp, rf.path); err != nil {
-		return fmt.Errorf("write submit record: %w", err)
-	}
-	if d, err := os.Open(filepath.Dir(rf.path)); err == nil {
-		d.Sync()
-		d.Close()
 	}
 	rf.r = next
 	return nil

@@ -8,13 +8,12 @@ package protocol
 
 import (
 	"encoding/json"
-	"errors"
-	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"time"
 
+	"github.com/runbox/runbox/internal/jsonfile"
 	"github.com/runbox/runbox/sandbox"
 )
 
@@ -53,8 +52,8 @@ const (
 	TreeFile    = "tree.json"
 	ReserveFile = "exit.reserve"
 	DirMode     = 0o700
-	SecretMode  = 0o600
-	tmpSuffix   = ".tmp"
+	SecretMode  = jsonfile.Mode
+	tmpSuffix   = jsonfile.TmpSuffix
 )
 
 // Boot is what Start hands the supervisor (SpecFile): the spec plus
@@ -137,60 +136,12 @@ func ParseRunMsg(line string) (stateDir string, ok bool) {
 	return stateDir, true
 }
 
-// WriteJSON writes v to path atomically (see WriteTemp); with sync the
-// data is on disk before the rename.
-func WriteJSON(path string, v any, sync bool) error {
-	b, err := json.Marshal(v)
-	if err != nil {
-		return err
-	}
-	commit, err := WriteTemp(path, b, sync)
-	if err != nil {
-		return err
-	}
-	return commit()
-}
-
-// WriteTemp writes data to path's temporary twin (SecretMode); commit
-// renames it into place, so readers see no file or the whole new one.
-// (The directory is not synced: a crash may lose the rename, never
-// expose a torn file.)
-func WriteTemp(path string, data []byte, sync bool) (commit func() error, err error) {
-	tmp := path + tmpSuffix
-	f, err := os.OpenFile(tmp, os.O_CREATE|os.O_WRONLY|os.O_TRUNC, SecretMode)
-	if err != nil {
-		return nil, err
-	}
-	_, werr := f.Write(data)
-	var serr error
-	if sync {
-		serr = f.Sync()
-	}
-	cerr := f.Close()
-	if err := errors.Join(werr, serr, cerr); err != nil {
-		os.Remove(tmp)
-		return nil, err
-	}
-	return func() error {
-		if err := os.Rename(tmp, path); err != nil {
-			os.Remove(tmp)
-			return err
-		}
-		return nil
-	}, nil
-}
-
-// ReadJSON decodes the JSON file at path into v.
-func ReadJSON(path string, v any) error {
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return err
-	}
-	if err := json.Unmarshal(b, v); err != nil {
-		return fmt.Errorf("decode %s: %w", filepath.Base(path), err)
-	}
-	return nil
-}
+// The state dir's records are written and read as package jsonfile does.
+var (
+	WriteJSON = jsonfile.Write
+	WriteTemp = jsonfile.WriteTemp
+	ReadJSON  = jsonfile.Read
+)
 
 // ReadExit returns the exit record in stateDir; os.ErrNotExist when there
 // is none yet.

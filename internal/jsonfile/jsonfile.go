@@ -1,0 +1,87 @@
+// Package jsonfile keeps small JSON records on disk so that a crash leaves
+// the old record or the new one, never half of one: the exit records,
+// queued specs and backend state that let a restarted daemon find out what
+// happened while it was gone.
+package jsonfile
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+)
+
+// Mode is the permission of every record: they may hold secrets.
+const Mode = 0o600
+
+// TmpSuffix names a record's temporary twin, written before the rename.
+const TmpSuffix = ".tmp"
+
+// Write writes v to path atomically (see WriteTemp); with sync the data is
+// on disk before the rename.
+func Write(path string, v any, sync bool) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	commit, err := WriteTemp(path, b, sync)
+	if err != nil {
+		return err
+	}
+	return commit()
+}
+
+// WriteDurable is Write with the data and the rename on disk when it
+// returns (the directory is synced too).
+func WriteDurable(path string, v any) error {
+	if err := Write(path, v, true); err != nil {
+		return err
+	}
+	d, err := os.Open(filepath.Dir(path))
+	if err != nil {
+		return err
+	}
+	defer d.Close()
+	return d.Sync()
+}
+
+// WriteTemp writes data to path's temporary twin; commit renames it into
+// place, so readers see no file or the whole new one. (The directory is
+// not synced: a crash may lose the rename, never expose a torn file.)
+func WriteTemp(path string, data []byte, sync bool) (commit func() error, err error) {
+	tmp := path + TmpSuffix
+	f, err := os.OpenFile(tmp, os.O_CREATE|os.O_WRONLY|os.O_TRUNC, Mode)
+	if err != nil {
+		return nil, err
+	}
+	_, werr := f.Write(data)
+	var serr error
+	if sync {
+		serr = f.Sync()
+	}
+	cerr := f.Close()
+	if err := errors.Join(werr, serr, cerr); err != nil {
+		os.Remove(tmp)
+		return nil, err
+	}
+	return func() error {
+		if err := os.Rename(tmp, path); err != nil {
+			os.Remove(tmp)
+			return err
+		}
+		return nil
+	}, nil
+}
+
+// Read decodes the JSON file at path into v.
+func Read(path string, v any) error {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return err
+	}
+	if err := json.Unmarshal(b, v); err != nil {
+		return fmt.Errorf("decode %s: %w", filepath.Base(path), err)
+	}
+	return nil
+}
