@@ -37,6 +37,8 @@ func (engine) Run(ctx context.Context, a *cli.App, cmd any) error {
 		return runMCP(ctx, a, c)
 	case *cli.PlotCmd:
 		return runPlot(ctx, a, c)
+	case *cli.UiCmd:
+		return runUI(ctx, a, c)
 	case *cli.PluginsLsCmd:
 		return pluginsLs(ctx, a, c)
 	case *cli.PluginsInfoCmd:
