@@ -109,7 +109,7 @@ let related = {};
 function runPage(id) {
   window.runboxCharts = {};
   related = {};
-  main.innerHTML = `<div id="head" class="card">loading…</div>
+  main.innerHTML = `<div class="card"><div class="title"><h2 style="margin:.2em 0" id="title">loading…</h2><div class="actions" id="actions"></div></div><div id="head"></div></div>
     <div id="failure"></div>
     <div class="card"><h3>metrics</h3><div id="charts" class="charts"></div></div>
     <div class="grid"><div class="card"><h3>log</h3><pre class="log" id="log"></pre></div><div id="side"></div></div>`;
@@ -131,12 +131,18 @@ function renderHead(p) {
   const rate = pr.rate ? `${pr.rate.toFixed(pr.rate < 10 ? 2 : 0)} ${esc(pr.rate_unit || "it/s")}` : "";
   const steps = pr.total ? `${pr.step || 0}/${pr.total}` : pr.step ? `step ${pr.step}` : "";
   const u = r.exit && r.exit.usage;
+  document.getElementById("title").innerHTML = `${esc(r.name || r.id)} <span class="state s-${esc(r.state)}" id="state">${esc(r.state)}</span>`;
+  // The buttons are redrawn only when the run ends, not on every progress
+  // update: a click must not land on a button being replaced.
+  const acts = document.getElementById("actions"), ended = String(terminal(r.state));
+  if (acts.dataset.ended !== ended) {
+    acts.dataset.ended = ended;
+    acts.innerHTML = terminal(r.state) ? `<button id="retry">retry</button>` : `<button class="danger" id="stop">stop</button>`;
+    const stop = document.getElementById("stop"), retry = document.getElementById("retry");
+    if (stop) stop.onclick = () => { stop.disabled = true; post(`/api/runs/${encodeURIComponent(r.id)}/stop`).catch(e => alert(e.message)); };
+    if (retry) retry.onclick = () => post(`/api/runs/${encodeURIComponent(r.id)}/retry`).then(n => { location.hash = "#/run/" + n.id; }).catch(e => alert(e.message));
+  }
   document.getElementById("head").innerHTML = `
-    <div class="title"><h2 style="margin:.2em 0">${esc(r.name || r.id)} <span class="state s-${esc(r.state)}" id="state">${esc(r.state)}</span></h2>
-      <div class="actions">
-        ${terminal(r.state) ? "" : `<button class="danger" id="stop">stop</button>`}
-        ${terminal(r.state) ? `<button id="retry">retry</button>` : ""}
-      </div></div>
     <dl>
       <dt>run</dt><dd>${esc(r.id)}</dd>
       <dt>command</dt><dd><code>${esc(command(r))}</code></dd>
@@ -149,9 +155,6 @@ function renderHead(p) {
       ${r.parent_run_id ? `<dt>retry of</dt><dd><a href="#/run/${esc(r.parent_run_id)}">${esc(r.parent_run_id)}</a> (attempt ${r.attempt})</dd>` : ""}
       ${p.retries.length ? `<dt>retries</dt><dd>${p.retries.map(k => `<a href="#/run/${esc(k.id)}">${esc(k.id.slice(0, 10))}</a> <span class="s-${esc(k.state)}">${esc(k.state)}</span>`).join(", ")}</dd>` : ""}
     </dl>`;
-  const stop = document.getElementById("stop"), retry = document.getElementById("retry");
-  if (stop) stop.onclick = () => { stop.disabled = true; post(`/api/runs/${encodeURIComponent(r.id)}/stop`).catch(e => alert(e.message)); };
-  if (retry) retry.onclick = () => post(`/api/runs/${encodeURIComponent(r.id)}/retry`).then(n => { location.hash = "#/run/" + n.id; }).catch(e => alert(e.message));
   const f = r.failure;
   document.getElementById("failure").innerHTML = f ? `<div class="card failure"><h3>${esc(f.code)} <span class="muted">confidence ${f.confidence.toFixed(2)}${f.retryable ? ", retryable" : ""}</span></h3>
     <p>${esc(f.message)}</p>${(f.suggestions || []).length ? `<ul>${f.suggestions.map(s => `<li>${esc(s)}</li>`).join("")}</ul>` : ""}</div>` : "";
@@ -235,6 +238,9 @@ function renderCharts(m) {
       const div = document.createElement("div");
       div.className = "chart";
       div.dataset.metric = s.name;
+      const h = document.createElement("h4");
+      h.textContent = s.name + (s.span > 1 ? ` (${s.total} samples, ${s.span} per point: line = last, faint = min/max)` : "");
+      div.appendChild(h);
       box.appendChild(div);
       u = new uPlot({ width: 600, height: 240, series, scales: { x: { time: false } }, axes: [{ label: "step" }, {}], cursor: { drag: { x: true, y: false } } }, data, div);
       window.runboxCharts[s.name] = u;
