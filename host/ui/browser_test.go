@@ -13,7 +13,9 @@ import (
 
 // browser starts headless Chromium (Debian's chromium) driven by chromedp.
 // Without it the test is skipped, unless RUNBOX_REQUIRE_BROWSER=1 (CI).
-func browser(t *testing.T) context.Context {
+func browser(t *testing.T) context.Context { return browserB(t) }
+
+func browserB(t testing.TB) context.Context {
 	t.Helper()
 	exe, err := exec.LookPath("chromium")
 	if err != nil {

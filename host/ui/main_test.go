@@ -31,9 +31,11 @@ type testEnv struct {
 	url string
 }
 
-func startEnv(t *testing.T) *testEnv {
+func startEnv(t testing.TB) *testEnv { return startEnvIn(t, t.TempDir()) }
+
+// startEnvIn starts the daemon on home (a store may be there already).
+func startEnvIn(t testing.TB, home string) *testEnv {
 	t.Helper()
-	home := t.TempDir()
 	sockDir, err := os.MkdirTemp("", "rbu")
 	if err != nil {
 		t.Fatal(err)
@@ -110,7 +112,7 @@ func (e *testEnv) base() string { return "http://" + e.srv.ln.Addr().String() }
 
 // train submits a run printing n steps of loss, pausing pause seconds
 // after each.
-func (e *testEnv) train(t *testing.T, name string, n int, pause string) *api.Run {
+func (e *testEnv) train(t testing.TB, name string, n int, pause string) *api.Run {
 	t.Helper()
 	script := `i=1; while [ $i -le ` + strconv.Itoa(n) + ` ]; do echo "##PROGRESS## {\"step\": $i, \"total\": ` + strconv.Itoa(n) + `, \"metrics\": {\"loss\": $(( 1000 / i ))}}"; sleep ` + pause + `; i=$((i+1)); done`
 	r, err := e.c.Submit(context.Background(), api.RunRequest{
