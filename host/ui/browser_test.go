@@ -2,6 +2,7 @@ package ui
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -9,6 +10,9 @@ import (
 	"time"
 
 	"github.com/chromedp/chromedp"
+
+	"github.com/runbox/runbox/api"
+	"github.com/runbox/runbox/sandbox"
 )
 
 // browser starts headless Chromium (Debian's chromium) driven by chromedp.
@@ -64,7 +68,6 @@ func TestBrowserRunsListIsLive(t *testing.T) {
 		chromedp.Navigate(e.url),
 		chromedp.WaitVisible(`tr.run[data-id="`+r.ID+`"][data-state="running"]`),
 	)
-	screenshot(t, ctx, "dashboard-runs.png")
 	run(t, ctx, chromedp.WaitVisible(`tr.run[data-id="`+r.ID+`"][data-state="succeeded"]`))
 }
 
@@ -91,7 +94,6 @@ func TestBrowserRunPageChart(t *testing.T) {
 	if n != 25 {
 		t.Fatalf("the chart has %d points, want 25", n)
 	}
-	screenshot(t, ctx, "dashboard-run.png")
 
 	// A run with no metrics says so.
 	plain := e.train(t, "plain", 0, "0")
@@ -121,4 +123,39 @@ func TestBrowserStop(t *testing.T) {
 	}
 	var text string
 	run(t, ctx, chromedp.Poll(`document.getElementById("state").textContent === "cancelled"`, nil), chromedp.Text(`#state`, &text))
+}
+
+// TestScreenshots makes the README's pictures (docs/dashboard-*.png) when
+// RUNBOX_UI_SCREENSHOTS names a directory: a few runs of a training script,
+// one failing, one still going.
+func TestScreenshots(t *testing.T) {
+	if os.Getenv("RUNBOX_UI_SCREENSHOTS") == "" {
+		t.Skip("RUNBOX_UI_SCREENSHOTS not set")
+	}
+	e := startEnv(t)
+	ctx := browser(t)
+	trainer := func(name string, n int, lr float64, fail bool) *api.Run {
+		script := fmt.Sprintf(`awk -v n=%d -v lr=%g -v fail=%d 'BEGIN{srand(7); for(i=1;i<=n;i++){ loss=2.3*exp(-i*lr/40)+0.15+0.08*rand(); acc=1-exp(-i*lr/30)*0.9; if (fail && i>n*0.6) loss="NaN"; printf "##PROGRESS## {\"step\": %%d, \"total\": %%d, \"epoch\": %%d, \"epoch_total\": 3, \"metrics\": {\"loss\": %%s, \"accuracy\": %%.4f}}\n", i, n, 1+int(3*(i-1)/n), loss, acc; printf "epoch %%d step %%d loss %%s\n", 1+int(3*(i-1)/n), i, loss; fflush(); system("sleep 0.02") } if (fail) { print "RuntimeError: loss is NaN at step " int(n*0.6) > "/dev/stderr"; exit 1 } }'`, n, lr, map[bool]int{false: 0, true: 1}[fail])
+		r, err := e.c.Submit(context.Background(), api.RunRequest{Name: name, Command: []string{"sh", "-c", script}, Sandbox: sandbox.Process, Workdir: t.TempDir(), ClientEnv: os.Environ()})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return r
+	}
+	warm := e.train(t, "warm-up", 1, "0")
+	_, _ = e.c.Wait(context.Background(), warm.ID, time.Minute)
+	for _, n := range []string{"tokenizer-smoke", "data-prep"} {
+		_, _ = e.c.Wait(context.Background(), trainer(n, 20, 2, false).ID, time.Minute)
+	}
+	ok := trainer("resnet-baseline", 150, 1, false)
+	bad := trainer("resnet-lr-high", 120, 3, true)
+	_, _ = e.c.Wait(context.Background(), ok.ID, time.Minute)
+	_, _ = e.c.Wait(context.Background(), bad.ID, time.Minute)
+	trainer("resnet-long", 3000, 0.3, false)
+	time.Sleep(3 * time.Second)
+	run(t, ctx, chromedp.EmulateViewport(1300, 420), chromedp.Navigate(e.url), chromedp.WaitVisible(`tr.run[data-state="running"]`))
+	screenshot(t, ctx, "dashboard-runs.png")
+	run(t, ctx, chromedp.EmulateViewport(1300, 1000))
+	run(t, ctx, chromedp.Navigate(e.base()+"/#/run/"+ok.ID), chromedp.WaitVisible(`.chart[data-metric="loss"] canvas`))
+	screenshot(t, ctx, "dashboard-run.png")
 }

@@ -242,7 +242,7 @@ function renderCharts(m) {
       h.textContent = s.name + (s.span > 1 ? ` (${s.total} samples, ${s.span} per point: line = last, faint = min/max)` : "");
       div.appendChild(h);
       box.appendChild(div);
-      u = new uPlot({ width: 600, height: 240, series, scales: { x: { time: false } }, axes: [{ label: "step" }, {}], cursor: { drag: { x: true, y: false } } }, data, div);
+      u = new uPlot({ width: 580, height: 230, series, scales: { x: { time: false } }, axes: [{ label: "step" }, {}], cursor: { drag: { x: true, y: false } } }, data, div);
       window.runboxCharts[s.name] = u;
     }
     u.root.parentElement.dataset.points = String(s.step.length);
