@@ -81,7 +81,7 @@ func TestBrowserRunPageChart(t *testing.T) {
 	if _, err := e.c.Wait(context.Background(), warm.ID, time.Minute); err != nil {
 		t.Fatal(err)
 	}
-	r := e.train(t, "chart", 25, "0.05")
+	r := e.train(t, "chart", 25, "0.15")
 	if _, err := e.c.Wait(context.Background(), r.ID, time.Minute); err != nil {
 		t.Fatal(err)
 	}
