@@ -103,6 +103,33 @@ func TestBrowserRunPageChart(t *testing.T) {
 	run(t, ctx, chromedp.Navigate(e.url+"#/run/"+plain.ID), chromedp.WaitVisible(`#no-metrics`))
 }
 
+// A retry's page overlays its parent's metrics on its own.
+func TestBrowserOverlaysParent(t *testing.T) {
+	e := startEnv(t)
+	ctx := browser(t)
+	bg := context.Background()
+	first := e.train(t, "first", 5, "0.1")
+	if _, err := e.c.Wait(bg, first.ID, time.Minute); err != nil {
+		t.Fatal(err)
+	}
+	retry, err := e.c.Retry(bg, first.ID, api.RunRequest{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.c.Wait(bg, retry.ID, time.Minute); err != nil {
+		t.Fatal(err)
+	}
+	var labels []string
+	run(t, ctx,
+		chromedp.Navigate(e.url+"#/run/"+retry.ID),
+		chromedp.Poll(`window.runboxCharts.loss && window.runboxCharts.loss.series.length === 3`, nil),
+		chromedp.Evaluate(`window.runboxCharts.loss.series.map(s => s.label)`, &labels),
+	)
+	if len(labels) != 3 || labels[1] != "loss" || labels[2] != first.ID[:10] {
+		t.Fatalf("chart series %v, want step, loss and the parent %s", labels, first.ID[:10])
+	}
+}
+
 // Stop from the page stops the run.
 func TestBrowserStop(t *testing.T) {
 	e := startEnv(t)

@@ -109,6 +109,7 @@ let related = {};
 function runPage(id) {
   window.runboxCharts = {};
   related = {};
+  lastMetrics = null;
   main.innerHTML = `<div class="card"><div class="title"><h2 style="margin:.2em 0" id="title">loading…</h2><div class="actions" id="actions"></div></div><div id="head"></div></div>
     <div id="failure"></div>
     <div class="card"><h3>metrics</h3><div id="charts" class="charts"></div></div>
@@ -185,13 +186,18 @@ async function loadLog(r) {
   if (follow) pre.scrollTop = pre.scrollHeight;
 }
 
+// loadRelated fetches the metrics of the run's parent and retries, to
+// overlay them, and redraws the charts when they add something.
+let lastMetrics = null;
 async function loadRelated(p) {
   const ids = [p.run.parent_run_id, ...p.retries.map(k => k.id)].filter(Boolean);
+  let changed = false;
   for (const id of ids) {
     if (related[id] && terminal(related[id].state)) continue;
     const res = await fetch(`/api/runs/${encodeURIComponent(id)}/metrics`);
-    if (res.ok) related[id] = await res.json();
+    if (res.ok) { related[id] = await res.json(); changed = true; }
   }
+  if (changed && lastMetrics) renderCharts(lastMetrics);
 }
 
 const COLORS = ["#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00", "#56B4E9"];
@@ -202,6 +208,7 @@ const COLORS = ["#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00", "#56B4E9"
 function renderCharts(m) {
   const box = document.getElementById("charts");
   if (!box) return;
+  lastMetrics = m;
   if (!m.series.length) {
     box.innerHTML = `<p class="muted" id="no-metrics">this run has reported no metrics${terminal(m.state) ? "" : " yet"}</p>`;
     return;
@@ -234,7 +241,7 @@ function renderCharts(m) {
     if (u && u.series.length === series.length) {
       u.setData(data);
     } else {
-      if (u) { u.destroy(); u.root.parentElement.remove(); }
+      if (u) { const old = u.root.parentElement; u.destroy(); old.remove(); }
       const div = document.createElement("div");
       div.className = "chart";
       div.dataset.metric = s.name;
