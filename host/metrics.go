@@ -31,6 +31,10 @@ type metricRecorder struct {
 	// hooked: the parser reports every update (updateNotifier), so the
 	// states seen at flushes add nothing.
 	hooked bool
+	// resumed is the last step stored before a daemon restart: the
+	// re-attached runner reads the log again from its start, and the steps
+	// it already has are not added twice.
+	resumed int64
 }
 
 // updateNotifier is a Parser that reports each update as it is merged.
@@ -53,6 +57,25 @@ func (r *runner) hookMetrics() {
 	})
 }
 
+// resumeMetrics has a runner re-attached to a run after a daemon restart
+// go on from the history stored so far: the log is read again from its
+// start, but a long one partly skipped (maxParseLag), and a history rebuilt
+// from it would replace a complete one.
+func (r *runner) resumeMetrics(ctx context.Context) {
+	h, err := r.e.cfg.Store.Metrics(ctx, r.id)
+	if err != nil || len(h.Series) == 0 {
+		return
+	}
+	r.metrics.mu.Lock()
+	defer r.metrics.mu.Unlock()
+	r.metrics.hist = h
+	for _, s := range h.Series {
+		if n := len(s.Points); n > 0 {
+			r.metrics.resumed = max(r.metrics.resumed, s.Points[n-1].Step)
+		}
+	}
+}
+
 // sample records st when it differs from the last state recorded. m.mu is
 // held.
 func (m *metricRecorder) sample(runID string, st *sdk.Progress, now time.Time) {
@@ -66,6 +89,14 @@ func (m *metricRecorder) sample(runID string, st *sdk.Progress, now time.Time) {
 	step := st.Step
 	if step == 0 {
 		step = m.samples // a plugin with no step: samples in order
+	}
+	if m.resumed > 0 {
+		if step <= m.resumed {
+			c := *st
+			m.last = &c
+			return // stored before the restart
+		}
+		m.resumed = 0
 	}
 	for name, v := range st.Metrics {
 		m.hist.Add(name, step, now, v)

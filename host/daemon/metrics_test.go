@@ -22,8 +22,15 @@ import (
 // startDaemonWithPlugins is startDaemon with the built-in plugins loaded,
 // so that runs have progress and metrics.
 func startDaemonWithPlugins(t *testing.T) *testDaemon {
+	d, stop := startPluginDaemonIn(t, t.TempDir())
+	t.Cleanup(stop)
+	return d
+}
+
+// startPluginDaemonIn starts a daemon with plugins on home; stop ends it
+// (its runs go on: their supervisors own them).
+func startPluginDaemonIn(t *testing.T, home string) (*testDaemon, func()) {
 	t.Helper()
-	home := t.TempDir()
 	sockDir, err := os.MkdirTemp("", "rbd")
 	if err != nil {
 		t.Fatal(err)
@@ -42,7 +49,6 @@ func startDaemonWithPlugins(t *testing.T) *testDaemon {
 		}
 		return plugins.NewHost(ctx, plugins.Config{Builtins: bs, CacheDir: filepath.Join(os.TempDir(), "runbox-daemon-test-wazero"), Logger: log})
 	}, time.Minute, log)
-	t.Cleanup(judge.Close)
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() {
@@ -53,12 +59,18 @@ func startDaemonWithPlugins(t *testing.T) *testDaemon {
 			},
 		})
 	}()
-	t.Cleanup(func() {
+	stopped := false
+	stop := func() {
+		if stopped {
+			return
+		}
+		stopped = true
 		cancel()
 		if err := <-done; err != nil {
 			t.Errorf("daemon: %v", err)
 		}
-	})
+		judge.Close()
+	}
 	c := client.New(client.Options{Home: home, Socket: socket})
 	deadline := time.Now().Add(20 * time.Second)
 	for {
@@ -69,7 +81,7 @@ func startDaemonWithPlugins(t *testing.T) *testDaemon {
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
-	return &testDaemon{c: c, socket: socket, home: home}
+	return &testDaemon{c: c, socket: socket, home: home}, stop
 }
 
 // A run printing loss and accuracy has both series, every step kept (a
@@ -128,5 +140,44 @@ func TestMetricsOverTheAPI(t *testing.T) {
 	}
 	if code, _ := d.raw(t, "GET", "/v1/runs/"+url.PathEscape("zzzz")+"/metrics", ""); code != 404 {
 		t.Fatalf("unknown run: %d", code)
+	}
+}
+
+// A daemon restarted while a run goes on re-attaches to it: the history
+// goes on from what was stored, each step once, none lost.
+func TestMetricsSurviveDaemonRestart(t *testing.T) {
+	home := t.TempDir()
+	d, stop := startPluginDaemonIn(t, home)
+	t.Cleanup(stop)
+	ctx := context.Background()
+	d.wait(t, d.run(t, "sh", "-c", `echo '##PROGRESS## {"step": 1}'`).ID) // loads the plugin
+	script := `for i in $(seq 1 16); do echo "##PROGRESS## {\"step\": $i, \"total\": 16, \"metrics\": {\"loss\": $i}}"; sleep 0.25; done`
+	r := d.run(t, "sh", "-c", script)
+	for {
+		m, err := d.c.Metrics(ctx, r.ID, "loss")
+		if err == nil && len(m.Series) == 1 && len(m.Series[0].Step) >= 5 {
+			break
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	time.Sleep(1100 * time.Millisecond) // the runner stores history once a second
+	stop()
+	d2, stop2 := startPluginDaemonIn(t, home)
+	t.Cleanup(stop2)
+	if got := d2.wait(t, r.ID); got.State != "succeeded" {
+		t.Fatalf("run %s", got.State)
+	}
+	m, err := d2.c.Metrics(ctx, r.ID, "loss")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := m.Series[0]
+	for i := 1; i < len(s.Step); i++ {
+		if s.Step[i] <= s.Step[i-1] {
+			t.Fatalf("steps %v: not increasing (a step recorded twice)", s.Step)
+		}
+	}
+	if s.Step[0] != 1 || s.Step[len(s.Step)-1] != 16 {
+		t.Fatalf("steps %v: want 1 to 16", s.Step)
 	}
 }
