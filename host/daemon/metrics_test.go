@@ -2,6 +2,8 @@ package daemon
 
 import (
 	"context"
+	"encoding/json"
+	"math"
 	"errors"
 	"log/slog"
 	"net/url"
@@ -17,6 +19,7 @@ import (
 	"github.com/runbox/runbox/plugins/builtin"
 	"github.com/runbox/runbox/sandbox"
 	"github.com/runbox/runbox/sandbox/process"
+	"github.com/runbox/runbox/store"
 )
 
 // startDaemonWithPlugins is startDaemon with the built-in plugins loaded,
@@ -179,5 +182,21 @@ func TestMetricsSurviveDaemonRestart(t *testing.T) {
 	}
 	if s.Step[0] != 1 || s.Step[len(s.Step)-1] != 16 {
 		t.Fatalf("steps %v: want 1 to 16", s.Step)
+	}
+}
+
+// NaN and ±Inf reach clients as null (JSON has no NaN): a gap.
+func TestMetricsViewGaps(t *testing.T) {
+	h := &store.MetricHistory{RunID: "r"}
+	for i, v := range []float64{1, math.NaN(), math.Inf(1), 2} {
+		h.Add("loss", int64(i+1), time.Unix(100, 0), v)
+	}
+	v := metricsView(&store.Run{ID: "r", State: store.Running}, h, h.Names())
+	b, err := json.Marshal(v)
+	if err != nil {
+		t.Fatalf("a history with gaps does not encode: %v", err)
+	}
+	if !strings.Contains(string(b), `"value":[1,null,null,2]`) {
+		t.Fatalf("gaps not null: %s", b)
 	}
 }
