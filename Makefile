@@ -12,6 +12,7 @@ all: build
 
 include plugins/builtin/Makefile.inc
 include host/ui/Makefile.inc
+include plugins/examples/Makefile.inc
 
 ## build: bin/runbox (the thin client you run) and bin/runboxd (daemon,
 ## analyze, plugins; the default plugins embedded)

@@ -14,6 +14,8 @@ type Failure struct {
 	Details map[string]string `json:"details,omitempty"`
 	// Plugin names the plugin that produced this answer.
 	Plugin string `json:"plugin,omitempty"`
+	// PluginVersion is that plugin's version.
+	PluginVersion string `json:"plugin_version,omitempty"`
 }
 
 // Progress is a run's latest progress.
@@ -24,6 +26,7 @@ type Progress struct {
 	Phase      string             `json:"phase,omitempty"`
 	Epoch      int64              `json:"epoch,omitempty"`
 	EpochTotal int64              `json:"epoch_total,omitempty"`
+	EpochExact float64            `json:"epoch_exact,omitempty"` // a fractional epoch as printed (0.58)
 	ETASeconds float64            `json:"eta_seconds,omitempty"`
 	Rate       float64            `json:"rate,omitempty"`
 	RateUnit   string             `json:"rate_unit,omitempty"` // it/s, samples/s, tok/s

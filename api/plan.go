@@ -20,6 +20,27 @@ type Plan struct {
 	Result        PlanResult  `json:"result"`
 	Host          HostFacts   `json:"host"`
 	Experience    *Experience `json:"experience,omitempty"`
+	// Isolation is how a process run of this plan is confined on this
+	// host (nil for containers).
+	Isolation *Isolation `json:"isolation,omitempty"`
+}
+
+// Isolation is what confines a process run here: the level enforced and
+// what it means, and, when the plan wanted more than this host can give,
+// what and why not.
+type Isolation struct {
+	Level      string `json:"level"` // none | net | fs | full: what will be enforced
+	Network    string `json:"network"`
+	Filesystem string `json:"filesystem"`
+	Processes  string `json:"processes"`
+	// Wanted is the level the plan's findings call for, when more than
+	// Level; Unavailable says why this host cannot give it.
+	Wanted       string `json:"wanted,omitempty"`
+	WantedReason string `json:"wanted_reason,omitempty"`
+	Unavailable  string `json:"unavailable,omitempty"`
+	// Refused: exec refuses this plan without allow_risk (a critical
+	// risk that cannot get full isolation here).
+	Refused bool `json:"refused,omitempty"`
 }
 
 // Risk severities, from least to most serious.

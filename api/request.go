@@ -41,4 +41,13 @@ type RunRequest struct {
 	// (after a lost answer), it returns the run it created instead of
 	// starting a second one. api/client sets a fresh one per submission.
 	IdempotencyKey string `json:"idempotency_key,omitempty"`
+
+	// Isolate confines a process run: none, net, fs or full; empty lets
+	// the plan decide (none without a plan). RW are further writable
+	// paths (they must exist). AllowRisk runs a plan's critical risk with
+	// less isolation than the plan wanted when this host cannot give it;
+	// without it such a run is refused.
+	Isolate   string   `json:"isolate,omitempty"`
+	RW        []string `json:"rw,omitempty"`
+	AllowRisk bool     `json:"allow_risk,omitempty"`
 }

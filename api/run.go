@@ -69,6 +69,11 @@ type Spec struct {
 	Timeout   Duration `json:"timeout,omitempty"`
 	Grace     Duration `json:"grace,omitempty"`
 	Limits    Limits   `json:"limits"`
+	// Isolate is how a process run is confined (none, net, fs, full):
+	// what the supervisor enforced, or refused to start without. RW are
+	// the paths it may write besides its workspace.
+	Isolate string   `json:"isolate,omitempty"`
+	RW      []string `json:"rw,omitempty"`
 	// Container settings (docker sandbox).
 	Image         string `json:"image,omitempty"`
 	Network       string `json:"network,omitempty"` // none (default) | bridge | host
@@ -93,17 +98,19 @@ type Limits struct {
 
 // Exit is how a run's process ended.
 type Exit struct {
-	Code        int       `json:"code"`             // exit status; 128+n when killed by signal n
-	Signal      string    `json:"signal,omitempty"` // "SIGKILL", ... when a signal ended it
-	OOMKilled   bool      `json:"oom_killed,omitempty"`
-	TimedOut    bool      `json:"timed_out,omitempty"`
-	Cancelled   bool      `json:"cancelled,omitempty"`
-	SetupFailed bool      `json:"setup_failed,omitempty"`
-	Error       string    `json:"error,omitempty"`
-	Lost        bool      `json:"lost,omitempty"`
-	StartedAt   time.Time `json:"started_at"`
-	EndedAt     time.Time `json:"ended_at"`
-	Usage       Usage     `json:"usage"`
+	Code        int    `json:"code"`             // exit status; 128+n when killed by signal n
+	Signal      string `json:"signal,omitempty"` // "SIGKILL", ... when a signal ended it
+	OOMKilled   bool   `json:"oom_killed,omitempty"`
+	TimedOut    bool   `json:"timed_out,omitempty"`
+	Cancelled   bool   `json:"cancelled,omitempty"`
+	SetupFailed bool   `json:"setup_failed,omitempty"`
+	Error       string `json:"error,omitempty"`
+	Lost        bool   `json:"lost,omitempty"`
+	// LogDropped counts output bytes that could not be kept (a full disk).
+	LogDropped int64     `json:"log_dropped,omitempty"`
+	StartedAt  time.Time `json:"started_at"`
+	EndedAt    time.Time `json:"ended_at"`
+	Usage      Usage     `json:"usage"`
 }
 
 // Usage is what a run consumed.

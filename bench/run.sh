@@ -72,17 +72,41 @@ idle() {
 }
 
 docker_bench() {
-  echo "== runbox run --sandbox docker IMAGE -- true vs docker run --rm IMAGE true"
-  local img=runbox-bench-busybox ctx
+  local img=runbox-bench-busybox ctx n=${SEQ_N:-10000000}
   if ! docker image inspect "$img" >/dev/null 2>&1; then
     ctx=$(mktemp -d); cp /bin/busybox "$ctx/"
     printf 'FROM scratch\nCOPY busybox /bin/busybox\nRUN ["/bin/busybox","--install","-s","/bin"]\n' >"$ctx/Dockerfile"
     DOCKER_BUILDKIT=0 docker build -q -t "$img" "$ctx" >/dev/null
   fi
+  stop_daemon
   "$RB" run --sandbox docker --image "$img" -- true
-  hyperfine -N --warmup 2 --runs ${RUNS_DOCKER:-20} --export-json "$OUT/docker.json" \
+  [ "${DOCKER_PART:-}" = true ] || docker_seq
+  [ "${DOCKER_PART:-}" = seq ] || docker_true
+}
+
+docker_seq() {
+  echo "== output: seq 1 $n in a container, to a file"
+  hyperfine --warmup 1 --runs ${RUNS_DOCKER_SEQ:-5} --export-json "$OUT/docker-seq.json" \
+    -n 'docker run --rm IMAGE seq > file' "docker run --rm --network none $img seq 1 $n > $OUT/docker.out" \
+    -n 'runbox run --sandbox docker IMAGE -- seq > file (attached)' "$RB run --sandbox docker --image $img -- seq 1 $n > $OUT/attached.out" \
+    -n 'runbox run -d … + wait (stored only)' "$RB wait \$($RB run -d --sandbox docker --image $img -- seq 1 $n) > /dev/null" \
+    -n 'reference: docker run --rm IMAGE sh -c "seq > /dev/null"' "docker run --rm --network none $img sh -c 'seq 1 $n > /dev/null'"
+  cmp "$OUT/docker.out" "$OUT/attached.out" && echo "outputs identical ($(wc -c <"$OUT/docker.out") bytes)"
+  rm -f "$OUT/docker.out" "$OUT/attached.out"
+}
+
+docker_true() {
+  echo "== true: warm pool (--prepare, unmeasured, gives the pool time to refill; same for both)"
+  hyperfine -N --prepare 'sleep 1' --warmup 2 --runs ${RUNS_DOCKER:-20} --export-json "$OUT/docker-pool.json" \
     -n 'docker run --rm IMAGE true' "docker run --rm --network none $img true" \
-    -n 'runbox run --sandbox docker IMAGE -- true' "$RB run --sandbox docker --image $img -- true"
+    -n 'runbox run --sandbox docker IMAGE -- true (pool warm)' "$RB run --sandbox docker --image $img -- true"
+  echo "== true: no pool (RUNBOX_DOCKER_POOL=0)"
+  stop_daemon
+  RUNBOX_DOCKER_POOL=0 "$RB" run --sandbox docker --image "$img" -- true
+  hyperfine -N --prepare 'sleep 1' --warmup 2 --runs ${RUNS_DOCKER:-20} --export-json "$OUT/docker-nopool.json" \
+    -n 'docker run --rm IMAGE true' "docker run --rm --network none $img true" \
+    -n 'runbox run --sandbox docker IMAGE -- true (no pool)' "$RB run --sandbox docker --image $img -- true"
+  stop_daemon
 }
 
 analyze_bench() {

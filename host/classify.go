@@ -48,7 +48,7 @@ func (r *runner) classify(ctx context.Context, run *store.Run, exit sandbox.Exit
 		in.Progress = &p
 	}
 	r.mu.Unlock()
-	return Classify(ctx, r.e.cfg.Judge, in)
+	return isolationAdvice(run.Spec, Classify(ctx, r.e.cfg.Judge, in)) // isolate.go
 }
 
 // Classify runs the classifier plugins over in, with a built-in fallback

@@ -90,6 +90,9 @@ func (e *Engine) Plan(ctx context.Context, req api.RunRequest) (*store.Plan, err
 	if err != nil {
 		return nil, err
 	}
+	if err := planIsolation(&spec, backend, req, out); err != nil { // isolate.go
+		return nil, err
+	}
 	plan := &store.Plan{
 		ID:              id,
 		CreatedAt:       e.cfg.Now(),

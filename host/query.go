@@ -59,7 +59,11 @@ func (e *Engine) Backends(ctx context.Context) api.Backends {
 		if !ok {
 			continue
 		}
-		out.Backends = append(out.Backends, api.Backend(sb.Health(ctx)))
+		b := api.Backend(sb.Health(ctx))
+		if name == sandbox.Process {
+			b.Info = withIsolationInfo(b.Info) // isolate.go
+		}
+		out.Backends = append(out.Backends, b)
 	}
 	out.Default, out.Reason, _ = e.chooseSandbox(ctx, sandbox.Auto, "")
 	return out

@@ -469,18 +469,46 @@ func (r *runner) finalize(ctx context.Context, exit sandbox.Exit, smoke bool) {
 	prog := r.progress()
 	now := r.e.cfg.Now()
 	reason := describeEnd(state, exit, failure)
-	if _, err := r.e.cfg.Store.Transition(ctx, r.id, state, reason, func(run *store.Run) {
-		ex := exit
-		run.Exit = &ex
-		run.Failure = failure
-		if prog != nil {
-			run.Progress = prog
-		}
-		run.EndedAt = &now
+	if exit.LogDropped > 0 {
+		reason += fmt.Sprintf(" (disk full: %d bytes of output dropped)", exit.LogDropped)
+	}
+	if err := untilRoom(ctx, func() error {
+		_, err := r.e.cfg.Store.Transition(ctx, r.id, state, reason, func(run *store.Run) {
+			ex := exit
+			run.Exit = &ex
+			run.Failure = failure
+			if prog != nil {
+				run.Progress = prog
+			}
+			run.EndedAt = &now
+		})
+		return err
 	}); err != nil {
 		r.e.log.Error("run: finalize", "run", r.id, "err", err)
 	}
 	r.e.log.Debug("run: ended", "run", r.id, "state", state)
+}
+
+// diskFullRetry is how often a run's end is offered again to a store
+// that refused it for want of space.
+const diskFullRetry = time.Second
+
+// untilRoom runs write until the store takes it: a full disk must not
+// leave a run that has ended looking as if it ran on (the space may come
+// back at any time; the exit record waits on disk meanwhile). Other
+// errors, and ctx ending, return at once.
+func untilRoom(ctx context.Context, write func() error) error {
+	for {
+		err := write()
+		if err == nil || !errors.Is(err, store.ErrDiskFull) {
+			return err
+		}
+		select {
+		case <-ctx.Done():
+			return err
+		case <-time.After(diskFullRetry):
+		}
+	}
 }
 
 func stateOf(exit sandbox.Exit, smoke bool) store.State {

@@ -100,6 +100,10 @@ func (e *Engine) Submit(ctx context.Context, req api.RunRequest) (*store.Run, er
 	if err != nil {
 		return nil, err
 	}
+	refusal, err := e.submitIsolation(ctx, &spec, backend, req, plan) // isolate.go
+	if err != nil {
+		return nil, err
+	}
 	run := &store.Run{
 		ID:            id,
 		ParentID:      req.ParentRunID,
@@ -134,6 +138,9 @@ func (e *Engine) Submit(ctx context.Context, req api.RunRequest) (*store.Run, er
 		if run.PlanID == "" {
 			run.PlanID = parent.PlanID
 		}
+	}
+	if refusal != "" {
+		return nil, e.refuse(ctx, run, refusal)
 	}
 	p := &pendingRun{spec: spec, backend: backend}
 	if req.Smoke {

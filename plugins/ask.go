@@ -40,8 +40,10 @@ func askEach[T any](ctx context.Context, h *Host, kind sdk.Kind, fn string, in a
 	}
 	var mu sync.Mutex
 	var calls []*asked[T]
-	done := make(chan struct{}, len(h.modules)) // late calls never block
-	for _, m := range h.modules {
+	h.refresh()
+	mods := h.mods()
+	done := make(chan struct{}, len(mods)) // late calls never block
+	for _, m := range mods {
 		if m.kind != "" && m.kind != kind {
 			continue
 		}

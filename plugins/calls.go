@@ -83,7 +83,7 @@ func (h *Host) Classify(ctx context.Context, in sdk.ClassifyInput) *sdk.Failure 
 		}
 		prio := a.m.manifest.Priority
 		if best == nil || f.Confidence > best.Confidence || (f.Confidence == best.Confidence && prio > bestPrio) {
-			f.Plugin = a.m.manifest.Name
+			f.Plugin, f.PluginVersion = a.m.manifest.Name, a.m.manifest.Version
 			best, bestPrio = &f, prio
 		}
 	}
@@ -118,8 +118,10 @@ type Info struct {
 // Plugins describes every plugin found. It waits (bounded by ctx) for those
 // still loading and loads the lazy ones, so names and kinds are known.
 func (h *Host) Plugins(ctx context.Context) []Info {
-	out := make([]Info, 0, len(h.modules))
-	for _, m := range h.modules {
+	h.refresh()
+	mods := h.mods()
+	out := make([]Info, 0, len(mods))
+	for _, m := range mods {
 		loaded := m.wait(ctx)
 		st := m.breaker.snapshot()
 		i := Info{
@@ -179,7 +181,7 @@ func (h *Host) CallJSON(ctx context.Context, source string, kind sdk.Kind, input
 
 // bySource returns the loaded module from source, waiting for it.
 func (h *Host) bySource(ctx context.Context, source string) (*module, error) {
-	for _, m := range h.modules {
+	for _, m := range h.mods() {
 		if m.source != source {
 			continue
 		}

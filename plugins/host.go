@@ -31,8 +31,12 @@ type Host struct {
 	cancel  context.CancelFunc
 	wg      sync.WaitGroup
 	closed  atomic.Bool
-	modules []*module
 	stateMu sync.Mutex // serialises this process's writes of StateFile
+
+	modMu   sync.RWMutex
+	modules []*module // replaced, never changed in place, by refresh
+	retired []*module // replaced by refresh; drained at Close
+	dirSig  uint64    // dirsSignature of cfg.Dirs when modules were found
 }
 
 // NewHost takes the built-ins in cfg, discovers the user plugins and starts
@@ -62,20 +66,11 @@ func NewHost(ctx context.Context, cfg Config) (*Host, error) {
 	}
 	h := &Host{cfg: cfg, log: cfg.Logger, rt: compiler{rt}, cache: cache}
 	h.ctx, h.cancel = context.WithCancel(context.WithoutCancel(ctx))
+	if len(cfg.Dirs) > 0 {
+		h.dirSig = dirsSignature(cfg.Dirs) // before discover: a change in between is seen next time
+	}
 	for _, s := range discover(cfg) {
-		m := newModule(h, s)
-		h.modules = append(h.modules, m)
-		switch {
-		case s.err != nil:
-			m.once.Do(func() {
-				m.loadErr = s.err
-				m.breaker.fail(s.err, 0, 0)
-				close(m.ready)
-			})
-			h.log.Warn("plugin not loaded", "plugin", s.path, "err", s.err)
-		case m.kind == "":
-			m.start()
-		}
+		h.modules = append(h.modules, h.adopt(s))
 	}
 	h.restoreState()
 	return h, nil
@@ -84,7 +79,7 @@ func NewHost(ctx context.Context, cfg Config) (*Host, error) {
 // Warm starts compiling, in the background, the plugins of the given kinds
 // (all when none given), so that the first call does not wait for them.
 func (h *Host) Warm(kinds ...sdk.Kind) {
-	for _, m := range h.modules {
+	for _, m := range h.mods() {
 		if len(kinds) == 0 || m.kind == "" || contains(kinds, m.kind) {
 			m.start()
 		}
@@ -100,8 +95,9 @@ func (h *Host) Warm(kinds ...sdk.Kind) {
 // that fed it every line, without loading the progress plugins for an
 // output that has no progress in it.
 func (h *Host) ProgressFilter() func(line string) bool {
+	h.refresh()
 	var filters []*prefilter.Filter
-	for _, m := range h.modules {
+	for _, m := range h.mods() {
 		if m.kind != "" && m.kind != sdk.KindProgress {
 			continue
 		}
@@ -142,9 +138,11 @@ func (h *Host) Close(ctx context.Context) error {
 	}
 	h.cancel()
 	h.wg.Wait()
-	for _, m := range h.modules {
+	h.modMu.RLock()
+	for _, m := range append(h.retired, h.modules...) {
 		m.drain()
 	}
+	h.modMu.RUnlock()
 	err := h.rt.Close(ctx)
 	if h.cache != nil {
 		err = errors.Join(err, h.cache.Close(ctx))
@@ -156,7 +154,7 @@ func (h *Host) Close(ctx context.Context) error {
 // first, waiting for those still loading (bounded by ctx).
 func (h *Host) byKind(ctx context.Context, kind sdk.Kind) []*module {
 	var out []*module
-	for _, m := range h.modules {
+	for _, m := range h.mods() {
 		if m.kind != "" && m.kind != kind {
 			continue
 		}

@@ -49,6 +49,9 @@ func discover(cfg Config) []source {
 		}
 		sort.Slice(entries, func(i, j int) bool { return entries[i].Name() < entries[j].Name() })
 		for _, e := range entries {
+			if strings.HasPrefix(e.Name(), ".") {
+				continue // an install under way (bundle.Install's .install-*), or hidden
+			}
 			p := filepath.Join(dir, e.Name())
 			switch {
 			case e.IsDir():

@@ -64,9 +64,10 @@ type parseTarget struct {
 // NewParser returns a Parser for one run and starts loading the progress
 // plugins in the background.
 func (h *Host) NewParser() *Parser {
+	h.refresh()
 	h.Warm(sdk.KindProgress)
 	p := &Parser{h: h}
-	for _, m := range h.modules {
+	for _, m := range h.mods() {
 		if m.kind != "" && m.kind != sdk.KindProgress {
 			continue
 		}

@@ -56,9 +56,15 @@ func (h *Host) readState() []offRecord {
 }
 
 // restoreState switches off again the modules StateFile says are off.
-func (h *Host) restoreState() {
+func (h *Host) restoreState() { h.restore(h.mods()) }
+
+// restore switches off again those of mods StateFile says are off.
+func (h *Host) restore(mods []*module) {
+	if len(mods) == 0 {
+		return
+	}
 	recs := h.readState()
-	for _, m := range h.modules {
+	for _, m := range mods {
 		for _, o := range recs {
 			// Hashing costs a few ms per module: only for those named.
 			if o.Source == m.source && o.SHA256 == m.sha() {

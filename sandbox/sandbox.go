@@ -78,6 +78,14 @@ type Spec struct {
 	// (supervisor spec, pid, exit record). The backend owns its contents.
 	StateDir string `json:"state_dir"`
 
+	// Process-only: how the run is confined (package
+	// sandbox/process/confine): "" or none, net, fs, full; and the paths
+	// it may write besides its workspace and temp dir. The host sets
+	// Isolate to what it verified this machine enforces; the supervisor
+	// refuses to run with less.
+	Isolate string   `json:"isolate,omitempty"`
+	RW      []string `json:"rw,omitempty"`
+
 	// Container-only settings; the process backend ignores them.
 	Image         string `json:"image,omitempty"`
 	Network       string `json:"network,omitempty"` // none (default) | bridge | host
@@ -128,6 +136,9 @@ type Exit struct {
 	StartedAt time.Time `json:"started_at"`
 	EndedAt   time.Time `json:"ended_at"`
 	Usage     Usage     `json:"usage"`
+	// LogDropped is how many bytes of output the run's log could not
+	// take (disk full): the run went on, that output is missing.
+	LogDropped int64 `json:"log_dropped,omitempty"`
 }
 
 // Stats is a point-in-time resource sample of a live run.

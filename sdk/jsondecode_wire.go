@@ -30,13 +30,13 @@ var (
 	gpuFields        = []string{"vendor", "name", "memory_bytes"}
 	experienceFields = []string{"runs", "succeeded", "failed", "failure_codes", "median_duration_seconds",
 		"max_peak_rss_bytes", "last_failure"}
-	failureFields       = []string{"code", "message", "suggestions", "retryable", "evidence", "confidence", "details", "plugin"}
+	failureFields       = []string{"code", "message", "suggestions", "retryable", "evidence", "confidence", "details", "plugin", "plugin_version"}
 	classifyInputFields = []string{"exit_code", "signal", "oom_killed", "timed_out", "cancelled", "stalled", "smoke",
 		"sandbox", "command", "limits", "stdout_tail", "stderr_tail", "sandbox_error", "progress", "peak_rss_bytes",
 		"duration_seconds"}
 	limitsFields     = []string{"memory_bytes", "timeout_seconds", "cpus", "pids"}
 	parseInputFields = []string{"lines", "last"}
-	progressFields   = []string{"step", "total", "percentage", "phase", "epoch", "epoch_total", "eta_seconds", "rate",
+	progressFields   = []string{"step", "total", "percentage", "phase", "epoch", "epoch_total", "epoch_exact", "eta_seconds", "rate",
 		"rate_unit", "metrics", "message", "source"}
 )
 
@@ -145,6 +145,8 @@ func (d *jsonDec) failure(v *Failure) bool {
 			return decodeMap(d, &v.Details, f, func(s *string) bool { return d.string(s, f) })
 		case "plugin":
 			return d.string(&v.Plugin, f)
+		case "plugin_version":
+			return d.string(&v.PluginVersion, f)
 		default:
 			return d.skip()
 		}
@@ -237,6 +239,8 @@ func (d *jsonDec) progress(v *Progress) bool {
 			return d.int64(&v.Epoch, f)
 		case "epoch_total":
 			return d.int64(&v.EpochTotal, f)
+		case "epoch_exact":
+			return d.float64(&v.EpochExact, f)
 		case "eta_seconds":
 			return d.float64(&v.ETASeconds, f)
 		case "rate":

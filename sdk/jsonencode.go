@@ -200,6 +200,7 @@ func appendFailure(dst []byte, f *Failure) ([]byte, error) {
 		o.b = append(o.b, '}')
 	}
 	o.strOmit("plugin", f.Plugin)
+	o.strOmit("plugin_version", f.PluginVersion)
 	return o.close(), nil
 }
 

@@ -118,6 +118,7 @@ func (p *Progress) appendJSON(dst []byte, html bool) ([]byte, error) {
 	strField(`"phase":`, p.Phase)
 	intField(`"epoch":`, p.Epoch)
 	intField(`"epoch_total":`, p.EpochTotal)
+	floatField(`"epoch_exact":`, p.EpochExact)
 	floatField(`"eta_seconds":`, p.ETASeconds)
 	floatField(`"rate":`, p.Rate)
 	strField(`"rate_unit":`, p.RateUnit)

@@ -22,6 +22,10 @@ func (p *Progress) Merge(u Progress) {
 	if u.EpochTotal != 0 {
 		p.EpochTotal = u.EpochTotal
 	}
+	if u.Epoch != 0 {
+		// A whole epoch printed later replaces a fractional one.
+		p.EpochExact = u.EpochExact
+	}
 	if u.ETASeconds != 0 {
 		p.ETASeconds = u.ETASeconds
 	}

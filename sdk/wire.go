@@ -190,6 +190,8 @@ type Failure struct {
 	Details map[string]string `json:"details,omitempty"`
 	// Plugin is filled in by the host: which plugin produced this.
 	Plugin string `json:"plugin,omitempty"`
+	// PluginVersion is filled in by the host: that plugin's version.
+	PluginVersion string `json:"plugin_version,omitempty"`
 }
 
 // ---- progress -----------------------------------------------------------------
@@ -209,12 +211,16 @@ type ParseOutput struct {
 // Progress is what a person would read off the screen. Zero values mean
 // "not known"; an update is merged into the current state with Merge.
 type Progress struct {
-	Step       int64              `json:"step,omitempty"`
-	Total      int64              `json:"total,omitempty"`
-	Percentage float64            `json:"percentage,omitempty"`
-	Phase      string             `json:"phase,omitempty"`
-	Epoch      int64              `json:"epoch,omitempty"`
-	EpochTotal int64              `json:"epoch_total,omitempty"`
+	Step       int64   `json:"step,omitempty"`
+	Total      int64   `json:"total,omitempty"`
+	Percentage float64 `json:"percentage,omitempty"`
+	Phase      string  `json:"phase,omitempty"`
+	Epoch      int64   `json:"epoch,omitempty"`
+	EpochTotal int64   `json:"epoch_total,omitempty"`
+	// EpochExact is the epoch as printed when it is not whole (Hugging
+	// Face Trainer's 0.58, fairseq's 26.267); Epoch holds the epoch in
+	// progress (its ceiling).
+	EpochExact float64            `json:"epoch_exact,omitempty"`
 	ETASeconds float64            `json:"eta_seconds,omitempty"`
 	Rate       float64            `json:"rate,omitempty"`
 	RateUnit   string             `json:"rate_unit,omitempty"` // "it/s", "samples/s", "tok/s"

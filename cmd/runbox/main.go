@@ -19,12 +19,16 @@ import (
 	"syscall"
 
 	"github.com/runbox/runbox/cmd/internal/cli"
+	"github.com/runbox/runbox/sandbox/process/confine"
 	"github.com/runbox/runbox/sandbox/process/supervisor"
 )
 
 func main() {
 	if len(os.Args) > 1 && os.Args[1] == supervisor.Arg {
 		os.Exit(supervisor.Main(os.Args[2:]))
+	}
+	if len(os.Args) > 1 && os.Args[1] == confine.Arg {
+		os.Exit(confine.Main(os.Args[2:]))
 	}
 	if len(os.Args) > 1 && cli.IsEngineCommand(os.Args[1]) {
 		// runboxd parses the same command line: hand it over before

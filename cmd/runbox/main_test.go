@@ -34,6 +34,7 @@ func TestMain(m *testing.M) {
 	runboxBin = filepath.Join(dir, "runbox")
 	build := exec.Command("go", "build", "-o", dir+"/", ".", "../runboxd")
 	build.Stdout, build.Stderr = os.Stdout, os.Stderr
+	build.Env = append(os.Environ(), "CGO_ENABLED=0") // as make builds them: runbox is also a container's init
 	if err := build.Run(); err != nil {
 		fmt.Fprintln(os.Stderr, "build runbox:", err)
 		os.Exit(1)

@@ -34,7 +34,15 @@ func runDaemon(ctx context.Context, a *cli.App, c *cli.DaemonCmd) error {
 		sandbox.Process: process.New(process.Options{Exe: exe, Args: []string{cli.SuperviseArg}, Standby: true}),
 	}
 	if !c.NoDocker {
-		sbs[sandbox.Docker] = docker.New(docker.Options{DefaultImage: c.DefaultImage, Home: a.G.Home})
+		// The same static runbox is each container's init; the warm pool's
+		// boxes live in the home, beside the run logs linked into them.
+		d := docker.New(docker.Options{
+			DefaultImage: c.DefaultImage, Home: a.G.Home, Exe: exe,
+			DefaultPids: c.DockerPids, PoolSize: c.DockerPool, PoolIdle: c.DockerPoolIdle,
+			PoolDir: filepath.Join(a.G.Home, "docker-pool"),
+		})
+		defer d.Close() // an idle daemon exits, and takes its warm containers with it
+		sbs[sandbox.Docker] = d
 	}
 	if slurm.Configured() { // sbatch on PATH or SLURM_RESTD_URL set
 		sbs[sandbox.Slurm] = slurm.New(slurm.Options{})

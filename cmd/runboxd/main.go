@@ -56,5 +56,8 @@ func (engine) Run(ctx context.Context, a *cli.App, cmd any) error {
 	case *cli.PluginsVerifyCmd:
 		return pluginsVerify(ctx, a, c)
 	}
+	if ok, err := shareCmd(ctx, a, cmd); ok {
+		return err
+	}
 	return fmt.Errorf("runboxd: %T is not an engine command", cmd)
 }

@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"crypto/ed25519"
-	"encoding/base64"
 	"fmt"
 	"log/slog"
 	"os"
@@ -113,21 +112,34 @@ func pluginsInfo(ctx context.Context, a *cli.App, c *cli.PluginsInfoCmd) error {
 	return fmt.Errorf("no plugin named %q (see runbox plugins ls)", c.Name)
 }
 
-// pluginsInstall installs a bundle.
+// pluginsInstall installs a bundle from a file or directory, or by name
+// from the configured indexes, under the user's trust policy.
 func pluginsInstall(ctx context.Context, a *cli.App, c *cli.PluginsInstallCmd) error {
-	keys, err := publicKeys(c.Trusted)
+	pol, err := installPolicy(c.Trusted, c.AllowUnsigned)
 	if err != nil {
 		return err
 	}
-	m, err := bundle.Install(c.Bundle, paths.PluginDir(), keys...)
+	var m bundle.Manifest
+	var sig bundle.Signature
+	if _, serr := os.Stat(c.Bundle); serr == nil {
+		m, sig, err = bundle.InstallChecked(c.Bundle, paths.PluginDir(), pol)
+	} else {
+		m, sig, err = installFromIndex(ctx, c.Bundle, pol)
+	}
 	if err != nil {
 		return err
 	}
 	if a.G.JSON {
-		return a.PrintJSON(m)
+		return a.PrintJSON(installed{m, sig.String()})
 	}
-	fmt.Printf("installed %s %s (%d plugin file(s)) into %s\n", m.Name, m.Version, len(m.Plugins), paths.PluginDir())
+	fmt.Printf("installed %s %s (%d plugin file(s), %s) into %s\n", m.Name, m.Version, len(m.Plugins), sig, paths.PluginDir())
 	return nil
+}
+
+// installed is install's and upgrade's --json answer.
+type installed struct {
+	bundle.Manifest
+	Verdict string `json:"verdict"`
 }
 
 // pluginsRemove removes a bundle.
@@ -145,22 +157,11 @@ func pluginsRemove(ctx context.Context, a *cli.App, c *cli.PluginsRemoveCmd) err
 func pluginsPack(ctx context.Context, a *cli.App, c *cli.PluginsPackCmd) error {
 	var key ed25519.PrivateKey
 	if c.Key != "" {
-		b, err := os.ReadFile(c.Key)
+		k, err := bundle.ReadPrivateKey(c.Key)
 		if err != nil {
-			return err
+			return fmt.Errorf("--key: %w", err)
 		}
-		raw, err := base64.StdEncoding.DecodeString(strings.TrimSpace(string(b)))
-		if err != nil {
-			return fmt.Errorf("--key: not base64: %w", err)
-		}
-		switch len(raw) {
-		case ed25519.SeedSize:
-			key = ed25519.NewKeyFromSeed(raw)
-		case ed25519.PrivateKeySize:
-			key = ed25519.PrivateKey(raw)
-		default:
-			return fmt.Errorf("--key: want a %d-byte seed or %d-byte key, got %d bytes", ed25519.SeedSize, ed25519.PrivateKeySize, len(raw))
-		}
+		key = k
 	}
 	m, err := bundle.Pack(c.Dir, c.Out, key)
 	if err != nil {
@@ -171,42 +172,34 @@ func pluginsPack(ctx context.Context, a *cli.App, c *cli.PluginsPackCmd) error {
 	}
 	fmt.Printf("packed %s %s into %s\n", m.Name, m.Version, c.Out)
 	if key != nil {
-		fmt.Printf("public key: %s\n", base64.StdEncoding.EncodeToString(key.Public().(ed25519.PublicKey)))
+		fmt.Printf("signed by %s\n", bundle.Fingerprint(key.Public().(ed25519.PublicKey)))
 	}
 	return nil
 }
 
-// pluginsVerify verifies a bundle.
+// pluginsVerify checks a bundle and says exactly one of: signed by a
+// trusted key NAME, signed by an untrusted key, bad signature, unsigned.
+// A bad signature or a broken bundle fails (exit 1).
 func pluginsVerify(ctx context.Context, a *cli.App, c *cli.PluginsVerifyCmd) error {
-	keys, err := publicKeys(c.Trusted)
+	pol, err := installPolicy(c.Trusted, false)
 	if err != nil {
 		return err
 	}
-	m, err := bundle.Verify(c.Bundle, keys)
+	m, sig, err := bundle.Inspect(c.Bundle, pol.Trust, pol.Extra...)
 	if err != nil {
 		return err
 	}
 	if a.G.JSON {
-		return a.PrintJSON(m)
-	}
-	signed := "unsigned"
-	if m.Signature != "" {
-		signed = "signed"
-	}
-	fmt.Printf("ok: %s %s, %d plugin file(s), %s\n", m.Name, m.Version, len(m.Plugins), signed)
-	return nil
-}
-
-func publicKeys(in []string) ([]ed25519.PublicKey, error) {
-	var keys []ed25519.PublicKey
-	for _, s := range in {
-		b, err := base64.StdEncoding.DecodeString(s)
-		if err != nil || len(b) != ed25519.PublicKeySize {
-			return nil, fmt.Errorf("--trust %q: want a base64 ed25519 public key", s)
+		if err := a.PrintJSON(installed{m, sig.String()}); err != nil {
+			return err
 		}
-		keys = append(keys, ed25519.PublicKey(b))
+	} else {
+		fmt.Printf("%s %s: %d plugin file(s), checksums ok, %s\n", m.Name, m.Version, len(m.Plugins), sig)
 	}
-	return keys, nil
+	if sig.State == bundle.BadSignature {
+		return cli.ExitCode(1)
+	}
+	return nil
 }
 
 // pluginsTest runs the fixtures; it fails when any fixture does not match.
@@ -244,7 +237,7 @@ func pluginsNew(ctx context.Context, a *cli.App, c *cli.PluginsNewCmd) error {
 	if a.G.JSON {
 		return a.PrintJSON(map[string]string{"dir": dir, "kind": c.Kind, "name": c.Name})
 	}
-	fmt.Printf("created %s plugin %q in %s\n\nnext:\n  cd %s\n  make            # builds %s.wasm\n  make test       # runs its fixtures (runbox plugins test)\n  cp %s.wasm %s/  # use it: runbox analyze / runbox run pick it up\n",
-		c.Kind, c.Name, dir, dir, c.Name, c.Name, paths.PluginDir())
+	fmt.Printf("created %s plugin %q in %s\n\nnext:\n  cd %s\n  make            # builds %s.wasm\n  make test       # runs its fixtures (runbox plugins test)\n  make bundle KEY=%s   # %s-VERSION.tar.gz, signed (runbox plugins keygen makes the key)\n  runbox plugins install %s-0.1.0.tar.gz   # the next run and analyze use it\n\nthe version is in runbox-bundle.json, and only there\n",
+		c.Kind, c.Name, dir, dir, c.Name, defaultKeyPath(), c.Name, c.Name)
 	return nil
 }

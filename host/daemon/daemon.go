@@ -70,6 +70,7 @@ func Run(ctx context.Context, o Options) error {
 		eng.Close()
 		return err
 	}
+	ln = refuseConfinedPeers(ln, log) // peers_linux.go
 	srv := &server{eng: eng, log: log, version: o.Version, home: o.Home, started: time.Now(), damage: damage}
 	srv.lastSeen.Store(time.Now().UnixNano())
 	hs := &http.Server{Handler: srv.routes(), ReadHeaderTimeout: 10 * time.Second}

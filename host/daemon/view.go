@@ -2,6 +2,7 @@ package daemon
 
 import (
 	"github.com/runbox/runbox/api"
+	"github.com/runbox/runbox/host"
 	"github.com/runbox/runbox/sandbox"
 	"github.com/runbox/runbox/sdk"
 	"github.com/runbox/runbox/store"
@@ -67,6 +68,8 @@ func specView(s sandbox.Spec) api.Spec {
 		Limits:        api.Limits(s.Limits),
 		Image:         s.Image,
 		Network:       s.Network,
+		Isolate:       s.Isolate,
+		RW:            s.RW,
 		ReadOnlyRoot:  s.ReadOnlyRoot,
 		GPUs:          s.GPUs,
 		KeepContainer: s.KeepContainer,
@@ -81,7 +84,7 @@ func specView(s sandbox.Spec) api.Spec {
 func exitView(e sandbox.Exit) api.Exit {
 	return api.Exit{
 		Code: e.Code, Signal: e.Signal, OOMKilled: e.OOMKilled, TimedOut: e.TimedOut,
-		Cancelled: e.Cancelled, SetupFailed: e.SetupFailed, Error: e.Error, Lost: e.Lost,
+		Cancelled: e.Cancelled, SetupFailed: e.SetupFailed, Error: e.Error, Lost: e.Lost, LogDropped: e.LogDropped,
 		StartedAt: e.StartedAt, EndedAt: e.EndedAt, Usage: api.Usage(e.Usage),
 	}
 }
@@ -124,6 +127,7 @@ func planView(p *store.Plan) *api.Plan {
 			DockerRuntimes: p.Host.DockerRuntimes,
 		},
 		Experience: experienceView(p.Experience),
+		Isolation:  host.PlanIsolationView(p),
 	}
 	for _, r := range p.Result.Risks {
 		v.Result.Risks = append(v.Result.Risks, api.Risk(r))

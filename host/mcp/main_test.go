@@ -23,7 +23,7 @@ import (
 	"github.com/runbox/runbox/plugins/builtin"
 	"github.com/runbox/runbox/sandbox"
 	"github.com/runbox/runbox/sandbox/process"
-	"github.com/runbox/runbox/sandbox/process/supervisor"
+	"github.com/runbox/runbox/sandbox/process/supervisortest"
 )
 
 // The tests drive the server with the SDK's own client over an in-memory
@@ -32,15 +32,10 @@ import (
 // runs supervised by the test binary re-executed as "__supervise". The
 // daemon is a separate process so that a test can kill it mid-call.
 func TestMain(m *testing.M) {
-	if len(os.Args) > 1 {
-		switch os.Args[1] {
-		case supervisor.Arg:
-			os.Exit(supervisor.Main(os.Args[2:]))
-		case "__daemon":
-			os.Exit(daemonMain(os.Args[2], os.Args[3]))
-		}
+	if len(os.Args) > 3 && os.Args[1] == "__daemon" {
+		os.Exit(daemonMain(os.Args[2], os.Args[3]))
 	}
-	os.Exit(m.Run())
+	supervisortest.Main(m) // also the supervisor and the confine entry
 }
 
 // daemonMain is the test daemon: home, socket.

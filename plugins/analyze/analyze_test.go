@@ -193,7 +193,7 @@ func TestLoadsOnlyWhatTheLogNeeds(t *testing.T) {
 		{"succeeded, progress", string(progressLog), sdk.ClassifyInput{}, []string{"progress"}, true, ""},
 		{"failed, no progress", plain, sdk.ClassifyInput{ExitCode: 1}, []string{"classify"}, false, sdk.CodeModuleNotFound},
 		{"failed, progress", string(progressLog) + plain, sdk.ClassifyInput{ExitCode: 1}, []string{"classify", "progress"}, true, sdk.CodeModuleNotFound},
-		{"killed, no output", "", sdk.ClassifyInput{ExitCode: 137, Signal: "SIGKILL"}, []string{"classify"}, false, sdk.CodeKilled},
+		{"killed, no output", "", sdk.ClassifyInput{ExitCode: 137, Signal: "SIGKILL"}, []string{"classify"}, false, sdk.CodeOOMKilled},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			h, logs := openHost(t)

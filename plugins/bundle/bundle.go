@@ -33,6 +33,7 @@ var (
 	ErrUnsigned     = errors.New("bundle is not signed")
 	ErrNotWasm      = errors.New("not a WebAssembly module")
 	ErrABI          = errors.New("bundle targets another plugin ABI")
+	ErrExtraFile    = errors.New("bundle holds a file its manifest does not list")
 )
 
 // Manifest is runbox-bundle.json.
@@ -41,6 +42,10 @@ type Manifest struct {
 	Version string `json:"version"`
 	ABI     int    `json:"abi"`
 	Plugins []File `json:"plugins"`
+	// Signer is the signing key, base64 ed25519 public key; it is covered
+	// by the signature, so that verify can tell a bad signature from one
+	// by a key the user does not trust.
+	Signer string `json:"signer,omitempty"`
 	// Signature is base64 ed25519 over SigningBytes (the manifest without
 	// this field). Optional.
 	Signature string `json:"signature,omitempty"`
@@ -85,7 +90,7 @@ func Pack(dir, out string, signingKey ed25519.PrivateKey) (Manifest, error) {
 			return bm, fmt.Errorf("pack %s: decode %s: %w", dir, ManifestFile, err)
 		}
 	}
-	bm.ABI, bm.Plugins, bm.Signature = sdk.ABIVersion, nil, ""
+	bm.ABI, bm.Plugins, bm.Signature, bm.Signer = sdk.ABIVersion, nil, "", ""
 	if !nameRE.MatchString(bm.Name) {
 		return bm, fmt.Errorf("pack %s: bundle name %q must match %s", dir, bm.Name, nameRE)
 	}
@@ -108,10 +113,9 @@ func Pack(dir, out string, signingKey ed25519.PrivateKey) (Manifest, error) {
 		return bm, fmt.Errorf("pack %s: no .wasm files", dir)
 	}
 	if signingKey != nil {
-		bm.Signature = base64.StdEncoding.EncodeToString(ed25519.Sign(signingKey, bm.SigningBytes()))
+		bm = signManifest(bm, signingKey)
 	}
-	raw, _ := json.MarshalIndent(bm, "", "  ")
-	files[ManifestFile] = append(raw, '\n')
+	files[ManifestFile] = encodeManifest(bm)
 	if isTarball(out) {
 		return bm, writeTarGz(out, files)
 	}
@@ -155,6 +159,15 @@ func checkBundle(bm Manifest, files map[string][]byte, trustedKeys []ed25519.Pub
 	if len(bm.Plugins) == 0 {
 		return errors.New("bundle lists no plugins")
 	}
+	listed := map[string]bool{ManifestFile: true}
+	for _, f := range bm.Plugins {
+		listed[f.File] = true
+	}
+	for name := range files {
+		if !listed[name] {
+			return fmt.Errorf("file %s is in the bundle but not in its manifest: %w", name, ErrExtraFile)
+		}
+	}
 	for _, f := range bm.Plugins {
 		if !filepath.IsLocal(filepath.FromSlash(f.File)) {
 			return fmt.Errorf("plugin file %q escapes the bundle", f.File)
@@ -189,38 +202,50 @@ func checkBundle(bm Manifest, files map[string][]byte, trustedKeys []ed25519.Pub
 }
 
 // Install verifies the bundle at path (see Verify) and installs it as
-// pluginsDir/NAME, replacing an installed bundle of the same name. A
-// plugins.Host whose Config.Dirs includes pluginsDir loads it on its next
-// start.
+// pluginsDir/NAME, replacing an installed bundle of the same name. It
+// checks no trust policy: see InstallChecked.
 func Install(path, pluginsDir string, trustedKeys ...ed25519.PublicKey) (Manifest, error) {
 	bm, files, err := readBundle(path, trustedKeys)
 	if err != nil {
 		return bm, fmt.Errorf("install: %w", err)
 	}
+	return bm, place(bm, files, pluginsDir)
+}
+
+// place writes a verified bundle to pluginsDir/NAME: into a temporary
+// directory first, then swapped with the installed one in one step where
+// the OS can (else two renames), so that a failure leaves the previous
+// install as it was, and a plugin host scanning the directory sees the
+// old bundle or the new one, never half of one.
+func place(bm Manifest, files map[string][]byte, pluginsDir string) error {
 	keep := map[string][]byte{ManifestFile: files[ManifestFile]}
 	for _, f := range bm.Plugins {
 		keep[f.File] = files[f.File]
 	}
 	if err := os.MkdirAll(pluginsDir, 0o755); err != nil {
-		return bm, fmt.Errorf("install: %w", err)
+		return fmt.Errorf("install: %w", err)
 	}
 	tmp, err := os.MkdirTemp(pluginsDir, ".install-")
 	if err != nil {
-		return bm, fmt.Errorf("install: %w", err)
+		return fmt.Errorf("install: %w", err)
 	}
 	defer os.RemoveAll(tmp)
 	if err := writeDir(tmp, keep); err != nil {
-		return bm, fmt.Errorf("install: %w", err)
+		return fmt.Errorf("install: %w", err)
 	}
 	dst := filepath.Join(pluginsDir, bm.Name)
+	if err := exchange(tmp, dst); err == nil {
+		return nil // tmp now holds the previous install, removed by the defer
+	}
 	old := tmp + ".old"
 	if err := os.Rename(dst, old); err == nil {
 		defer os.RemoveAll(old)
 	}
 	if err := os.Rename(tmp, dst); err != nil {
-		return bm, fmt.Errorf("install: %w", err)
+		_ = os.Rename(old, dst) // put the previous one back
+		return fmt.Errorf("install: %w", err)
 	}
-	return bm, nil
+	return nil
 }
 
 // Remove uninstalls bundle name from pluginsDir.

@@ -33,7 +33,9 @@ func readFiles(p string) (map[string][]byte, error) {
 	}
 	for _, e := range entries {
 		if !e.Type().IsRegular() {
-			continue
+			// A link could point out of the bundle; a directory holds
+			// nothing a bundle lists (Pack writes none).
+			return nil, fmt.Errorf("%s is not a regular file (%s): bundles hold only files", e.Name(), e.Type())
 		}
 		b, err := readLimited(filepath.Join(p, e.Name()))
 		if err != nil {
@@ -77,12 +79,16 @@ func readTarGz(p string) (map[string][]byte, error) {
 		if err != nil {
 			return nil, fmt.Errorf("untar: %w", err)
 		}
-		if hdr.Typeflag != tar.TypeReg {
-			continue
-		}
 		name := path.Clean(strings.TrimPrefix(hdr.Name, "./"))
 		if !filepath.IsLocal(name) {
 			return nil, fmt.Errorf("untar: entry %q escapes the bundle", hdr.Name)
+		}
+		switch hdr.Typeflag {
+		case tar.TypeReg:
+		case tar.TypeDir:
+			continue
+		default: // links above all: one could point out of the bundle
+			return nil, fmt.Errorf("untar: entry %q is not a regular file (type %q): bundles hold only files", hdr.Name, hdr.Typeflag)
 		}
 		if hdr.Size > maxBundleFile {
 			return nil, fmt.Errorf("untar: %s larger than %d bytes", name, maxBundleFile)

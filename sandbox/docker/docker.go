@@ -1,25 +1,29 @@
 // Package docker runs a sandbox.Spec in a Docker container.
 //
-// The container, not runbox, owns the run: its output goes to Docker's
-// "local" log driver (exact bytes, partial-line metadata kept), and runbox
-// copies it from there into the framed run log with Docker's own
-// timestamps. Because live copying and recovery read the same source with
-// the same cursor (see cursor.go), a daemon that is killed and restarted
-// resumes the log without losing or repeating a byte.
-//
-// Setup commands run as docker exec in the same container while its main
-// process waits at a gate on stdin (see setup.go).
+// The container's init is runbox's own supervisor (the static runbox
+// binary, mounted read-only), so a container run is served exactly as a
+// process run is: it writes the framed run log and the exit record into
+// a box, a host directory bind-mounted into the container (box.go), runs
+// setup commands, feeds stdin, enforces the timeout and stops the whole
+// tree. Docker's log driver is off ("none"): output goes from the
+// command's pipe to the run's file with no copy through the Docker
+// daemon, and the container outlives a killed daemon with nothing to
+// resume (see Recover). Short runs can take a warm container from a pool
+// (pool.go).
 package docker
 
 import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
 	"slices"
 	"sort"
 	"sync"
 	"time"
 
+	"github.com/docker/docker/api/types/image"
 	"github.com/docker/docker/client"
 
 	"github.com/runbox/runbox/sandbox"
@@ -37,6 +41,8 @@ const (
 	// container: two homes may share one Docker daemon, and each sweeps
 	// only its own containers.
 	LabelHome = "io.runbox.home"
+	// LabelPoolBox marks a warm container of the pool with its box.
+	LabelPoolBox = "io.runbox.pool-box"
 )
 
 // ErrImage means the image is neither present nor pullable. It is returned
@@ -64,6 +70,22 @@ type Options struct {
 	// labelled with it (LabelHome) and Sweep removes only those: another
 	// home's daemon on the same Docker daemon keeps its runs.
 	Home string
+	// Exe is the static runbox binary run as each container's init
+	// (default: the "runbox" next to this executable).
+	Exe string
+	// DefaultPids is the pids limit of a container whose spec sets none
+	// (0: DefaultPids; negative: no limit).
+	DefaultPids int64
+	// PoolSize is how many warm containers are kept per kind of run (same
+	// image, limits, user, network and workspace); 0 turns the pool off.
+	PoolSize int
+	// PoolIdle is how long a kind of run keeps its warm containers after
+	// its last run (default 2 minutes).
+	PoolIdle time.Duration
+	// PoolDir holds the boxes of warm containers; it must be on the
+	// filesystem of the run logs (they are hard-linked into the boxes).
+	// Without it there is no pool.
+	PoolDir string
 }
 
 // Sandbox is the Docker backend. It implements sandbox.Sandbox and
@@ -74,6 +96,12 @@ type Sandbox struct {
 	once sync.Once
 	cli  *client.Client
 	err  error
+
+	initOnce sync.Once
+	initErr  error
+
+	live *idSet // containers this process serves: never swept
+	pool *pool
 }
 
 var (
@@ -86,7 +114,60 @@ func New(opts Options) *Sandbox {
 	if opts.PullTimeout <= 0 {
 		opts.PullTimeout = 10 * time.Minute
 	}
-	return &Sandbox{opts: opts}
+	if opts.DefaultPids == 0 {
+		opts.DefaultPids = DefaultPids
+	}
+	if opts.PoolIdle <= 0 {
+		opts.PoolIdle = 2 * time.Minute
+	}
+	s := &Sandbox{opts: opts, live: &idSet{m: map[string]bool{}}}
+	s.pool = newPool(s)
+	return s
+}
+
+// initReady checks once that the runbox binary can be a container's init.
+func (s *Sandbox) initReady() error {
+	s.initOnce.Do(func() {
+		if s.opts.Exe == "" {
+			exe, err := os.Executable()
+			if err != nil {
+				s.initErr = fmt.Errorf("find runbox binary: %w", err)
+				return
+			}
+			s.opts.Exe = filepath.Join(filepath.Dir(exe), "runbox")
+		}
+		s.initErr = checkStatic(s.opts.Exe)
+	})
+	return s.initErr
+}
+
+// image is ensureImage with this sandbox's pull timeout.
+func (s *Sandbox) image(ctx context.Context, cli *client.Client, ref string) (image.InspectResponse, error) {
+	return ensureImage(ctx, cli, ref, s.opts.PullTimeout)
+}
+
+// idSet is a set of container ids safe for concurrent use.
+type idSet struct {
+	mu sync.Mutex
+	m  map[string]bool
+}
+
+func (s *idSet) add(id string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.m[id] = true
+}
+
+func (s *idSet) remove(id string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	delete(s.m, id)
+}
+
+func (s *idSet) has(id string) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.m[id]
 }
 
 // Name is sandbox.Docker.
@@ -108,8 +189,10 @@ func (s *Sandbox) Client() (*client.Client, error) {
 	return s.cli, s.err
 }
 
-// Close releases the client's connections. Runs keep going.
+// Close removes the warm containers and releases the client's
+// connections. Runs keep going.
 func (s *Sandbox) Close() error {
+	s.pool.close()
 	if cli, err := s.Client(); err == nil {
 		return cli.Close()
 	}
@@ -151,8 +234,15 @@ func (s *Sandbox) Health(ctx context.Context) sandbox.Health {
 		h.Detail = fmt.Sprintf("docker daemon not reachable at %s: %v", cli.DaemonHost(), err)
 		return h
 	}
+	if err := s.initReady(); err != nil {
+		// Docker answers, but no container could start: say so, so that
+		// auto picks the process sandbox.
+		h.Detail = err.Error()
+		return h
+	}
 	h.Available = true
 	h.Info["host"] = cli.DaemonHost()
+	h.Info["init"] = s.opts.Exe
 	h.Info["api_version"] = ping.APIVersion
 	if v, err := cli.ServerVersion(ctx); err == nil {
 		h.Version = v.Version

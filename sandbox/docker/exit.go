@@ -2,107 +2,130 @@ package docker
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"os"
 	"time"
 
 	cerrdefs "github.com/containerd/errdefs"
 	"github.com/docker/docker/api/types/container"
 
 	"github.com/runbox/runbox/sandbox"
+	"github.com/runbox/runbox/sandbox/process/supervisor"
 	"github.com/runbox/runbox/sandbox/runlog"
 )
 
-// finish waits for the container to stop and its output to be copied,
-// then records the exit, removes the container and releases Wait.
-func (h *handle) finish(logsDone <-chan struct{}) {
-	ctx := h.bg
-	h.waitStopped(ctx)
-	<-logsDone
-	// The follow stream ends when the container stops; one more pass from
-	// the cursor picks up anything it did not deliver before that.
-	if err := copyLogs(ctx, h.cli, h.id, false, h.w, h.cur); err != nil && !cerrdefs.IsNotFound(err) {
-		h.w.Write(runlog.Meta, fmt.Appendf(nil, "copying container output: %v\n", err))
-	}
-	if err := h.cur.finishTails(ctx, h.cli, h.id, h.w); err != nil {
-		h.w.Write(runlog.Meta, fmt.Appendf(nil, "copying container output: %v\n", err))
-	}
-	h.mu.Lock()
-	if h.timer != nil {
-		h.timer.Stop()
-	}
-	peak, cpu := h.peak, h.cpu
-	h.mu.Unlock()
+// run waits for the container to stop, then records the exit, removes
+// the container and releases Wait.
+func (h *handle) run() {
+	code, ok := h.waitStopped(h.bg)
+	h.finish(code, ok)
+}
 
-	var e sandbox.Exit
-	c, err := h.cli.ContainerInspect(ctx, h.id)
-	if err != nil || c.State == nil {
-		e = sandbox.Exit{Lost: true, Error: fmt.Sprintf("container %s disappeared before its exit was recorded: %v", short(h.id), err), EndedAt: time.Now()}
-	} else {
-		e = composeExit(c.State, h.st.get(), peak, cpu)
+// finish takes the exit record the container's init wrote (adding the
+// OOM kill, which only Docker sees: the limit is on the whole container),
+// or, when the init died without one, makes it from Docker's view.
+func (h *handle) finish(code int64, codeOK bool) {
+	ctx := h.bg
+	rs := h.st.get()
+	var state *container.State
+	ierr := errors.New("removed by docker as it exited")
+	if !h.auto {
+		var c container.InspectResponse
+		if c, ierr = h.cli.ContainerInspect(ctx, h.id); ierr == nil {
+			state = c.State
+		}
+	} else if codeOK {
+		state = &container.State{ExitCode: int(code), FinishedAt: time.Now().Format(time.RFC3339Nano)}
+	}
+	e, err := supervisor.ReadExit(h.box)
+	switch {
+	case err == nil:
+		if state != nil && state.OOMKilled {
+			e.OOMKilled = true
+		}
+	case state == nil:
+		e = sandbox.Exit{Lost: true, Error: fmt.Sprintf("container %s disappeared before its exit was recorded: %v", short(h.id), ierr), EndedAt: time.Now()}
+	default:
+		e = composeExit(state, rs)
+		if !e.OOMKilled && rs.StopReason == "" {
+			e.Error = fmt.Sprintf("the container's init ended without an exit record (container exit code %d)", state.ExitCode)
+		}
+		note(h.spec.LogPath, e)
 	}
 	serr := h.st.update(func(r *runState) { r.Exit = &e })
-	if serr != nil {
-		h.w.Write(runlog.Meta, fmt.Appendf(nil, "%v\n", serr))
-	}
-	cerr := h.w.Close()
-	if cerr != nil && e.Error == "" {
-		e.Error = cerr.Error()
-	}
-	// Only once the output is on disk and the exit recorded is the
-	// container (and the driver's copy of its output) expendable.
-	if serr == nil && cerr == nil && !h.spec.KeepContainer && !h.sb.opts.KeepContainers {
+	// Only once the exit is recorded is the container expendable (an
+	// auto-removed one is gone already).
+	if serr == nil && !h.auto && !h.spec.KeepContainer && !h.sb.opts.KeepContainers {
 		h.cli.ContainerRemove(ctx, h.id, container.RemoveOptions{Force: true})
+	}
+	if rs.Pooled && serr == nil {
+		os.RemoveAll(h.box) // the log is the run's own file; the link goes
+	}
+	if serr != nil && e.Error == "" {
+		e.Error = serr.Error()
 	}
 	h.exit = e
 	h.cancel()
 	close(h.done)
 }
 
+// note says in the run log why its end was made up, after whatever the
+// dead init wrote (a torn last record is cut).
+func note(logPath string, e sandbox.Exit) {
+	w, err := runlog.Create(logPath)
+	if err != nil {
+		return
+	}
+	msg := e.Error
+	if msg == "" {
+		msg = fmt.Sprintf("the container was killed (exit code %d)", e.Code)
+	}
+	w.Write(runlog.Meta, []byte(msg+"\n"))
+	w.Close()
+}
+
 // waitStopped returns once the container is not running (or gone).
-func (h *handle) waitStopped(ctx context.Context) {
+// An auto-removed container is waited for until it is gone, so that a
+// finished run leaves nothing; code is its exit status when Docker said.
+func (h *handle) waitStopped(ctx context.Context) (code int64, ok bool) {
+	cond := container.WaitConditionNotRunning
+	if h.auto {
+		cond = container.WaitConditionRemoved
+	}
 	for {
-		waitC, errC := h.cli.ContainerWait(ctx, h.id, container.WaitConditionNotRunning)
+		waitC, errC := h.cli.ContainerWait(ctx, h.id, cond)
 		select {
-		case <-waitC:
-			return
+		case r := <-waitC:
+			return r.StatusCode, r.Error == nil
 		case err := <-errC:
 			if cerrdefs.IsNotFound(err) {
-				return
+				return 0, false
 			}
 		}
 		c, err := h.cli.ContainerInspect(ctx, h.id)
-		if cerrdefs.IsNotFound(err) || err == nil && c.State != nil && !c.State.Running {
-			return
+		if cerrdefs.IsNotFound(err) {
+			return 0, false
+		}
+		if err == nil && c.State != nil && !c.State.Running && !h.auto {
+			return int64(c.State.ExitCode), true
 		}
 		time.Sleep(500 * time.Millisecond) // the daemon is restarting; try again
 	}
 }
 
 // composeExit maps the container's final state and runbox's notes about
-// the run to an exit record, as the process backend would write it.
-func composeExit(cs *container.State, rs runState, peak uint64, cpu float64) sandbox.Exit {
+// the run to an exit record, for a run whose init left none.
+func composeExit(cs *container.State, rs runState) sandbox.Exit {
 	e := sandbox.Exit{Code: cs.ExitCode, OOMKilled: cs.OOMKilled}
 	e.StartedAt, _ = time.Parse(time.RFC3339Nano, cs.StartedAt)
 	e.EndedAt, _ = time.Parse(time.RFC3339Nano, cs.FinishedAt)
 	if e.EndedAt.Before(e.StartedAt) {
-		// Docker stamps StartedAt once start returns; a command that ends
-		// at once can be seen finishing a moment "before" that.
 		e.EndedAt = e.StartedAt
 	}
 	e.Usage.WallSeconds = e.EndedAt.Sub(e.StartedAt).Seconds()
-	e.Usage.PeakRSSBytes, e.Usage.CPUSeconds = peak, cpu
-	switch rs.Phase {
-	case phaseSetupFailed:
-		e.Code, e.SetupFailed = rs.SetupCode, true
-	case phaseSetup:
-		if rs.StopReason == "" {
-			e.Lost = true
-			e.Error = "runbox stopped while setup commands ran, so the command never started"
-		}
-		e.SetupFailed = true
-	}
 	e.Signal = signalName(e.Code)
-	if cs.Error != "" && e.Error == "" {
+	if cs.Error != "" {
 		e.Error = cs.Error
 	}
 	switch rs.StopReason {

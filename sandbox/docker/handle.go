@@ -5,8 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"math"
-	"sync"
+	"strings"
 	"time"
 
 	cerrdefs "github.com/containerd/errdefs"
@@ -14,45 +13,94 @@ import (
 	"github.com/docker/docker/client"
 
 	"github.com/runbox/runbox/sandbox"
-	"github.com/runbox/runbox/sandbox/runlog"
+	"github.com/runbox/runbox/sandbox/process/supervisor"
 )
 
 // defaultGrace is used when neither Stop nor the spec gives one.
 const defaultGrace = 10 * time.Second
 
+// backstop is how long past its grace a stopped container's init gets
+// to write its exit record before Docker kills the container outright.
+const backstop = 10 * time.Second
+
 // handle is a run in a container. Everything but Wait's result lives in
-// the container and the state dir, so a handle can be rebuilt by Recover.
+// the container, its box and the state dir, so Recover can rebuild it.
 type handle struct {
 	sb   *Sandbox
 	cli  *client.Client
 	id   string
 	spec sandbox.Spec
 	st   *state
-	w    *runlog.Writer
-	cur  *cursor
+	box  string
+	auto bool // Docker removes the container when it exits (AutoRemove)
 
 	bg     context.Context // the run's own context, cancelled once it ended
 	cancel context.CancelFunc
 	done   chan struct{}
 	exit   sandbox.Exit
-
-	mu    sync.Mutex
-	peak  uint64  // highest memory use sampled
-	cpu   float64 // CPU seconds at the last sample
-	timer *time.Timer
+	early  chan struct{} // closed once earlyExit is known
+	earlyE sandbox.Exit
 }
 
-func (s *Sandbox) newHandle(cli *client.Client, id string, spec sandbox.Spec, st *state, w *runlog.Writer) *handle {
+var _ sandbox.EarlyExiter = (*handle)(nil)
+
+func (s *Sandbox) newHandle(cli *client.Client, id string, spec sandbox.Spec, st *state, box string, auto bool) *handle {
 	bg, cancel := context.WithCancel(context.Background())
-	return &handle{sb: s, cli: cli, id: id, spec: spec, st: st, w: w, cur: &cursor{},
-		bg: bg, cancel: cancel, done: make(chan struct{})}
+	return &handle{sb: s, cli: cli, id: id, spec: spec, st: st, box: box, auto: auto,
+		bg: bg, cancel: cancel, done: make(chan struct{}), early: make(chan struct{})}
 }
 
 // doneHandle is a run that had ended before this process saw it.
 func doneHandle(id string, e sandbox.Exit) *handle {
-	h := &handle{id: id, exit: e, done: make(chan struct{})}
+	h := &handle{id: id, exit: e, done: make(chan struct{}), early: make(chan struct{})}
 	close(h.done)
 	return h
+}
+
+// WaitEarly returns the exit record as soon as the container's init has
+// written it (the log is on disk by then), while the container still
+// shuts down and is removed: that is Docker's slowest part of a short
+// run, and nothing of the run's result depends on it. A run that was
+// SIGKILLed under a memory limit waits for Docker instead, since only
+// Docker knows whether the OOM killer did it.
+func (h *handle) WaitEarly(ctx context.Context) (sandbox.Exit, error) {
+	select {
+	case <-h.early:
+		return h.earlyE, nil
+	case <-h.done:
+		return h.exit, nil
+	case <-ctx.Done():
+		return sandbox.Exit{}, ctx.Err()
+	}
+}
+
+// watchRecord polls the box for the exit record: often at first (short
+// runs are the ones whose latency shows), then less.
+func (h *handle) watchRecord() {
+	start := time.Now()
+	for {
+		d := 2 * time.Millisecond
+		if since := time.Since(start); since > 10*time.Second {
+			d = 100 * time.Millisecond
+		} else if since > 500*time.Millisecond {
+			d = 20 * time.Millisecond
+		}
+		select {
+		case <-h.done:
+			return
+		case <-time.After(d):
+		}
+		e, err := supervisor.ReadExit(h.box)
+		if err != nil {
+			continue
+		}
+		if h.spec.Limits.MemoryBytes > 0 && e.Signal == "SIGKILL" {
+			return
+		}
+		h.earlyE = e
+		close(h.early)
+		return
+	}
 }
 
 func (h *handle) Ref() string { return h.id }
@@ -66,13 +114,11 @@ func (h *handle) Wait(ctx context.Context) (sandbox.Exit, error) {
 	}
 }
 
+// Stop asks the container's init to end the run (stop request in the
+// box, then SIGTERM to it): it signals the whole tree, waits the grace,
+// kills what is left and writes the exit record. Should the init not
+// have ended backstop after the grace, Docker kills the container.
 func (h *handle) Stop(ctx context.Context, grace time.Duration) error {
-	return h.stop(ctx, reasonCancelled, grace)
-}
-
-// stop records why the run is ending, then stops the container: the stop
-// signal to its init, grace, then SIGKILL, which ends every process in it.
-func (h *handle) stop(ctx context.Context, reason string, grace time.Duration) error {
 	select {
 	case <-h.done:
 		return nil
@@ -86,19 +132,36 @@ func (h *handle) stop(ctx context.Context, reason string, grace time.Duration) e
 	}
 	if err := h.st.update(func(r *runState) {
 		if r.StopReason == "" {
-			r.StopReason = reason
+			r.StopReason = reasonCancelled
 		}
 	}); err != nil {
 		return err
 	}
-	secs := int(math.Ceil(grace.Seconds()))
-	err := h.cli.ContainerStop(ctx, h.id, container.StopOptions{Timeout: &secs})
-	if err != nil && !cerrdefs.IsNotFound(err) {
-		if kerr := h.cli.ContainerKill(ctx, h.id, "KILL"); kerr != nil && !cerrdefs.IsNotFound(kerr) {
-			return fmt.Errorf("stop container: %w", errors.Join(err, kerr))
-		}
+	if err := supervisor.RequestStop(h.box, grace); err != nil {
+		return fmt.Errorf("stop container: %w", err)
+	}
+	if err := h.cli.ContainerKill(ctx, h.id, "TERM"); err != nil && !cerrdefs.IsNotFound(err) && !isNotRunning(err) {
+		return fmt.Errorf("stop container: %w", err)
+	}
+	t := time.NewTimer(grace + backstop)
+	defer t.Stop()
+	select {
+	case <-h.done:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+	}
+	if err := h.cli.ContainerKill(ctx, h.id, "KILL"); err != nil && !cerrdefs.IsNotFound(err) && !isNotRunning(err) {
+		return fmt.Errorf("stop container: %w", err)
 	}
 	return nil
+}
+
+// isNotRunning is Docker's answer to a signal for a container that has
+// just exited (a conflict in newer APIs, a plain error in older ones).
+func isNotRunning(err error) bool {
+	return cerrdefs.IsConflict(err) || err != nil && strings.Contains(err.Error(), "is not running")
 }
 
 func (h *handle) Stats(ctx context.Context) (sandbox.Stats, error) {
@@ -136,69 +199,4 @@ func rss(m container.MemoryStats) uint64 {
 		return m.Usage
 	}
 	return m.Usage - cache
-}
-
-// sampleStats keeps the peak memory and CPU time from Docker's stream of
-// stats (one a second) for the exit record's usage.
-func (h *handle) sampleStats() {
-	go func() {
-		resp, err := h.cli.ContainerStats(h.bg, h.id, true)
-		if err != nil {
-			return
-		}
-		defer resp.Body.Close()
-		dec := json.NewDecoder(resp.Body)
-		for {
-			var v container.StatsResponse
-			if err := dec.Decode(&v); err != nil {
-				return
-			}
-			h.mu.Lock()
-			h.peak = max(h.peak, v.MemoryStats.MaxUsage, rss(v.MemoryStats))
-			if c := float64(v.CPUStats.CPUUsage.TotalUsage) / 1e9; c > 0 {
-				h.cpu = c
-			}
-			h.mu.Unlock()
-		}
-	}()
-}
-
-// armTimeout ends the run spec.Timeout after start.
-func (h *handle) armTimeout(start time.Time) {
-	if h.spec.Timeout <= 0 {
-		return
-	}
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	h.timer = time.AfterFunc(time.Until(start.Add(h.spec.Timeout)), func() {
-		h.w.Write(runlog.Meta, fmt.Appendf(nil, "timed out after %s\n", h.spec.Timeout))
-		if err := h.stop(h.bg, reasonTimedOut, h.spec.Grace); err != nil {
-			h.w.Write(runlog.Meta, fmt.Appendf(nil, "timeout: %v\n", err))
-		}
-	})
-}
-
-// follow copies output while the container runs; the channel closes when
-// the container has stopped (or is gone).
-func (h *handle) follow() <-chan struct{} {
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		for {
-			err := copyLogs(h.bg, h.cli, h.id, true, h.w, h.cur)
-			if err == nil {
-				return
-			}
-			c, ierr := h.cli.ContainerInspect(h.bg, h.id)
-			if ierr != nil || c.State == nil || !c.State.Running {
-				return
-			}
-			select { // the daemon hiccupped: resume where the cursor is
-			case <-h.bg.Done():
-				return
-			case <-time.After(200 * time.Millisecond):
-			}
-		}
-	}()
-	return done
 }

@@ -92,3 +92,21 @@ func BenchmarkDockerTrue(b *testing.B) {
 		}
 	})
 }
+
+// TestDynamicInitBinary: a runbox built with cgo cannot be a container's
+// init (no libc in most images); Health says so, so auto falls back, and
+// Start fails as unavailable with the remedy, before creating anything.
+func TestDynamicInitBinary(t *testing.T) {
+	e := setup(t)
+	o := testOptions(t)
+	o.DefaultImage, o.Exe = e.image, "/bin/ls" // dynamically linked on Debian
+	sb := New(o)
+	defer sb.Close()
+	if h := sb.Health(context.Background()); h.Available || !strings.Contains(h.Detail, "CGO_ENABLED=0") {
+		t.Errorf("health %+v", h)
+	}
+	_, err := sb.Start(context.Background(), e.newSpec(t, "true"))
+	if !errors.Is(err, sandbox.ErrUnavailable) || !strings.Contains(err.Error(), "dynamically linked") {
+		t.Errorf("start: %v", err)
+	}
+}

@@ -30,7 +30,14 @@ func TestMain(m *testing.M) {
 	if spec := os.Getenv(helperEnv); spec != "" {
 		os.Exit(helperMain(spec))
 	}
-	os.Exit(m.Run())
+	code := m.Run()
+	dockertest.RemoveBuilt()
+	os.Exit(code)
+}
+
+// testOptions are the options every test sandbox starts from.
+func testOptions(tb testing.TB) Options {
+	return Options{Exe: dockertest.RunboxBinary(tb), Home: testHome}
 }
 
 func helperMain(specJSON string) int {
@@ -39,7 +46,7 @@ func helperMain(specJSON string) int {
 		fmt.Fprintln(os.Stderr, err)
 		return 2
 	}
-	sb := New(Options{})
+	sb := New(Options{Exe: os.Getenv("RUNBOX_TEST_INIT"), Home: testHome})
 	h, err := sb.Start(context.Background(), spec)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
@@ -63,7 +70,9 @@ func setup(t *testing.T) env {
 	img := dockertest.BusyboxImage(t)
 	// A home of their own: a runbox daemon started by another package's
 	// tests on the same Docker daemon must not sweep these containers.
-	sb := New(Options{DefaultImage: img, Home: testHome})
+	o := testOptions(t)
+	o.DefaultImage = img
+	sb := New(o)
 	t.Cleanup(func() { sb.Close() })
 	return env{sb: sb, cli: cli, image: img}
 }
@@ -148,7 +157,9 @@ func (e env) containers(t *testing.T, runID string) []container.Summary {
 }
 
 func containerCommitOptions(ref string) container.CommitOptions {
-	return container.CommitOptions{Reference: ref}
+	// The container's entrypoint is runbox's init, which the image must
+	// not inherit; busybox as the entrypoint runs the commands as before.
+	return container.CommitOptions{Reference: ref, Changes: []string{`ENTRYPOINT ["/bin/busybox"]`, `CMD ["true"]`}}
 }
 
 func removeImage(cli *client.Client, ref string) {

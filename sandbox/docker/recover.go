@@ -3,28 +3,30 @@ package docker
 import (
 	"context"
 	"fmt"
-	"time"
+	"os"
+	"path/filepath"
+	"strings"
 
 	"github.com/docker/docker/api/types/container"
 	"github.com/docker/docker/api/types/filters"
 	"github.com/docker/docker/client"
 
 	"github.com/runbox/runbox/sandbox"
-	"github.com/runbox/runbox/sandbox/runlog"
+	"github.com/runbox/runbox/sandbox/process/supervisor"
 )
 
-// Recover re-attaches to a run whose daemon died. The container kept
-// running and kept its output in the log driver; Recover rebuilds the
-// copy cursor from the run log at spec.LogPath (see logs.go) and goes on
-// copying from there, then finishes the run as Start would have. A run
-// whose exit was already recorded is returned as ended; a run with
-// neither a container nor a recorded exit is sandbox.ErrNotFound.
+// Recover re-attaches to a run whose daemon died. The container's init
+// kept writing the run log and, at the end, its exit record into the box;
+// Recover waits for the container as Start would have, then finishes the
+// run. A run whose exit was already recorded is returned as ended; a run
+// with neither a container nor an exit record is sandbox.ErrNotFound.
 func (s *Sandbox) Recover(ctx context.Context, spec sandbox.Spec) (sandbox.Handle, error) {
 	st, err := loadState(spec.StateDir)
 	if err != nil {
 		return nil, err
 	}
-	if rs := st.get(); rs.Exit != nil {
+	rs := st.get()
+	if rs.Exit != nil {
 		if cli, err := s.Client(); err == nil && !spec.KeepContainer && !s.opts.KeepContainers && rs.ContainerID != "" {
 			cli.ContainerRemove(ctx, rs.ContainerID, container.RemoveOptions{Force: true})
 		}
@@ -34,51 +36,37 @@ func (s *Sandbox) Recover(ctx context.Context, spec sandbox.Spec) (sandbox.Handl
 	if err != nil {
 		return nil, err
 	}
-	found, err := findRun(ctx, cli, spec.RunID)
-	if err != nil {
-		return nil, err
+	box := rs.Box
+	if box == "" {
+		box = filepath.Join(spec.StateDir, "box")
 	}
-	if len(found) == 0 {
-		if id := st.get().ContainerID; id != "" {
-			return nil, fmt.Errorf("%w: container %s of run %s is gone and no exit was recorded", sandbox.ErrNotFound, short(id), spec.RunID)
+	id := rs.ContainerID
+	if id == "" {
+		found, err := findRun(ctx, cli, spec.RunID)
+		if err != nil {
+			return nil, err
 		}
+		if len(found) > 0 {
+			id = found[0].ID
+		}
+	}
+	if id == "" {
 		return nil, fmt.Errorf("%w: no container labelled %s=%s", sandbox.ErrNotFound, LabelRunID, spec.RunID)
 	}
-	c, err := cli.ContainerInspect(ctx, found[0].ID)
-	if err != nil {
-		return nil, fmt.Errorf("inspect container: %w", err)
-	}
-	if st.get().ContainerID == "" {
-		// No state dir (or lost): what the container is doing tells enough.
-		st.update(func(r *runState) { r.ContainerID, r.Phase = c.ID, phaseMain })
-	}
-	cur, err := cursorFromLog(spec.LogPath)
-	if err != nil {
-		return nil, err
-	}
-	w, err := runlog.Create(spec.LogPath)
-	if err != nil {
-		return nil, err
-	}
-	h := s.newHandle(cli, c.ID, spec, st, w)
-	h.cur = cur
-	if st.get().Phase == phaseSetup && c.State != nil && c.State.Running {
-		// The gate lost its stdin with the old daemon and is on its way
-		// out; make sure, since nothing can release it now.
-		cli.ContainerKill(ctx, c.ID, "KILL")
-	}
-	started := time.Now()
-	if c.State != nil {
-		if t, err := time.Parse(time.RFC3339Nano, c.State.StartedAt); err == nil && !t.IsZero() {
-			started = t
+	auto := false
+	if c, err := cli.ContainerInspect(ctx, id); err != nil {
+		if _, rerr := supervisor.ReadExit(box); rerr != nil {
+			return nil, fmt.Errorf("%w: container %s of run %s is gone and no exit was recorded", sandbox.ErrNotFound, short(id), spec.RunID)
 		}
+	} else if c.HostConfig != nil {
+		auto = c.HostConfig.AutoRemove
 	}
-	go func() {
-		logsDone := h.follow()
-		h.sampleStats()
-		h.armTimeout(started)
-		h.finish(logsDone)
-	}()
+	if rs.ContainerID == "" {
+		st.update(func(r *runState) { r.ContainerID, r.Box = id, box })
+	}
+	h := s.newHandle(cli, id, spec, st, box, auto)
+	go h.run()
+	go h.watchRecord()
 	return h, nil
 }
 
@@ -95,7 +83,8 @@ func findRun(ctx context.Context, cli *client.Client, runID string) ([]container
 
 // Sweep removes the containers this home's runbox created (LabelHome is
 // Options.Home) for runs that known says are no longer live: orphans of a
-// crash, or kept containers of old runs. Other homes' containers stay.
+// crash, kept containers of old runs, and warm containers no pool of this
+// process holds. Other homes' containers stay.
 func (s *Sandbox) Sweep(ctx context.Context, known func(runID string) bool) (int, error) {
 	cli, err := s.ready(ctx)
 	if err != nil {
@@ -111,12 +100,21 @@ func (s *Sandbox) Sweep(ctx context.Context, known func(runID string) bool) (int
 	n := 0
 	var errs []error
 	for _, c := range cs {
-		if c.Labels[LabelHome] != s.opts.Home || known(c.Labels[LabelRunID]) {
+		if c.Labels[LabelHome] != s.opts.Home || s.live.has(c.ID) {
+			continue
+		}
+		// A warm container never handed a run belongs to no run: only the
+		// pool that made it (live) keeps it.
+		run := runOf(c.Labels)
+		if (run != "" || c.Labels[LabelPoolBox] == "") && known(run) {
 			continue
 		}
 		if err := cli.ContainerRemove(ctx, c.ID, container.RemoveOptions{Force: true}); err != nil {
 			errs = append(errs, err)
 			continue
+		}
+		if box := c.Labels[LabelPoolBox]; box != "" && filepath.Dir(box) == s.opts.PoolDir {
+			os.RemoveAll(box) // a run's log in it is only a link
 		}
 		n++
 	}
@@ -124,4 +122,19 @@ func (s *Sandbox) Sweep(ctx context.Context, known func(runID string) bool) (int
 		return n, fmt.Errorf("sweep: %d containers not removed: %w", len(errs), errs[0])
 	}
 	return n, nil
+}
+
+// runOf is the run a container serves: its label, or for a pooled
+// container the run written into its box when it was handed one ("" for
+// one never handed a run).
+func runOf(labels map[string]string) string {
+	if id := labels[LabelRunID]; id != "" {
+		return id
+	}
+	if box := labels[LabelPoolBox]; box != "" {
+		if b, err := os.ReadFile(filepath.Join(box, runIDFile)); err == nil {
+			return strings.TrimSpace(string(b))
+		}
+	}
+	return ""
 }

@@ -12,7 +12,10 @@ import (
 	"testing"
 	"time"
 
+	cerrdefs "github.com/containerd/errdefs"
+
 	"github.com/runbox/runbox/sandbox"
+	"github.com/runbox/runbox/sandbox/docker/dockertest"
 	"github.com/runbox/runbox/sandbox/runlog"
 )
 
@@ -22,7 +25,7 @@ func startInHelper(t *testing.T, spec sandbox.Spec) *exec.Cmd {
 	t.Helper()
 	b, _ := json.Marshal(spec)
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
-	cmd.Env = append(os.Environ(), helperEnv+"="+string(b))
+	cmd.Env = append(os.Environ(), helperEnv+"="+string(b), "RUNBOX_TEST_INIT="+dockertest.RunboxBinary(t))
 	cmd.Stderr = os.Stderr
 	out, err := cmd.StdoutPipe()
 	if err != nil {
@@ -93,14 +96,14 @@ func TestRecoverAfterKill(t *testing.T) {
 			if tc.afterExit {
 				waitFor(t, "the container to exit", func() bool {
 					c, err := e.cli.ContainerInspect(context.Background(), containerName(spec.RunID))
-					return err == nil && !c.State.Running
+					return cerrdefs.IsNotFound(err) || err == nil && !c.State.Running // Docker auto-removes it
 				})
 			} else if n := logBytes(spec.LogPath, runlog.Stdout); n >= int64(len(wantOut)) {
 				t.Fatalf("helper copied everything (%d bytes) before it was killed", n)
 			}
 			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 			defer cancel()
-			h, err := New(Options{}).Recover(ctx, spec)
+			h, err := New(testOptions(t)).Recover(ctx, spec)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -122,7 +125,7 @@ func TestRecoverAfterKill(t *testing.T) {
 				t.Error("container not removed after recovery")
 			}
 			// A later recovery sees the recorded exit, not a new run.
-			h2, err := New(Options{}).Recover(ctx, spec)
+			h2, err := New(testOptions(t)).Recover(ctx, spec)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -133,26 +136,33 @@ func TestRecoverAfterKill(t *testing.T) {
 	}
 }
 
+// TestRecoverDuringSetup kills the daemon while a setup command runs:
+// the container's init owns setup as well, so the run goes on without
+// the daemon and the next one finds it finished whole.
 func TestRecoverDuringSetup(t *testing.T) {
 	e := setup(t)
-	spec := e.newSpec(t, "sh", "-c", "echo main ran > ran")
+	spec := e.newSpec(t, "sh", "-c", "echo main ran > ran; echo main")
 	spec.Image = e.image
-	spec.Setup = []string{"echo setting up; sleep 30"}
+	spec.Setup = []string{"echo setting up; sleep 2"}
 	helper := startInHelper(t, spec)
 	waitFor(t, "setup output", func() bool { return logBytes(spec.LogPath, runlog.SetupStdout) > 0 })
 	helper.Process.Kill()
 	helper.Wait()
 	ctx := context.Background()
-	h, err := New(Options{}).Recover(ctx, spec)
+	h, err := New(testOptions(t)).Recover(ctx, spec)
 	if err != nil {
 		t.Fatal(err)
 	}
 	ex, _ := h.Wait(ctx)
-	if !ex.Lost || ex.Error == "" {
-		t.Errorf("exit %+v, want lost with a reason", ex)
+	if ex.Code != 0 || ex.Lost || ex.Error != "" {
+		t.Errorf("exit %+v, want success", ex)
 	}
-	if _, err := os.Stat(spec.Workdir + "/ran"); err == nil {
-		t.Error("main command ran although setup never finished")
+	out := streams(t, spec.LogPath)
+	if string(out[runlog.SetupStdout]) != "setting up\n" || string(out[runlog.Stdout]) != "main\n" {
+		t.Errorf("setup %q, stdout %q", out[runlog.SetupStdout], out[runlog.Stdout])
+	}
+	if _, err := os.Stat(spec.Workdir + "/ran"); err != nil {
+		t.Error("main command did not run after setup")
 	}
 }
 
@@ -180,7 +190,9 @@ func TestSweep(t *testing.T) {
 	}
 	// A run of another home on the same Docker daemon: not ours to sweep,
 	// though this home does not know it.
-	other := New(Options{DefaultImage: e.image, Home: testHome + " (another)"})
+	oo := testOptions(t)
+	oo.DefaultImage, oo.Home = e.image, testHome+" (another)"
+	other := New(oo)
 	t.Cleanup(func() { other.Close() })
 	theirs := e.newSpec(t, "sleep", "60")
 	th, err := other.Start(ctx, theirs)

@@ -1,11 +1,13 @@
 package docker
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"os"
 	"path"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -13,21 +15,32 @@ import (
 	"github.com/docker/docker/api/types/mount"
 
 	"github.com/runbox/runbox/sandbox"
+	"github.com/runbox/runbox/sandbox/process/supervisor"
 )
 
-// logOpts keep enough of the "local" driver's files that a restarted
-// daemon finds everything it has not copied yet; the container (and its
-// log) is removed as soon as the run's output is in the run log.
-var logOpts = map[string]string{"max-size": "64m", "max-file": "8", "compress": "false"}
+// Paths inside the container. The box is a host directory bind-mounted
+// read-write: the supervisor's spec, stop request and exit record, and the
+// run log (see box.go). The runbox binary is mounted read-only and runs as
+// the container's init.
+const (
+	BoxMount   = "/run/runbox"
+	InitMount  = "/.runbox/runbox"
+	StdinMount = "/run/runbox-stdin"
+	logName    = "log"
+)
 
-// plan is a Spec translated into Docker terms.
+// DefaultPids is the pids limit a container gets when the spec sets none:
+// enough for any build or training job, and a fork bomb stops there
+// instead of at the host's limits.
+const DefaultPids = 4096
+
+// plan is a Spec translated into Docker terms: the container to create
+// and the spec its init (the supervisor) serves inside it.
 type plan struct {
 	config *container.Config
 	host   *container.HostConfig
-	gated  bool // main command waits for setup (see setup.go)
-	stdin  bool // runbox attaches to stdin
-	shell  bool // /bin/sh is needed
-	env    []string
+	inner  sandbox.Spec // the spec as the supervisor sees it, paths in the container
+	shell  bool         // /bin/sh is needed
 	user   string
 }
 
@@ -128,9 +141,9 @@ func gpuRequest(gpus string) (container.DeviceRequest, error) {
 	return req, nil
 }
 
-// buildPlan translates spec. entrypoint is the image's, which a gated
-// container must run itself after the gate.
-func buildPlan(spec sandbox.Spec, image string, entrypoint []string) (*plan, error) {
+// buildPlan translates spec. entrypoint is the image's: the supervisor
+// runs it in front of the command, as Docker would have.
+func buildPlan(spec sandbox.Spec, image string, entrypoint []string, o Options) (*plan, error) {
 	cmd, err := argv(spec)
 	if err != nil {
 		return nil, err
@@ -150,35 +163,62 @@ func buildPlan(spec sandbox.Spec, image string, entrypoint []string) (*plan, err
 	if spec.Stdin != nil && spec.StdinFile != "" {
 		return nil, errors.New("both stdin and stdin_file given")
 	}
-	p := &plan{
-		gated: len(spec.Setup) > 0,
-		shell: spec.Shell || len(spec.Setup) > 0,
-		env:   containerEnv(spec),
-		user:  user,
+	if spec.StdinFile != "" {
+		src, err := filepath.Abs(spec.StdinFile)
+		if err != nil {
+			return nil, fmt.Errorf("stdin file: %w", err)
+		}
+		if _, err := os.Stat(src); err != nil {
+			return nil, fmt.Errorf("stdin file: %w", err)
+		}
+		ms = append(ms, mount.Mount{Type: mount.TypeBind, Source: src, Target: StdinMount, ReadOnly: true})
 	}
-	p.stdin = p.gated || spec.Stdin != nil || spec.StdinFile != ""
+	p := &plan{shell: spec.Shell || len(spec.Setup) > 0, user: user}
+	// Env goes to the supervisor through the box, never into the
+	// container's config, where docker inspect would show every secret.
+	p.inner = sandbox.Spec{
+		RunID:    spec.RunID,
+		Command:  append(slices.Clone(entrypoint), cmd...),
+		Workdir:  WorkspaceMount,
+		Env:      containerEnv(spec),
+		Stdin:    spec.Stdin,
+		Setup:    spec.Setup,
+		Timeout:  spec.Timeout,
+		Grace:    spec.Grace,
+		LogPath:  path.Join(BoxMount, logName),
+		StateDir: BoxMount,
+		// Limits stay with Docker: the kernel enforces them on the whole
+		// container, the supervisor included, and Docker reports the OOM.
+	}
+	if spec.StdinFile != "" {
+		p.inner.StdinFile = StdinMount
+	}
 	cfg := &container.Config{
 		Image:      image,
-		Cmd:        cmd,
-		Env:        p.env,
+		Entrypoint: []string{InitMount},
+		Cmd:        []string{supervisor.Arg, BoxMount},
 		User:       user,
 		WorkingDir: WorkspaceMount,
-		OpenStdin:  p.stdin,
-		StdinOnce:  p.stdin,
 		Labels:     map[string]string{LabelRunID: spec.RunID, LabelManaged: "true"},
 	}
-	if p.gated {
-		cfg.Entrypoint = append([]string{"/bin/sh", "-c", gateScript, "runbox-gate"}, entrypoint...)
+	if o.Exe == "" {
+		return nil, errors.New("no runbox binary to run as the container's init")
 	}
-	init := true
+	ms = append(ms, mount.Mount{Type: mount.TypeBind, Source: o.Exe, Target: InitMount, ReadOnly: true})
 	hc := &container.HostConfig{
-		Init:        &init, // signals reach the command, zombies are reaped
 		NetworkMode: netMode,
 		Mounts:      ms,
 		CapDrop:     []string{"ALL"},
 		SecurityOpt: []string{"no-new-privileges"},
-		LogConfig:   container.LogConfig{Type: "local", Config: logOpts},
+		// Output never passes through Docker: the supervisor writes the
+		// run log itself (see docs/RATIONALE.md).
+		LogConfig: container.LogConfig{Type: "none"},
 	}
+	// Docker removes the container as it exits, so a finished run leaves
+	// none whatever happens to runbox meanwhile; but where only Docker can
+	// tell an OOM kill (a memory limit), or the container is to be kept,
+	// runbox reads its state first and removes it itself.
+	hc.AutoRemove = spec.Limits.MemoryBytes == 0 && !spec.KeepContainer && !o.KeepContainers
 	if spec.ReadOnlyRoot {
 		hc.ReadonlyRootfs = true
 		hc.Tmpfs = map[string]string{"/tmp": "rw,nosuid,nodev,exec,mode=1777"}
@@ -190,8 +230,8 @@ func buildPlan(spec sandbox.Spec, image string, entrypoint []string) (*plan, err
 	if spec.Limits.CPUs > 0 {
 		hc.NanoCPUs = int64(spec.Limits.CPUs * 1e9)
 	}
-	if spec.Limits.Pids > 0 {
-		pids := spec.Limits.Pids
+	pids := cmp.Or(spec.Limits.Pids, o.DefaultPids)
+	if pids > 0 {
 		hc.PidsLimit = &pids
 	}
 	if spec.GPUs != "" {

@@ -13,16 +13,9 @@ import (
 
 // stateFile is the backend's own record of a run, kept in Spec.StateDir so
 // that a restarted daemon knows what the container alone cannot tell it:
-// whether the main command was released, why the run was stopped, and the
+// which container and box serve the run, why it was stopped, and the
 // final exit once the container is gone.
 const stateFile = "docker.json"
-
-// Phases of a run.
-const (
-	phaseSetup       = "setup"        // setup commands running; main held at the gate
-	phaseMain        = "main"         // main command released (or no setup)
-	phaseSetupFailed = "setup-failed" // a setup command failed; main never ran
-)
 
 // Stop reasons.
 const (
@@ -31,11 +24,13 @@ const (
 )
 
 type runState struct {
-	ContainerID string        `json:"container_id"`
-	Phase       string        `json:"phase"`
-	SetupCode   int           `json:"setup_code,omitempty"`
-	StopReason  string        `json:"stop_reason,omitempty"`
-	Exit        *sandbox.Exit `json:"exit,omitempty"`
+	ContainerID string `json:"container_id"`
+	// Box is the host directory mounted at BoxMount: the run's own
+	// (StateDir/box) or a pooled container's, which goes with the run.
+	Box        string        `json:"box,omitempty"`
+	Pooled     bool          `json:"pooled,omitempty"`
+	StopReason string        `json:"stop_reason,omitempty"`
+	Exit       *sandbox.Exit `json:"exit,omitempty"`
 }
 
 // state guards a runState and writes it through to disk (when the run

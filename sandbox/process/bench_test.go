@@ -13,18 +13,29 @@ import (
 	"github.com/runbox/runbox/sandbox/process"
 )
 
-// BenchmarkStartTrue is Start+Wait of `true`: the floor under `runbox run -- true`.
+// BenchmarkStartTrue is Start+Wait of `true`: the floor under `runbox run -- true`,
+// with the run's cgroup (the default where one can be made) and without.
 //
 //	go test ./sandbox/process -run '^$' -bench StartTrue
 func BenchmarkStartTrue(b *testing.B) {
-	sb := newSandbox(process.Options{})
-	for b.Loop() {
-		b.StopTimer()
-		spec := newSpec(b, "true")
-		b.StartTimer()
-		if e := wait(b, start(b, sb, spec)); e.Code != 0 {
-			b.Fatalf("exit %+v", e)
-		}
+	for _, bc := range []struct {
+		name string
+		opts process.Options
+	}{
+		{"cgroup", process.Options{}},
+		{"nocgroup", process.Options{NoCgroup: true}},
+	} {
+		b.Run(bc.name, func(b *testing.B) {
+			sb := newSandbox(bc.opts)
+			for b.Loop() {
+				b.StopTimer()
+				spec := newSpec(b, "true")
+				b.StartTimer()
+				if e := wait(b, start(b, sb, spec)); e.Code != 0 {
+					b.Fatalf("exit %+v", e)
+				}
+			}
+		})
 	}
 }
 

@@ -9,3 +9,6 @@ func (s *Sandbox) StandbyPid() int {
 	}
 	return s.standby.proc.pid
 }
+
+// DefaultPids is the pids limit a run that sets none gets.
+func (s *Sandbox) DefaultPids() (int64, error) { return s.defaultPids() }

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"sync"
 	"syscall"
 	"time"
 
@@ -32,6 +33,9 @@ type handle struct {
 	recorded  chan struct{}
 	settled   chan struct{}
 	exit      *sandbox.Exit // as the supervisor told it
+
+	lostOnce sync.Once
+	lost     sandbox.Exit // the lost run's record, once Wait has made it
 }
 
 var _ sandbox.EarlyExiter = (*handle)(nil)
@@ -126,9 +130,33 @@ func (h *handle) Wait(ctx context.Context) (sandbox.Exit, error) {
 	if !errors.Is(err, os.ErrNotExist) {
 		return sandbox.Exit{}, fmt.Errorf("read exit record: %w", err)
 	}
+	h.lostOnce.Do(func() { h.lost = h.lostExit() })
+	return h.lost, nil
+}
+
+// lostExit is the record of a run whose supervisor is gone without one:
+// what is left of the run is killed first (sweepLost), and the reason
+// says how many processes that ended.
+func (h *handle) lostExit() sandbox.Exit {
 	msg := fmt.Sprintf("supervisor pid %d vanished without an exit record", h.pid)
 	if we := h.waitErr(); we != "" {
 		msg += " (" + we + ")"
+	}
+	if h.pid != 0 {
+		var rec protocol.PidRecord
+		err := protocol.ReadJSON(filepath.Join(h.stateDir, protocol.PidFile), &rec)
+		n := 0
+		if err == nil && rec.Pid == h.pid {
+			n, err = sweepLost(h.stateDir, rec)
+		}
+		switch {
+		case err != nil && n > 0:
+			msg += fmt.Sprintf("; ended %d leftover process(es), some may remain: %v", n, err)
+		case err != nil:
+			msg += fmt.Sprintf("; could not look for leftover processes: %v", err)
+		default:
+			msg += fmt.Sprintf("; ended %d leftover process(es)", n)
+		}
 	}
 	spec := filepath.Join(h.stateDir, protocol.SpecFile)
 	if h.pid == 0 {
@@ -141,7 +169,7 @@ func (h *handle) Wait(ctx context.Context) (sandbox.Exit, error) {
 	if spec != "" {
 		os.Remove(spec) // it may hold secrets and nobody will read it now
 	}
-	return sandbox.Exit{Lost: true, Error: msg, EndedAt: time.Now()}, nil
+	return sandbox.Exit{Lost: true, Error: msg, EndedAt: time.Now()}
 }
 
 // Stop asks the supervisor to end the run (SIGTERM to the tree, grace,

@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -30,9 +31,44 @@ type Options struct {
 	// ForceWatchdog enforces Limits.MemoryBytes with the RSS watchdog even
 	// where a memory cgroup could be created (tests, debugging).
 	ForceWatchdog bool
+	// NoCgroup makes no cgroup for runs (tests, debugging): their
+	// processes are then found by session and process group alone, and
+	// limits other than memory (watchdog) are not enforced.
+	NoCgroup bool
 	// Standby keeps one supervisor started ahead of time, waiting for its
 	// run, so starting the binary (~10-15 ms) is not on the path of Start.
 	Standby bool
+	// DefaultPids is the pids limit of a run that sets none, enforced by
+	// the run's cgroup where one can be made: 0 takes $RUNBOX_DEFAULT_PIDS
+	// or else DefaultPidsLimit; negative sets none.
+	DefaultPids int64
+}
+
+// DefaultPidsLimit bounds a fork bomb well below the host's limits while
+// leaving room for a parallel build.
+const DefaultPidsLimit = 4096
+
+// PidsEnv is the environment variable that sets Options.DefaultPids when
+// it is 0 (the daemon's setting): a number, 0 for none.
+const PidsEnv = "RUNBOX_DEFAULT_PIDS"
+
+// defaultPids resolves Options.DefaultPids (see there); 0 means none.
+func (s *Sandbox) defaultPids() (int64, error) {
+	switch n := s.opts.DefaultPids; {
+	case n < 0:
+		return 0, nil
+	case n > 0:
+		return n, nil
+	}
+	v, ok := os.LookupEnv(PidsEnv)
+	if !ok || v == "" {
+		return DefaultPidsLimit, nil
+	}
+	n, err := strconv.ParseInt(v, 10, 64)
+	if err != nil || n < 0 {
+		return 0, fmt.Errorf("%s=%q: want a number of processes (0 for no default)", PidsEnv, v)
+	}
+	return n, nil
 }
 
 // Sandbox is the process backend.
@@ -65,6 +101,11 @@ func (s *Sandbox) Health(ctx context.Context) sandbox.Health {
 	case "linux", "darwin":
 		h.Available = true
 		h.Info = map[string]string{"memory_limit": supervisor.MemoryLimitMode()}
+		if n, err := s.defaultPids(); err != nil {
+			h.Info["pids_limit"] = err.Error()
+		} else if n > 0 {
+			h.Info["pids_limit"] = fmt.Sprintf("%d by default (%s), enforced by %s", n, PidsEnv, supervisor.PidsLimitMode())
+		}
 		if runtime.GOOS == "linux" {
 			h.Info["orphans"] = "subreaper"
 		} else {
@@ -139,7 +180,15 @@ func (s *Sandbox) Start(ctx context.Context, spec sandbox.Spec) (sandbox.Handle,
 	if protocol.Exists(filepath.Join(dir, protocol.PidFile)) || protocol.Exists(filepath.Join(dir, protocol.ExitFile)) {
 		return nil, fmt.Errorf("start run %s: state dir %s already holds a run", spec.RunID, dir)
 	}
-	if err := protocol.WriteJSON(filepath.Join(dir, protocol.SpecFile), protocol.Boot{Spec: spec, ForceWatchdog: s.opts.ForceWatchdog}, false); err != nil {
+	boot := protocol.Boot{Spec: spec, ForceWatchdog: s.opts.ForceWatchdog, NoCgroup: s.opts.NoCgroup}
+	if spec.Limits.Pids == 0 {
+		n, err := s.defaultPids()
+		if err != nil {
+			return nil, fmt.Errorf("start run %s: %w", spec.RunID, err)
+		}
+		boot.Spec.Limits.Pids, boot.PidsDefault = n, n > 0
+	}
+	if err := protocol.WriteJSON(filepath.Join(dir, protocol.SpecFile), boot, false); err != nil {
 		return nil, fmt.Errorf("start run %s: write spec: %w", spec.RunID, err)
 	}
 	h, ready, sb, err := s.begin(exe, dir)

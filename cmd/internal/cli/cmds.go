@@ -52,6 +52,9 @@ func printRun(r *api.Run, extra ...string) {
 	}
 	fmt.Fprintln(w)
 	fmt.Fprintf(w, "workdir:\t%s\n", r.Spec.Workdir)
+	if r.Sandbox == "process" {
+		fmt.Fprintf(w, "isolate:\t%s\n", isolateLine(r.Spec))
+	}
 	if r.ParentRunID != "" {
 		fmt.Fprintf(w, "retry of:\t%s (attempt %d)\n", r.ParentRunID, r.Attempt)
 	}
@@ -71,6 +74,9 @@ func printRun(r *api.Run, extra ...string) {
 			fmt.Fprintf(w, " (%s)", r.Exit.Signal)
 		}
 		fmt.Fprintln(w)
+		if r.Exit.LogDropped > 0 {
+			fmt.Fprintf(w, "output:\t%d bytes dropped: the disk was full\n", r.Exit.LogDropped)
+		}
 		u := r.Exit.Usage
 		if u.WallSeconds > 0 {
 			fmt.Fprintf(w, "usage:\twall %.2fs, cpu %.2fs, peak rss %s\n", u.WallSeconds, u.CPUSeconds, humanBytes(u.PeakRSSBytes))
@@ -303,6 +309,7 @@ func (c *BackendsCmd) Run(ctx context.Context, a *App) error {
 	w.Flush()
 	fmt.Printf("\nauto → %s: %s\n", b.Default, b.Reason)
 	warnDamage(ctx, a)
+	printIsolationInfo(b)
 	return nil
 }
 

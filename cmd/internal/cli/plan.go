@@ -72,6 +72,7 @@ func printPlan(p *api.Plan) {
 			fmt.Fprintf(w, "gpus:\t%s — %s\n", rec.GPUs, rec.GPUsReason)
 		}
 	}
+	printIsolation(w, p.Isolation)
 	if s := r.Smoke; s != nil {
 		fmt.Fprintf(w, "smoke test:\t%s (%s)\n", strings.Join(s.Command, " "), s.Reason)
 	} else {
@@ -114,6 +115,7 @@ type ExecCmd struct {
 	Plan   string `arg:"" help:"Plan id (or a unique prefix)." placeholder:"PLAN"`
 	Smoke  bool   `help:"Run the plan's smoke command first; the full run starts only if it passes."`
 	Detach bool   `help:"Start the run and print its id instead of streaming it." short:"d"`
+	IsolateFlags
 }
 
 // Run executes a plan.
@@ -121,6 +123,9 @@ func (c *ExecCmd) Run(ctx context.Context, a *App) error {
 	req := api.RunRequest{
 		PlanID: c.Plan, Smoke: c.Smoke, ClientEnv: os.Environ(),
 		User: fmt.Sprintf("%d:%d", os.Getuid(), os.Getgid()),
+	}
+	if err := c.IsolateFlags.apply(&req); err != nil {
+		return err
 	}
 	return a.startRun(ctx, req, c.Detach)
 }

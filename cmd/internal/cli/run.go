@@ -33,7 +33,7 @@ type SpecFlags struct {
 	Memory   string            `help:"Memory limit, e.g. 512m, 4g; exceeding it ends the run as OOM_KILLED." placeholder:"SIZE"`
 	CPUs     float64           `help:"CPU limit (docker), e.g. 1.5." name:"cpus" placeholder:"N"`
 	Pids     int64             `help:"Process count limit (docker)." placeholder:"N"`
-	Network  string            `help:"Container network: none (default), bridge or host." enum:",none,bridge,host" default:""`
+	Network  string            `help:"Container network: none (default), bridge or host; host also lets an --isolate net/full process run out." enum:",none,bridge,host" default:""`
 	GPUs     string            `name:"gpus" help:"GPUs for the container: all, a count, or device=0,1 (needs the nvidia runtime)." placeholder:"GPUS"`
 	ReadOnly bool              `help:"Read-only container root filesystem with a tmpfs /tmp."`
 	Keep     bool              `help:"Keep the container after the run (docker)." name:"keep-container"`
@@ -42,6 +42,7 @@ type SpecFlags struct {
 	Label    map[string]string `help:"Label the run (KEY=VALUE). Repeatable." placeholder:"KEY=VALUE"`
 	Stall    time.Duration     `help:"Stop the run as STALLED when it prints nothing for this long." name:"stall-timeout" placeholder:"DUR"`
 	SlurmFlags
+	IsolateFlags
 }
 
 // Validate rejects limits that cannot mean what they say (kong calls it
@@ -100,6 +101,9 @@ func (f *SpecFlags) request(cmd []string) (api.RunRequest, error) {
 		Name: f.Name, Labels: f.Label, StallTimeout: api.Duration(f.Stall),
 		User:      fmt.Sprintf("%d:%d", os.Getuid(), os.Getgid()),
 		ClientEnv: os.Environ(),
+	}
+	if err := f.IsolateFlags.apply(&req); err != nil {
+		return req, err
 	}
 	for _, kv := range f.Env {
 		if !strings.Contains(kv, "=") {

@@ -206,7 +206,11 @@ func (e Expect) diff(got *sdk.Progress) string {
 		percent = 100 * float64(p.Step) / float64(p.Total)
 	}
 	num("percent", e.Percent, percent, 1)
-	num("epoch", e.Epoch, float64(p.Epoch), 0)
+	epoch := float64(p.Epoch)
+	if p.EpochExact != 0 {
+		epoch = p.EpochExact // fractional epochs as printed
+	}
+	num("epoch", e.Epoch, epoch, 0)
 	num("epoch_total", e.EpochTotal, float64(p.EpochTotal), 0)
 	if e.Phase != nil && *e.Phase != "" && !strings.EqualFold(*e.Phase, p.Phase) && p.Phase != "" {
 		d = append(d, fmt.Sprintf("phase %q, want %q", p.Phase, *e.Phase))

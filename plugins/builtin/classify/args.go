@@ -51,6 +51,11 @@ func matchArgument(sc *scanner, i int, l *line) bool {
 		}
 		c.msg = "The command line was rejected: " + clip(strings.TrimPrefix(strings.TrimPrefix(l.text, "Error: "), "│ "), 200)
 		c.details["parser"] = "click"
+	case has(lc, "missing required argument", "required arguments were not provided", "required argument", "unknown option", "unrecognized option", "unexpected argument") && sc.usageNear(i):
+		// clap, commander and getopt-style parsers: an error line with
+		// the program's usage next to it.
+		c.msg = "The command line was rejected: " + clip(l.text, 200)
+		c.details["parser"] = "cli"
 	case has(lc, "unrecognizedflagerror", "unknown command line flag", "flags parsing error", "illegalflagvalueerror"):
 		arg = firstQuoted(l.text)
 		c.msg = "The command line flags were rejected (absl): " + clip(l.text, 200)
@@ -110,5 +115,16 @@ func argparseError(lc string) bool {
 	return strings.HasSuffix(prog, ".py")
 }
 
-var gateArgument = []string{"error: ", "no such option", "missing option", "missing argument", "invalid value for", "unexpected extra argument",
+var gateArgument = []string{"error: ", "required argument", "unknown option", "unrecognized option", "unexpected argument", "no such option", "missing option", "missing argument", "invalid value for", "unexpected extra argument",
 	"flag", "could not override", "is not in struct", "hfargumentparser", "no such command", "missing parameter"}
+
+// usageNear reports a "usage:" line within a few lines of i: the mark of
+// a command-line parser's rejection.
+func (sc *scanner) usageNear(i int) bool {
+	for k := max(0, i-3); k < len(sc.lines) && k <= i+6; k++ {
+		if lc := strings.TrimSpace(sc.lines[k].lc); strings.HasPrefix(lc, "usage:") || strings.Contains(lc, " usage: ") {
+			return true
+		}
+	}
+	return false
+}

@@ -81,10 +81,13 @@ type cand struct {
 	retry   bool
 	details map[string]string
 	soft    bool // a mention, not an error report: weak tier
-	rank    int  // 0 = codeRank[code]
-	at      int  // line index, -1 for the exit status
-	tier    int
-	ev      []int // more evidence lines
+	// inferred: the code is a guess from a consequence (a bare SIGKILL
+	// taken for the OOM killer); it ranks as that consequence.
+	inferred bool
+	rank     int // 0 = codeRank[code]
+	at       int // line index, -1 for the exit status
+	tier     int
+	ev       []int // more evidence lines
 }
 
 // codeRank orders specific codes when several appear: root causes (memory,
@@ -120,6 +123,9 @@ func (sc *scanner) add(i int, c cand) {
 	}
 	if c.rank == 0 {
 		c.rank = codeRank[c.code]
+		if c.inferred {
+			c.rank = codeRank[sdk.CodeKilled]
+		}
 	}
 	sc.cands = append(sc.cands, c)
 }
@@ -189,7 +195,7 @@ func (sc *scanner) score(c *cand, group, minCause int, primarySpecific bool) int
 	if c.tier == tierText && c.at >= 0 {
 		t := sc.tbOf[c.at]
 		switch {
-		case t >= 0 && sc.tbs[t].group == group && !consequence(c.code):
+		case t >= 0 && sc.tbs[t].group == group && !consequence(c.code) && !c.inferred:
 			rank += 50 + 40*(sc.tbs[t].cause-minCause)
 		case t >= 0 && group >= 0 && sc.tbs[t].group != group && !primarySpecific && !pervasive(c.code):
 			// An earlier traceback the program survived (handled and

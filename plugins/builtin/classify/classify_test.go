@@ -49,7 +49,9 @@ func TestPrecedence(t *testing.T) {
 		{"sandbox OOM fact beats text", sdk.ClassifyInput{ExitCode: 137, OOMKilled: true, StderrTail: tb("f()", "ValueError: bad")}, sdk.CodeOOMKilled},
 		{"timeout fact beats text", sdk.ClassifyInput{ExitCode: 143, TimedOut: true, StderrTail: "Terminated\n"}, sdk.CodeTimeout},
 		{"cancel beats smoke", sdk.ClassifyInput{ExitCode: 143, Cancelled: true, Smoke: true}, sdk.CodeCancelled},
-		{"Killed alone is KILLED", sdk.ClassifyInput{ExitCode: 137, StderrTail: "Killed\n"}, sdk.CodeKilled},
+		{"Killed alone is the OOM killer", sdk.ClassifyInput{ExitCode: 137, StderrTail: "Killed\n"}, sdk.CodeOOMKilled},
+		{"Killed after a restart is KILLED", sdk.ClassifyInput{ExitCode: 137, StderrTail: "+ supervisorctl restart all\nKilled\n"}, sdk.CodeKilled},
+		{"137 with OOMKilled false is KILLED", sdk.ClassifyInput{ExitCode: 137, StdoutTail: "\"OOMKilled\": false,\n\"ExitCode\": 137,\n"}, sdk.CodeKilled},
 		{"Killed near the memory limit is OOM", sdk.ClassifyInput{ExitCode: 137, StderrTail: "Killed\n", PeakRSSBytes: 950, Limits: sdk.Limits{MemoryBytes: 1000}}, sdk.CodeOOMKilled},
 		{"stdout traceback counts", sdk.ClassifyInput{ExitCode: 1, StdoutTail: tb("import yaml", "ModuleNotFoundError: No module named 'yaml'")}, sdk.CodeModuleNotFound},
 		{"nothing known", sdk.ClassifyInput{ExitCode: 1}, sdk.CodeNonzeroExit},
@@ -166,5 +168,28 @@ func BenchmarkClassify(b *testing.B) {
 		if Classify(in).Code != sdk.CodeCUDAOOM {
 			b.Fatal("wrong code")
 		}
+	}
+}
+
+// A bare SIGKILL is taken for the OOM killer with a confidence that says
+// it is an inference, and the answer says how to confirm it.
+func TestBareSIGKILLIsLowConfidenceOOM(t *testing.T) {
+	for _, in := range []sdk.ClassifyInput{
+		{ExitCode: 137},
+		{ExitCode: 137, Signal: "SIGKILL", StderrTail: "Killed\n"},
+		{ExitCode: 1, StderrTail: "WARNING:torch.distributed.elastic.multiprocessing.api:failed (exitcode: -9) local_rank: 0 (pid: 1) of binary: python\n"},
+	} {
+		f := Classify(in)
+		if f.Code != sdk.CodeOOMKilled || f.Confidence > 0.6 || f.Confidence <= 0 {
+			t.Errorf("%+v: %s at confidence %v, want OOM_KILLED at <= 0.6", in, f.Code, f.Confidence)
+		}
+		if !strings.Contains(strings.Join(f.Suggestions, " "), "dmesg") || !strings.Contains(strings.Join(f.Suggestions, " "), "journalctl -k") {
+			t.Errorf("suggestions do not say how to confirm: %q", f.Suggestions)
+		}
+	}
+	// The measured peak and the limit are in the answer when known.
+	f := Classify(sdk.ClassifyInput{ExitCode: 137, PeakRSSBytes: 950 << 20, Limits: sdk.Limits{MemoryBytes: 1 << 30}})
+	if f.Code != sdk.CodeOOMKilled || f.Details["peak_rss"] == "" || f.Details["limit"] == "" {
+		t.Errorf("near the limit: %s %v", f.Code, f.Details)
 	}
 }

@@ -15,6 +15,15 @@ func matchCrash(sc *scanner, i int, l *line) bool {
 		return false
 	}
 	n := 0
+	if k, ok := deathSignal(lc); ok {
+		// torchrun's agent: "Received 1 death signal, shutting down
+		// workers", "SignalException: Process 2920830 got signal: 1".
+		if c, ok := sc.sigCand(k, "received by the launcher"); ok {
+			c.conf = 0.8
+			sc.add(i, c)
+			return true
+		}
+	}
 	switch {
 	case has(lc, "segmentation fault", "sigsegv", "signal 11", "segfault at", "bus error", "sigbus") || windowsCrash(lc):
 		n = 11
@@ -49,6 +58,9 @@ func matchCrash(sc *scanner, i int, l *line) bool {
 	}
 	c, _ := sc.sigCand(n, "reported in the output")
 	c.conf = 0.9
+	if c.inferred {
+		c.conf = 0.6 // the shell saw the SIGKILL; who sent it is inferred
+	}
 	switch n {
 	case 6:
 		if k := strings.Index(lc, "what():"); k >= 0 {
@@ -106,4 +118,20 @@ func gluedKilled(t string) bool {
 	}
 	c := t[len(t)-7]
 	return isDigit(c) || c == ']' || c == '|' || c == ')' || c == '%' || c >= 0x80
+}
+
+// deathSignal reads the signal a launcher says it received.
+func deathSignal(lc string) (int, bool) {
+	if k := strings.Index(lc, " death signal"); k > 0 {
+		f := strings.Fields(lc[:k])
+		if len(f) >= 2 && strings.HasSuffix(f[len(f)-2], "received") {
+			if n, ok := intAfter(f[len(f)-1], ""); ok && n > 0 && n < 65 {
+				return n, true
+			}
+		}
+	}
+	if n, ok := intAfter(lc, "got signal:"); ok && n > 0 && n < 65 {
+		return n, true
+	}
+	return 0, false
 }

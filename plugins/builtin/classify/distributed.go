@@ -21,12 +21,28 @@ func matchDistributed(sc *scanner, i int, l *line) bool {
 	} else if n, ok := launcherSignal(lc); ok {
 		if c, ok := sc.sigCand(n, "reported by the launcher for a child process"); ok {
 			c.conf = 0.75
+			if c.inferred {
+				c.conf = 0.55
+			}
 			sc.add(i, c)
 		}
 		return true
 	}
 	if has(lc, "childfailederror", "calledprocesserror", "exitcode", "exit status", "return code") {
-		return true // the wrapper itself: see addGeneric
+		// The wrapper itself (see addGeneric). A multi-process launcher's
+		// report that a rank failed explains the run only when no child
+		// error is visible: it enters below every text and exit reading.
+		if childFailed(lc) {
+			c := cand{code: sdk.CodeDistributedError, conf: 0.55, rank: 10, details: map[string]string{"kind": "child_failed"}}
+			c.msg = "A distributed worker failed (" + clip(l.text, 160) + ") and its own error is not in the captured output."
+			c.sugg = []string{
+				"Look at the failing rank's own log; with torchrun, decorate main with @record (torch.distributed.elastic.multiprocessing.errors) to get its traceback.",
+				"Rerun on a single process (python train.py) to see the error directly.",
+			}
+			sc.add(i, c)
+			sc.cands[len(sc.cands)-1].tier = tierGeneric
+		}
+		return true
 	}
 	c := cand{code: sdk.CodeDistributedError, conf: 0.85, details: map[string]string{}}
 	switch {
@@ -80,6 +96,16 @@ func matchDistributed(sc *scanner, i int, l *line) bool {
 			"Check MASTER_ADDR/MASTER_PORT (or the rendezvous endpoint) are reachable from every node and the port is open in the firewall.",
 			"Pick the right network interface: NCCL_SOCKET_IFNAME/GLOO_SOCKET_IFNAME=eth0 (see `ip addr`); NCCL_IB_DISABLE=1 if InfiniBand is misconfigured.",
 			"If a peer crashed first, its log holds the real error.",
+		}
+	case has(lc, "actordiederror", "the actor died unexpectedly", "the actor is dead because", "worker unexpectedly exits"):
+		// Ray: its message lists the OOM killer, `ray stop` and a
+		// segfault only as possible causes.
+		c.details["kind"] = "actor_died"
+		c.conf = 0.7
+		c.msg = "A Ray actor's worker process died: " + clip(l.text, 200)
+		c.sugg = []string{
+			"Look in the worker's own log (/tmp/ray/session_latest/logs/) for why it died; `ray memory` and `dmesg` show a memory kill.",
+			"If it ran out of memory, give the actor more (num_cpus / memory in its options) or fewer concurrent actors.",
 		}
 	case strings.Contains(lc, "mpi_abort was invoked"):
 		c.details["kind"] = "mpi_abort"
@@ -137,5 +163,14 @@ func launcherSignal(lc string) (int, bool) {
 	return 0, false
 }
 
-var gateDistributed = []string{"nccl", "gloo", "c10d", "distributed", "rendezvous", "collective", "exitcode", "exit status", "return code", "exited on signal",
+var gateDistributed = []string{"actordied", "actor died", "actor is dead", "worker unexpectedly exits", "nccl", "gloo", "c10d", "distributed", "rendezvous", "collective", "exitcode", "exit status", "return code", "exited on signal",
 	"childfailed", "calledprocess", "process group", "reduction in the prior iteration", "duplicate gpu", "mpi_abort", "watchdog", "died with <signals.", "address already in use"}
+
+// childFailed reports a multi-process launcher saying a rank exited with
+// a status: torchrun's "failed (exitcode: 1) local_rank: 0", its summary
+// box "exitcode : 1 (pid: 14661)", "Process failed with exitcode 1",
+// DeepSpeed's "exits with return code = 1".
+func childFailed(lc string) bool {
+	return has(lc, "failed (exitcode:", "process failed with exitcode", "exits with return code") ||
+		strings.HasPrefix(lc, "exitcode") && strings.Contains(lc, "(pid")
+}

@@ -115,7 +115,16 @@ func (sc *scanner) oomFact(c *cand) *sdk.Failure {
 func hostOOMSuggestions(in *sdk.ClassifyInput) []string {
 	s := []string{}
 	if in.Limits.MemoryBytes > 0 {
-		s = append(s, "Raise the run's memory limit (it was "+human(float64(in.Limits.MemoryBytes))+") if the machine has more to give.")
+		m := "Raise the run's memory limit (it was " + human(float64(in.Limits.MemoryBytes))
+		if in.PeakRSSBytes > 0 {
+			m += "; the measured peak was " + human(float64(in.PeakRSSBytes))
+		}
+		s = append(s, m+") if the machine has more to give.")
+	} else if in.PeakRSSBytes > 0 {
+		s = append(s, "The run's measured peak was "+human(float64(in.PeakRSSBytes))+": compare it with the memory the machine (or container) has free.")
+	}
+	if b := (&scanner{in: in}).batchSuggestion(); b != "" {
+		s = append(s, b)
 	}
 	return append(s,
 		"Reduce what the process holds in RAM: smaller batch size, stream or memory-map the dataset instead of loading it whole, free large objects you no longer need.",

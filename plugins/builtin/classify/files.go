@@ -90,6 +90,9 @@ func matchFile(sc *scanner, i int, l *line) bool {
 
 func fileSuggestions(sc *scanner, path string) []string {
 	var s []string
+	if near := sc.nearPath(path); near != "" {
+		s = append(s, "The run's command names `"+near+"`, which is close to the missing `"+path+"`: is that the path meant?")
+	}
 	switch {
 	case path == "":
 	case strings.HasPrefix(path, "/") || len(path) > 2 && path[1] == ':':

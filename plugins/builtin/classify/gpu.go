@@ -38,12 +38,20 @@ func matchGPU(sc *scanner, i int, l *line) bool {
 		return true // TensorFlow's allocator retrying: not an error
 	case has(lc, "mps backend out of memory", "kiogpucommandbuffercallbackerroroutofmemory", "maximum allowed buffer size") ||
 		strings.Contains(lc, "command buffer execution failed") && has(lc, "memory") ||
-		has(lc, "[metal") && has(lc, "out of memory", "insufficient memory"):
+		has(lc, "[metal", "mtlcommandbuffer", "metalexecutionerror") && has(lc, "out of memory", "insufficient memory"):
 		sc.add(i, metalOOM(sc, i))
+		return true
+	case has(lc, "[metal]", "mtlcommandbuffer", "metalexecutionerror") && has(lc, "command buffer execution failed", "error domain=", "failed"):
+		sc.add(i, cand{code: sdk.CodeGPUError, conf: 0.8, details: map[string]string{"kind": "metal"},
+			msg: "The Metal GPU failed to run a command buffer: " + clip(l.text, 200),
+			sugg: []string{
+				"A command buffer that runs too long is killed by macOS (\"Impacting Interactivity\", a GPU timeout): split the work into smaller pieces (smaller batch or resolution, fewer layers per evaluation).",
+				"Update macOS and the framework (MLX / PyTorch MPS); close other GPU-heavy apps.",
+			}})
 		return true
 	case has(lc, "cuda out of memory", "hip out of memory", "cuda error: out of memory", "cuda_error_out_of_memory",
 		"cudaerrormemoryallocation", "cublas_status_alloc_failed", "cudnn_status_alloc_failed", "out of memory while trying to allocate",
-		"oom when allocating", "no available memory for the cache blocks", "cuda runtime error (2)", "dst tensor is not initialized") ||
+		"oom when allocating", "no available memory for the cache blocks", "resource exhausted: out of memory", "resource exhausted: out", "cuda runtime error (2)", "dst tensor is not initialized") ||
 		has(lc, "outofmemoryerror") && has(lc, "torch", "cuda", "hip") ||
 		has(lc, "resource_exhausted", "resourceexhausted") && has(lc, "memory", "oom", "allocat") ||
 		strings.Contains(lc, "ran out of memory trying to allocate") ||
@@ -128,6 +136,9 @@ func cudaOOM(sc *scanner, i int) cand {
 	}
 	msg += "."
 	var s []string
+	if b := sc.batchSuggestion(); b != "" {
+		s = append(s, b)
+	}
 	if fragB > 0 && (fragB >= reqB || fragB >= 0.1*totalB) {
 		s = append(s, "Much memory ("+frag+") is reserved but unallocated — fragmentation: set PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True.")
 	}
@@ -185,6 +196,9 @@ func metalOOM(sc *scanner, i int) cand {
 	}
 	d["framework"] = fw
 	s := []string{"Reduce the batch size or sequence length; quantize the model (e.g. 4-bit with mlx_lm.convert -q) to cut memory."}
+	if b := sc.batchSuggestion(); b != "" {
+		s = append([]string{b}, s...)
+	}
 	if fw == "pytorch-mps" {
 		s = append(s, "PYTORCH_MPS_HIGH_WATERMARK_RATIO=0.0 lifts PyTorch's cap (the system may then swap or freeze).")
 	} else {

@@ -188,7 +188,7 @@ func moduleCand(sc *scanner, c *cand, mod string) {
 		}
 	default:
 		c.msg = "Python could not import `" + mod + "`: the package is not installed in the interpreter that ran the script."
-		c.sugg = []string{"Install it: `pip install " + pkg + "`.", env}
+		c.sugg = []string{"Install it: `pip install " + pkg + "` (or in a conda env: `conda install -c conda-forge " + pkg + "`).", env}
 	}
 	if pkg != top && pkg != "" {
 		c.details["package"] = pkg

@@ -57,12 +57,20 @@ func matchNetwork(sc *scanner, i int, l *line) bool {
 				sugg: []string{"Check the path (relative paths resolve from the working directory) and that the folder holds config.json, the tokenizer files and the weights (save_pretrained writes them)."}})
 			return true
 		}
-		if strings.Contains(lc, "couldn't connect") {
-			c.msg = "Could not reach huggingface.co to download" + quoteIf(repo) + " and it is not in the local cache."
-		} else {
-			c.conf, c.retry = 0.7, false
-			c.msg = "Could not load" + quoteIf(repo) + " from the Hugging Face Hub or a local directory."
+		if !strings.Contains(lc, "couldn't connect") {
+			// The library reports files it could not find, locally or
+			// in the Hub's cache: FILE_NOT_FOUND, though for a Hub id
+			// the cause behind it is often no network.
+			sc.add(i, cand{code: sdk.CodeFileNotFound, conf: 0.6, details: map[string]string{"path": repo, "kind": "hub_or_local"},
+				msg: "Could not find the files for" + quoteIf(repo) + " in a local directory or the Hugging Face cache: " + clip(l.text, 200),
+				sugg: []string{
+					"If `" + orDefault(repo, "the id") + "` is a local folder, check the path and that it holds config.json, the tokenizer files and the weights (save_pretrained writes them).",
+					"If it is a Hub id, the run probably could not download it: check network access from the run (runbox's Docker sandbox has none unless enabled) or pre-download with `huggingface-cli download " + orDefault(repo, "REPO") + "`.",
+					"A local folder with the same name as the repo id shadows the Hub.",
+				}})
+			return true
 		}
+		c.msg = "Could not reach huggingface.co to download" + quoteIf(repo) + " and it is not in the local cache."
 		c.sugg = []string{
 			"Check network access from the run (runbox's Docker sandbox has no network unless you enable it), or set HF_ENDPOINT for a mirror / proxy settings.",
 			"Check the model id; a local folder with the same name as the repo id shadows the Hub.",

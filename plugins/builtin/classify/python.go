@@ -56,6 +56,7 @@ func matchSyntax(sc *scanner, i int, l *line) bool {
 // it named a specific cause, and the launcher wrapper when nothing else is
 // left.
 func (sc *scanner) addGeneric() {
+	sc.orphanCaret()
 	group, _ := sc.primary()
 	if group >= 0 {
 		root, outer := -1, -1
@@ -190,3 +191,26 @@ func exceptionSuggestions(short, lm string) []string {
 }
 
 var gateSyntax = []string{"syntaxerror", "indentationerror", "taberror"}
+
+// orphanCaret: `File "x.py", line N`, the source line and a caret under
+// it, with no traceback around them and no exception line after (the
+// tail was cut, or the error line went elsewhere): how Python reports a
+// SyntaxError. A guess, below every error the output names.
+func (sc *scanner) orphanCaret() {
+	i := sc.caretAt
+	if i <= 0 {
+		return
+	}
+	for k := range sc.tbs {
+		if sc.tbs[k].exc > i-3 {
+			return // an exception line follows: it says what went wrong
+		}
+	}
+	f := sc.file
+	sc.cands = append(sc.cands, cand{
+		code: sdk.CodeSyntaxError, conf: 0.45, at: i - 1, tier: tierGeneric, rank: codeRank[sdk.CodeSyntaxError],
+		msg:     "Python pointed at " + f.file + ":" + f.line + " with a caret and no traceback: most likely a SyntaxError there (its message is not in the output).",
+		sugg:    []string{"Run `python -m py_compile " + f.file + "` to see the syntax error; check the Python version the syntax needs (f-string nesting, match statements, walrus)."},
+		details: map[string]string{"file": f.file, "line": f.line},
+	})
+}

@@ -46,17 +46,19 @@ type keyState struct {
 }
 
 type scanner struct {
-	in     *sdk.ClassifyInput
-	lines  []line
-	roles  []role
-	tbOf   []int32
-	tbs    []traceback
-	states []keyState
-	cands  []cand
-	groups int
-	file   frame // last `File "x", line N` seen outside a traceback (SyntaxError)
-	fileAt int
-	seen   map[string]int // free-text line → its candidate (-1: none)
+	in      *sdk.ClassifyInput
+	lines   []line
+	roles   []role
+	tbOf    []int32
+	tbs     []traceback
+	states  []keyState
+	cands   []cand
+	groups  int
+	file    frame // last `File "x", line N` seen outside a traceback (SyntaxError)
+	fileAt  int
+	seen    map[string]int // free-text line → its candidate (-1: none)
+	sender  int            // otherSender's answer: 0 unknown, -1 none, else line+1
+	caretAt int            // a caret under a source line outside a traceback, 0: none
 }
 
 func scan(in *sdk.ClassifyInput) *scanner {
@@ -131,6 +133,9 @@ func (sc *scanner) structure(i int) {
 	st.afterFile = false
 	if isCaret(l.text) {
 		sc.roles[i] = roleFrame
+		if sc.file.file != "" && i-sc.fileAt == 2 {
+			sc.caretAt = i // a source line pointed at, outside a traceback
+		}
 		return
 	}
 	if typ, msg, ok := parseException(l.text, true); ok && !l.weak {

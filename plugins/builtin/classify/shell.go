@@ -26,9 +26,15 @@ func matchShell(sc *scanner, i int, l *line) bool {
 	if !l.crlf && !has(lc, gateShell...) {
 		return false
 	}
-	if l.crlf || has(lc, `$'\r'`, `\r'`, `\r’`, "^m:", "^m'", "^m ", "\\r: ") {
+	// ": command not found" at the start of a line: the name ended in a
+	// CR, which sent the cursor back over it.
+	if l.crlf || has(lc, `$'\r'`, `\r'`, `\r’`, "^m:", "^m'", "^m ", "\\r: ") || strings.HasPrefix(lc, ": command not found") {
 		if has(lc, "command not found", "not found", "no such file", "bad interpreter", "invalid option", "syntax error", "unexpected", "$'\\r'", "bad substitution") {
-			sc.add(i, crlfCand())
+			// The CR is the single cause of every error it produces:
+			// it outranks the not-found and syntax errors around it.
+			c := crlfCand()
+			c.rank = codeRank[sdk.CodeCUDAOOM] + 4
+			sc.add(i, c)
 			return true
 		}
 	}
@@ -54,6 +60,11 @@ func matchShell(sc *scanner, i int, l *line) bool {
 		c.msg = "The script's #! line names an interpreter that does not exist: " + interp + "."
 		c.sugg = append([]string{"Fix the first line of the script (e.g. `#!/usr/bin/env bash` or `#!/usr/bin/env python3`), or run it through its interpreter explicitly."}, c.sugg...)
 		sc.add(i, c)
+		return true
+	case strings.Contains(lc, "is not recognized as an internal or external command"):
+		// cmd.exe: "'python' is not recognized as an internal or external command,"
+		cmd := strings.TrimSpace(l.text[:strings.Index(lc, "is not recognized")])
+		sc.add(i, commandCand(strings.Trim(cmd, "'\"`‘’ "), 0.9))
 		return true
 	case strings.Contains(lc, "executable file not found in $path"):
 		sc.add(i, commandCand(quotedAfter(l.text, lc, "exec"), 0.9))
@@ -124,7 +135,7 @@ func commandCand(cmd string, conf float64) cand {
 	cmd = unquote(cmd)
 	return cand{
 		code: sdk.CodeCommandNotFound, conf: conf,
-		msg:     "The command `" + cmd + "` was not found on PATH.",
+		msg:     "`" + cmd + "`: command not found (it is not on the run's PATH).",
 		sugg:    commandSuggestions(cmd),
 		details: setDetail(nil, "command", cmd),
 	}
@@ -156,5 +167,5 @@ func commandSuggestions(cmd string) []string {
 	return append(s, "In the Docker sandbox, the image must contain the program: pick an image that has it or install it in the command.")
 }
 
-var gateShell = []string{`\r'`, `\r’`, `\r:`, "^m:", "^m'", "^m ", "not found", "bad interpreter", "no such file", "executable file", "syntax error", "unbound variable",
+var gateShell = []string{`\r'`, `\r’`, `\r:`, "^m:", "^m'", "^m ", "not found", "is not recognized", "bad interpreter", "no such file", "executable file", "syntax error", "unbound variable",
 	"bad substitution", "ambiguous redirect", "operator expected", "integer expression expected", "pipefail", "unexpected end of file", "unexpected eof"}

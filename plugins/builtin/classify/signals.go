@@ -76,13 +76,34 @@ func (sc *scanner) sigCand(n int, how string) (cand, bool) {
 		if sc.memoryNearLimit() {
 			return sc.oomByRSS(how), true
 		}
-		c.code, c.conf = sdk.CodeKilled, 0.6
-		c.msg = "The process was killed with SIGKILL (" + how + ") and no sign of an out-of-memory kill was found. SIGKILL most often comes from the kernel's OOM killer; otherwise a person, a scheduler or a watchdog killed it."
-		c.sugg = []string{
-			"Check the kernel log for an OOM kill: `dmesg -T | grep -i -E 'killed process|out of memory'` (or `journalctl -k`).",
-			"If memory is the cause: smaller batch size, fewer DataLoader workers, stream the dataset, or a higher memory limit.",
-			"If a scheduler or a person killed it (cluster preemption, `kill -9`), retry.",
+		if at, ok := sc.otherSender(); ok {
+			c.code, c.conf = sdk.CodeKilled, 0.6
+			c.msg = "The process was killed with SIGKILL (" + how + ") by something other than the OOM killer: " + clip(sc.lines[at].text, 160)
+			c.sugg = []string{
+				"Nothing in the program failed: find out why it was stopped (a restart, `kill -9`, a scheduler or a health check) and retry.",
+			}
+			c.ev = []int{at}
+			return c, true
 		}
+		// A SIGKILL nobody in the output claims is, in practice, the
+		// kernel's OOM killer (issue #15): say so, with a confidence that
+		// says it is an inference, and how to confirm it.
+		c.code, c.conf, c.inferred = sdk.CodeOOMKilled, 0.5, true
+		c.details["source"] = "inferred from SIGKILL"
+		c.msg = "The process was killed with SIGKILL (" + how + ") and nothing in the output says who sent it: most likely the kernel's OOM killer (host memory ran out)"
+		if in := sc.in; in.PeakRSSBytes > 0 {
+			c.details["peak_rss"] = human(float64(in.PeakRSSBytes))
+			c.msg += "; the measured peak was " + human(float64(in.PeakRSSBytes))
+			if in.Limits.MemoryBytes > 0 {
+				c.details["limit"] = human(float64(in.Limits.MemoryBytes))
+				c.msg += " of a " + human(float64(in.Limits.MemoryBytes)) + " limit"
+			}
+		}
+		c.msg += "."
+		c.sugg = append([]string{
+			"Confirm it in the kernel log: `dmesg -T | grep -i -E 'killed process|out of memory'` or `journalctl -k | grep -i oom` (a memory kill names the process and its RSS).",
+		}, hostOOMSuggestions(sc.in)...)
+		c.sugg = append(c.sugg, "If the kernel log shows no OOM kill, something else sent SIGKILL (a scheduler, a watchdog, `kill -9`): retry.")
 	case 11, 7:
 		c.code, c.conf = sdk.CodeSegfault, 0.85
 		c.msg = "The process crashed with " + name + " (" + how + "): a native extension (C/C++/CUDA code) touched invalid memory."
@@ -148,6 +169,9 @@ func (sc *scanner) addExit() {
 	if n := sc.signal(); n > 0 {
 		if c, ok := sc.sigCand(n, how); ok {
 			c.at, c.tier, c.rank = -1, tierExit, codeRank[c.code]
+			if c.inferred {
+				c.rank, c.conf = codeRank[sdk.CodeKilled], 0.45
+			}
 			sc.cands = append(sc.cands, c)
 		}
 		return
@@ -160,7 +184,7 @@ func (sc *scanner) addExit() {
 	case 127:
 		sc.cands = append(sc.cands, cand{
 			code: sdk.CodeCommandNotFound, conf: 0.6, at: -1, tier: tierExit, rank: codeRank[sdk.CodeCommandNotFound],
-			msg:     "Exit status 127: the shell could not find the program to run" + quoteIf(prog) + ".",
+			msg:     "Exit status 127: command not found — the shell could not find the program to run" + quoteIf(prog) + ".",
 			sugg:    commandSuggestions(prog),
 			details: setDetail(map[string]string{"exit_code": "127"}, "command", prog),
 		})
@@ -260,4 +284,35 @@ func (sc *scanner) lastErrorLine() int {
 		}
 	}
 	return -1
+}
+
+// otherSender finds evidence that a SIGKILL did not come from the OOM
+// killer: Docker's own "OOMKilled": false, a restart or kill -9 in the
+// output, Kubernetes' "Reason: Error" for the killed container (it says
+// OOMKilled for a memory kill).
+func (sc *scanner) otherSender() (int, bool) {
+	if sc.sender != 0 {
+		return sc.sender - 1, sc.sender > 0
+	}
+	sc.sender = -1
+	for i := range sc.lines {
+		lc := sc.lines[i].lc
+		if notOOMFlag(lc) || has(lc, "supervisorctl restart", "supervisorctl stop", "kill -9 ", "kill -kill", "kill -s kill", "docker kill", "pkill -9", "killall -9") ||
+			strings.HasPrefix(lc, "reason: error") {
+			sc.sender = i + 1
+			return i, true
+		}
+	}
+	return 0, false
+}
+
+// notOOMFlag reports Docker's state saying the kill was not for memory:
+// "OOMKilled": false, OOMKilled:false.
+func notOOMFlag(lc string) bool {
+	k := strings.Index(lc, "oomkilled")
+	if k < 0 {
+		return false
+	}
+	rest := strings.TrimLeft(lc[k+len("oomkilled"):], "\\\"': =")
+	return strings.HasPrefix(rest, "false")
 }

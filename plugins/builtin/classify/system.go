@@ -43,7 +43,7 @@ func matchMemory(sc *scanner, i int, l *line) bool {
 		}
 		c.msg += "."
 	case has(lc, "out of memory: killed process", "out of memory: kill process", "invoked oom-killer", "oom-kill", "oom_kill", "memory cgroup out of memory",
-		"oomkilled", "oom killed", "oom-killed", "oom killer", "killed process") && !has(lc, "cuda", "gpu"):
+		"oomkilled", "oom killed", "oom-killed", "oom killer", "killed process") && !has(lc, "cuda", "gpu") && !notOOMFlag(lc):
 		c.msg = "The kernel's OOM killer stopped the process: host memory ran out."
 		c.details["source"] = "kernel"
 	case has(lc, "oom when allocating", "resource_exhausted", "resourceexhausted") && has(lc, "device:cpu", "allocator cpu", "cpu_allocator") && !has(lc, "device:gpu", "allocator gpu"):
@@ -155,7 +155,12 @@ func matchPermission(sc *scanner, i int, l *line) bool {
 		return false
 	}
 	if !has(lc, "permission denied", "permissionerror", "[errno 13]", "[errno 1]", "operation not permitted", "read-only file system", "[errno 30]", "eacces", "eperm", "access is denied") {
-		return false
+		// EACCES in the C library's other locales ("...: 权限不够").
+		k := hasAny(lc, "权限不够", "權限不足", "keine berechtigung", "permission non accordée", "permiso denegado", "許可がありません")
+		if k < 0 {
+			return false
+		}
+		lc = lc[:k] + "permission denied" // the path before it, as in English
 	}
 	path := quotedAfter(l.text, lc, "permission denied:")
 	if path == "" {
@@ -200,4 +205,4 @@ var gateMemory = []string{"memory", "alloc", "oom", "killed process", "all avail
 
 var gateDisk = []string{"space", "quota", "[errno 28]", "[errno 122]", "enospc", "edquot", "shared memory", "unexpected pos", "failed writing file"}
 
-var gatePermission = []string{"permission", "[errno 13]", "[errno 1]", "not permitted", "read-only file system", "[errno 30]", "eacces", "eperm", "access is denied"}
+var gatePermission = []string{"permission", "权限不够", "權限不足", "keine berechtigung", "permission non accordée", "permiso denegado", "許可がありません", "permiso", "berechtigung", "許可が", "[errno 13]", "[errno 1]", "not permitted", "read-only file system", "[errno 30]", "eacces", "eperm", "access is denied"}

@@ -89,6 +89,14 @@ func matchNaN(sc *scanner, i int, l *line) bool {
 	case strings.Contains(lc, "non-finite") && has(lc, "grad", "norm"):
 		c.details["where"] = "gradients"
 		c.msg = "The gradients became non-finite (NaN/Inf): " + clip(l.text, 200)
+	case strings.Contains(lc, "error detected in") && strings.Contains(lc, "backward"):
+		// autograd anomaly mode names the op whose backward produced NaN/Inf.
+		c.details["where"] = "backward"
+		c.conf = 0.7
+		c.msg = "Anomaly detection stopped training in the backward pass (it fires on NaN/Inf gradients): " + clip(l.text, 200)
+	case (sc.roles[i] == roleExc || excPrefix(lc)) && hasWord(lc, "nan") && has(lc, "stop", "loss", "output", "detected", "became", "encountered", "found"):
+		// The program's own check: "ValueError: Network outputs is NAN! Stop Training".
+		c.msg = "The program stopped because a value became NaN: " + clip(l.text, 200)
 	case sc.roles[i] == roleText && lossIsNaN(lc):
 		c.soft, c.conf = true, 0.55
 		c.msg = "The logged loss is NaN/Inf: " + clip(l.text, 160)
@@ -123,11 +131,33 @@ func lossIsNaN(lc string) bool {
 
 var gateShape = []string{"shape", "size", "dimension", "incompatible", "mismatch", "must match", "same device", "dtype", "scalar type", "channels", "broadcast", "not aligned", "reshape", "should be the same"}
 
-var gateNaN = []string{"nan", "infinite", "divide by zero encountered", "non-finite", "loss scale", "invalid loss", "loss is inf", "returned inf", "loss: inf", "loss=inf", "loss = inf", "'loss': inf", "inf loss", "oss inf", "diverge", "invalid values", "not finite"}
+var gateNaN = []string{"nan", "error detected in", "infinite", "divide by zero encountered", "non-finite", "loss scale", "invalid loss", "loss is inf", "returned inf", "loss: inf", "loss=inf", "loss = inf", "'loss': inf", "inf loss", "oss inf", "diverge", "invalid values", "not finite"}
 
 // nanAfter reports a "nan" on the line after i ("found invalid values:\n
 // tensor([[nan, nan, ...").
 func (sc *scanner) nanAfter(i int) bool {
 	_, w := sc.window(i, 3)
 	return strings.Contains(w[len(sc.lines[i].lc):], "nan")
+}
+
+// hasWord reports w in s not inside a longer word (letters on either side).
+func hasWord(s, w string) bool {
+	for off := 0; ; {
+		k := strings.Index(s[off:], w)
+		if k < 0 {
+			return false
+		}
+		k += off
+		e := k + len(w)
+		if (k == 0 || !isLetter(s[k-1])) && (e >= len(s) || !isLetter(s[e])) {
+			return true
+		}
+		off = k + 1
+	}
+}
+
+// excPrefix reports a line that starts like an exception: "ValueError:...".
+func excPrefix(lc string) bool {
+	k := strings.IndexByte(lc, ':')
+	return k > 5 && strings.HasSuffix(lc[:k], "error") && !strings.ContainsAny(lc[:k], " []")
 }

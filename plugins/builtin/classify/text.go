@@ -208,3 +208,13 @@ func segmentBefore(text, lc, marker string) string {
 	}
 	return unquote(head)
 }
+
+// hasAny returns where the first of subs found in s starts, or -1.
+func hasAny(s string, subs ...string) int {
+	for _, w := range subs {
+		if k := strings.Index(s, w); k >= 0 {
+			return k
+		}
+	}
+	return -1
+}

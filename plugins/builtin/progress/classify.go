@@ -55,6 +55,11 @@ const (
 
 const (
 	fLossAny = fLossLow | fLossCap | fLossUp
+	// fOpen: the literals the host sends a line for wherever they are
+	// (no confirm entry): a record reader may accept such a line by its
+	// shape; a line with only confirmed literals it may accept only by
+	// a keyword the confirm entries also accept.
+	fOpen    = fEpochCap | fEpochLow | fEpochUp | fLossAny
 	fGeneric = fEpochCap | fEpochLow | fEpochUp | fStepCap | fStepLow | fStepUp |
 		fIterCap | fIterLow | fIterUp | fBatchCap | fBatchLow | fProgCap | fProgLow | fLossAny
 )
@@ -286,9 +291,22 @@ func (c *markCand) at(xb *[4]uint64, x8 uint64) uint64 {
 // classify finds, in one pass over s, which markers it contains.
 func classify(s string) uint64 { return scanLine(s) }
 
-// parseLine runs the parsers that can match s, most specific first; the
-// gates below only skip a parser that could not accept s.
+// parseLine reads s with the format parsers; what a line-logger format
+// leaves unknown the record reader fills (record.go).
 func parseLine(s string, f uint64, st *state) (u sdk.Progress, ok bool) {
+	u, ok = parseFormats(s, f, st)
+	// (Not MLX's or mmengine's lines: their parsers read them whole.)
+	if ok && !st.side && (u.Source == "mmcv" || u.Source == "detectron2") && incomplete(&u, st) {
+		if r, ok := readRecord(s, st, true, f&fGeneric != 0, true); ok {
+			fillUnknown(&u, &r)
+		}
+	}
+	return u, ok
+}
+
+// parseFormats runs the parsers that can match s, most specific first; the
+// gates below only skip a parser that could not accept s.
+func parseFormats(s string, f uint64, st *state) (u sdk.Progress, ok bool) {
 	st.metrics = st.metrics[:0]
 	if f&fRunbox != 0 {
 		return parseRunbox(s)
@@ -340,7 +358,7 @@ func parseLine(s string, f uint64, st *state) (u sdk.Progress, ok bool) {
 		st.metrics = st.metrics[:0] // the parser declined: drop its metrics
 	}
 	if f&fGeneric == 0 {
-		return u, false
+		return readRecord(s, st, false, false, true)
 	}
 	if s[0] == '[' && f&fEpochCap != 0 {
 		if u, ok = parseHFNotebook(s, st); ok {
@@ -356,7 +374,48 @@ func parseLine(s string, f uint64, st *state) (u sdk.Progress, ok bool) {
 		}
 		st.metrics = st.metrics[:0] // the parser declined: drop its metrics
 	}
-	return parseGeneric(s, f, st)
+	if evalRecord(s) {
+		return u, false // an evaluation report ("Test set: Average loss: ...")
+	}
+	if u, ok = parseGeneric(s, f, st); !ok {
+		st.metrics = st.metrics[:0]
+		return readRecord(s, st, false, true, f&fOpen != 0)
+	}
+	// The record reader knows shapes the keyword reader does not (a
+	// spaced total, bracket pairs, names of several words): it fills
+	// what the keyword reader left unknown.
+	if incomplete(&u, st) {
+		if r, ok := readRecord(s, st, true, true, true); ok {
+			fillUnknown(&u, &r)
+		}
+	}
+	return u, true
+}
+
+// incomplete reports a line reader's answer without a total or without
+// metrics: only then does the record reader look at the line again (a
+// guest pays for every look, and most progress lines say it all).
+func incomplete(u *sdk.Progress, st *state) bool {
+	return u.Total == 0 || len(st.metrics) == 0
+}
+
+// fillUnknown sets u's unknown (zero) counters from r.
+func fillUnknown(u, r *sdk.Progress) {
+	if u.Total == 0 && r.Total != 0 && (u.Step == 0 || u.Step == r.Step) {
+		u.Step, u.Total, u.Percentage = r.Step, r.Total, r.Percentage
+	}
+	if u.Step == 0 {
+		u.Step = r.Step
+	}
+	if u.Epoch == 0 {
+		u.Epoch, u.EpochTotal = r.Epoch, r.EpochTotal
+	}
+	if u.Percentage == 0 {
+		u.Percentage = r.Percentage
+	}
+	if u.EpochExact == 0 && r.EpochExact != 0 && (u.Epoch == 0 || u.Epoch == r.Epoch) {
+		u.Epoch, u.EpochExact = r.Epoch, r.EpochExact
+	}
 }
 
 // mayBeKerasBar reports whether s may hold a Keras bar for parseKeras: a

@@ -26,8 +26,14 @@ var edgeCases = []struct {
 		&sdk.Progress{Metrics: m{"loss": 0.9}, Source: "generic"}},
 	{"tqdm redraws on one line", []string{"a: 10%|█         | 1/10 [00:01<00:09, 1.00it/s]a: 20%|██        | 2/10 [00:02<00:08, 1.00it/s]"},
 		&sdk.Progress{Step: 2, Total: 10, Percentage: 20, Phase: "a", ETASeconds: 8, Rate: 1, RateUnit: "it/s", Source: "tqdm"}},
-	{"tqdm unit_scale bytes", []string{"Downloading: 100%|██████████| 1.00G/1.00G [00:20<00:00, 50.0MB/s]"},
-		&sdk.Progress{Step: 1e9, Total: 1e9, Percentage: 100, Phase: "Downloading", Rate: 50, RateUnit: "MB/s", Source: "tqdm"}},
+	// A download is not the job's main work (issue #15): no progress.
+	{"tqdm unit_scale bytes", []string{"Downloading: 100%|██████████| 1.00G/1.00G [00:20<00:00, 50.0MB/s]"}, nil},
+	{"download bar then the training bar", []string{
+		"model.safetensors:  64%|██████▍   | 351M/548M [00:07<00:04, 48.0MB/s]",
+		"Loading checkpoint shards: 100%|██████████| 2/2 [00:03<00:00,  1.50s/it]",
+		"  3%|▎         | 30/1000 [00:10<05:23,  3.00it/s]",
+		"Validation DataLoader 0: 100%|██████████| 20/20 [00:01<00:00, 15.0it/s]"},
+		&sdk.Progress{Step: 30, Total: 1000, Percentage: 3, ETASeconds: 323, Rate: 3, RateUnit: "it/s", Source: "tqdm"}},
 	{"tqdm nested outer only", []string{"Epoch:  40%|████      | 2/5 [02:00<03:00, 60.0s/it]"},
 		&sdk.Progress{Percentage: 40, Epoch: 2, EpochTotal: 5, ETASeconds: 180, Rate: 60, RateUnit: "s/it", Source: "tqdm"}},
 	{"tqdm nested outer after inner keeps inner step", []string{
@@ -102,5 +108,28 @@ func TestEdgeCases(t *testing.T) {
 				t.Errorf("(-want +got):\n%s", diff)
 			}
 		})
+	}
+}
+
+// Random bytes read as lines never make up a progress bar (issue #11),
+// even where they happen to hold a prefilter literal and digits.
+func TestBinaryIsNotProgress(t *testing.T) {
+	x := uint32(2463534242)
+	next := func() byte {
+		x ^= x << 13
+		x ^= x >> 17
+		x ^= x << 5
+		return byte(x)
+	}
+	for n := 0; n < 2000; n++ {
+		b := make([]byte, 40+n%200)
+		for i := range b {
+			b[i] = next()
+		}
+		// plant what a parser would look for in the noise
+		copy(b[len(b)/2:], " 45%|████▌| 45/100 [00:10<00:12, 4.50it/s] loss=0.5 Epoch 3/10 ")
+		if out := Parse(sdk.ParseInput{Lines: []string{string(b)}}); len(out.Updates) > 0 {
+			t.Fatalf("binary line %q yields %+v", b, out.Updates)
+		}
 	}
 }

@@ -167,6 +167,33 @@ var (
 	lmDataLoader = letterMask("DataLoader")
 )
 
+// wordSet is a list of lowercase words, each with the letters it holds:
+// a word with a letter the text lacks cannot be in it, and is not
+// searched for (each search costs a guest dearly).
+type wordSet struct {
+	w []string
+	m []uint32
+}
+
+func newWordSet(ws ...string) wordSet {
+	s := wordSet{w: ws, m: make([]uint32, len(ws))}
+	for i, w := range ws {
+		s.m[i] = letterMask(w)
+	}
+	return s
+}
+
+// in reports whether one of the words is in s (ASCII case folded); lm is
+// letterMask(s).
+func (ws *wordSet) in(s string, lm uint32) bool {
+	for i, m := range ws.m {
+		if m&^lm == 0 && indexFold(s, ws.w[i]) >= 0 {
+			return true
+		}
+	}
+	return false
+}
+
 // Under wazero with close-on-context-done, the cost that dominates a
 // guest is a check for a timeout, made at every loop iteration and on
 // entry to every function that calls another (a leaf function, with no

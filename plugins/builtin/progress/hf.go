@@ -40,11 +40,22 @@ func parseHFDict(s string, st *state) (u sdk.Progress, ok bool) {
 		}
 		j = skipSpaces(s, j+1)
 		v, k, ok := parseNum(s, j)
+		if !ok && j+2 < len(s) && (s[j] == '\'' || s[j] == '"') {
+			// a number written as a string: {'Loss': '3.1416'}
+			if v, k, ok = parseNum(s, j+1); ok && k < len(s) && s[k] == s[j] {
+				k++
+			} else {
+				ok = false
+			}
+		}
 		if ok {
 			switch key {
 			case "epoch":
 				if v > 0 && v < 1e9 {
 					u.Epoch = int64(math.Ceil(v))
+					if float64(u.Epoch) != v {
+						u.EpochExact = v
+					}
 				}
 				st.addMetric(key, v)
 			case "step", "global_step":

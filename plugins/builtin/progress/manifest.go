@@ -30,6 +30,22 @@ var Prefilter = []string{
 	"]\t",     // XGBoost / LightGBM "[10]\t..."
 	"rogress", // "Progress: 45%"
 	"% [",     // fastprogress console bars
+	// the generic record reader (record.go). Each literal starts where
+	// its first bytes are rare in logs: the host marks the pairs of its
+	// first bytes (a two-byte literal: its second byte before any byte),
+	// and every marked pair in a line costs a look.
+	":\tlearn",           // CatBoost rounds "45:\tlearn: 0.95"
+	"[Parallel(",         // joblib
+	"PROGRESS",           // gensim
+	"] Trial ",           // Optuna "[I 2020-12-16 12:47:14,656] Trial 52 pruned."
+	"[Info] Finish",      // LightGBM "Finish train"
+	"`Trainer.fit`",      // Lightning "`Trainer.fit` stopped"
+	"w_mean ", "n_mean ", // stable-baselines "| ep_rew_mean | -213 |" (confirmed below)
+	// boosting rounds with their data set's metric: "[2]  train-rmse:0.1",
+	// "training-error:"; never a common pair such as "er" or "ma"
+	"-rmse:", "-auc:", "g-error:", "n-error:", "l-error:", "t-error:",
+	// LightGBM's "<data>'s <metric>:" ("[30]:  train's l2:0.085")
+	"'s l2:", "'s l1:", "'s rmse:",
 	// fastai table rows: the epoch column is padded to the width of the
 	// header ("epoch" + 3) plus two spaces.
 	"0       ", "1       ", "2       ", "3       ", "4       ",
@@ -77,6 +93,13 @@ var PrefilterConfirm = slices.Concat(
 	[]sdk.PrefilterConfirm{
 		{Literal: "tep", After: `s = `}, // HF banner "Total optimization steps = 1,851"
 		{Literal: "tep", Before: `/s`},  // Keras "50ms/step"
+	},
+	[]sdk.PrefilterConfirm{
+		// stable-baselines "| total_timesteps | 100096 |"
+		{Literal: "tep", Before: `times`, After: `s *\| *[0-9]`},
+		// a "| name_mean | value |" row
+		{Literal: "w_mean ", After: ` *\| *-?[0-9]`},
+		{Literal: "n_mean ", After: ` *\| *-?[0-9]`},
 	},
 	confirmKeyword("atch", "[Bb]"),
 	confirmKeyword("Iter", ""), confirmKeyword("iter", ""), confirmKeyword("ITER", ""),

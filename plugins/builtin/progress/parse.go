@@ -19,6 +19,7 @@ package progress
 import (
 	"math"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/runbox/runbox/sdk"
 )
@@ -29,6 +30,8 @@ type state struct {
 	source     string   // format of the latest update
 	fastaiCols []string // fastai table header, if known
 	glued      string   // text printed right after a bar, to parse next
+	side       bool     // the line was a side bar (sidebar.go): no update
+	cols       []string // a metrics table's header (table.go), if known
 	phase      string   // phase of the latest update that named one
 	// nested: the line being parsed holds a tqdm bar drawn below another
 	// (tqdm moves the cursor back up after it: ESC [A).
@@ -94,6 +97,7 @@ func newState(last *sdk.Progress) *state {
 	if last.Source == "fastai" {
 		st.fastaiCols = fastaiColsFromMessage(last.Message)
 	}
+	st.cols = tableColsFromMessage(last.Message)
 	return st
 }
 
@@ -120,7 +124,7 @@ func Parse(in sdk.ParseInput) sdk.ParseOutput {
 	var st *state
 	for _, raw := range in.Lines {
 		f := scanLine(raw)
-		if f&fPre == 0 {
+		if f&fPre == 0 || notText(raw) {
 			continue
 		}
 		var s string
@@ -137,22 +141,29 @@ func Parse(in sdk.ParseInput) sdk.ParseOutput {
 		if len(s) < 3 {
 			continue
 		}
+		// JSON pasted into HTML: {&quot;epoch&quot;: 27, ...}
+		if q := unquoteHTML(s); len(q) != len(s) {
+			s = q
+			f = classify(s)
+		}
 		if st == nil {
 			st = newState(in.Last)
 		}
 		st.nested = nested
-		if u, ok := parseLine(s, f, st); ok {
+		if u, ok := parseLine(s, f, st); ok && !st.side {
 			st.emit(&acc, &metrics, &u)
 			n++
 		}
+		st.side = false
 		// At most one glued piece per line: a glued piece's own glued
 		// text is dropped.
 		if g := st.glued; g != "" {
 			st.glued = ""
-			if u, ok := parseLine(g, classify(g), st); ok {
+			if u, ok := parseLine(g, classify(g), st); ok && !st.side {
 				st.emit(&acc, &metrics, &u)
 				n++
 			}
+			st.side = false
 			st.glued = ""
 		}
 	}
@@ -179,6 +190,9 @@ func (st *state) emit(acc *sdk.Progress, metrics *metricFold, u *sdk.Progress) {
 	acc.Step = orInt(u.Step, acc.Step)
 	acc.Total = orInt(u.Total, acc.Total)
 	acc.Percentage = orFloat(u.Percentage, acc.Percentage)
+	if u.Epoch != 0 {
+		acc.EpochExact = u.EpochExact // as sdk.Progress.Merge
+	}
 	acc.Epoch = orInt(u.Epoch, acc.Epoch)
 	acc.EpochTotal = orInt(u.EpochTotal, acc.EpochTotal)
 	acc.ETASeconds = orFloat(u.ETASeconds, acc.ETASeconds)
@@ -390,4 +404,30 @@ func stripANSI(s string) string {
 		}
 	}
 	return b.String()
+}
+
+// notText reports a line that is not text: a NUL or more than one other
+// control byte (tab, ESC, CR and backspace aside), or bytes that are not
+// UTF-8. Binary output read as lines must not make up a progress bar
+// (issue #11). Only lines that passed the prefilter get here.
+func notText(s string) bool {
+	ctl := 0
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c < 0x20 && c != '\t' && c != 0x1b && c != '\r' && c != '\b' {
+			if c == 0 {
+				return true
+			}
+			ctl++
+		}
+	}
+	return ctl > 1 || !utf8.ValidString(s)
+}
+
+// unquoteHTML turns the HTML entity &quot; back into '"'.
+func unquoteHTML(s string) string {
+	if index(s, "&quot;") < 0 {
+		return s
+	}
+	return strings.ReplaceAll(s, "&quot;", "\"")
 }

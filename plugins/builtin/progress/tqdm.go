@@ -19,10 +19,46 @@ func parseTqdm(s string, st *state) (u sdk.Progress, ok bool) {
 	if index(s, "━") >= 0 && index(s, "•") >= 0 {
 		return richBar(s, st)
 	}
+	if b := index(s, "━"); b > 0 {
+		if u, ok := heavyBar(s, b, st); ok {
+			return u, true
+		}
+	}
 	if index(s, "/s]") >= 0 || index(s, "/s,") >= 0 || index(s, "it/s") >= 0 || index(s, "s/it") >= 0 {
 		return tqdmNoBar(s, st)
 	}
 	return u, false
+}
+
+// heavyBar reads Ultralytics' 2025 bar: "desc: 100% ━━━━━━ 8/8 4.6it/s 1.7s".
+func heavyBar(s string, b int, st *state) (u sdk.Progress, ok bool) {
+	p := strings.LastIndexByte(s[:b], '%')
+	if p <= 0 || strings.TrimSpace(s[p+1:b]) != "" {
+		return u, false
+	}
+	j := p
+	for j > 0 && (isDigit(s[j-1]) || s[j-1] == '.') {
+		j--
+	}
+	disp, _, ok := parseNum(s, j)
+	if !ok || disp > 100 {
+		return u, false
+	}
+	i := b
+	for i < len(s) && (s[i] >= 0x80 || s[i] == ' ') {
+		i++
+	}
+	n, total, end, ok := tqdmCount(s, i)
+	if !ok || total == 0 {
+		return u, false
+	}
+	u.Source = "tqdm"
+	if f := strings.Fields(s[end:]); len(f) > 0 {
+		u.Rate, u.RateUnit = parseRate(f[0])
+	}
+	desc := strings.TrimRight(s[:j], " ")
+	applyDesc(desc, n, total, disp, &u, st)
+	return u, true
 }
 
 func tqdmBar(s string, p int, st *state) (u sdk.Progress, ok bool) {
@@ -70,14 +106,22 @@ func tqdmBar(s string, p int, st *state) (u sdk.Progress, ok bool) {
 // epochs (outer bar) or steps, and what phase the bar names.
 func applyDesc(desc string, n, total int64, disp float64, u *sdk.Progress, st *state) {
 	desc = strings.TrimRight(strings.TrimSpace(desc), ":")
-	if strings.HasPrefix(desc, "Calculating loss") {
-		// MLX-LM's validation pass between "Iter N:" lines: the step
-		// and total stay the training run's.
-		*u = sdk.Progress{Source: "mlx", Phase: "validation"}
-		st.metrics = st.metrics[:0]
-		return
+	if indexByte(desc, ':') >= 0 || indexByte(desc, '=') >= 0 {
+		// metrics written into the description: "Loss: 0.54: : 11it"
+		scanKV(strings.TrimRight(desc, ": "), func(k string, v float64) {
+			if !nonMetric(k) {
+				st.addMetric(k, v)
+			}
+		})
 	}
 	d := describe(desc)
+	if sideBar(desc, d.phase, u.RateUnit) {
+		// Not the job's main work: the line is read (no other parser
+		// takes it) but changes nothing.
+		*u = sdk.Progress{}
+		st.metrics, st.side = st.metrics[:0], true
+		return
+	}
 	if d.lightning {
 		u.Source = "lightning"
 	}
@@ -96,13 +140,16 @@ func applyDesc(desc string, n, total int64, disp float64, u *sdk.Progress, st *s
 			// A bar without a description drawn below a longer one:
 			// an evaluation loop inside training (Hugging Face's
 			// prediction bar). The step stays the training bar's.
-			*u = sdk.Progress{Source: u.Source, Phase: "evaluation"}
-			st.metrics = st.metrics[:0]
+			*u = sdk.Progress{}
+			st.metrics, st.side = st.metrics[:0], true
 			return
 		}
 		if !st.nested && total == st.total && (st.phase == "evaluation" || st.phase == "validation") {
 			d.phase = "train" // the training bar again, after evaluating
 		}
+	}
+	if d.row {
+		tableRow2(desc, st)
 	}
 	u.Epoch, u.EpochTotal = d.epoch, d.epochTotal
 	u.Phase = d.phase
@@ -121,6 +168,7 @@ type descInfo struct {
 	epoch, epochTotal int64
 	phase             string
 	outer, lightning  bool
+	row               bool // the description is a table row (YOLO)
 }
 
 // describe reads a bar description: "Epoch 3", "Epoch 3/10", "Epochs",
@@ -161,6 +209,7 @@ func describe(desc string) (d descInfo) {
 	}
 	if e < 0 && d.epoch == 0 {
 		yoloEpoch(desc, &d)
+		d.row = d.epoch != 0
 	}
 	switch {
 	case lm&lmSanity == lmSanity && indexFold(low, "sanity check") >= 0:

@@ -15,6 +15,8 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"os/exec"
+	"path/filepath"
 	"sync"
 	"testing"
 	"time"
@@ -52,7 +54,47 @@ func Require(t testing.TB) *client.Client {
 var (
 	mu    sync.Mutex
 	built = map[string]bool{}
+
+	exeOnce sync.Once
+	exePath string
+	exeErr  error
 )
+
+// RunboxBinary returns a static runbox binary (CGO_ENABLED=0, as the
+// Makefile builds it), which the Docker sandbox runs as each container's
+// init. It is built once per process into a temporary directory that
+// RemoveBuilt deletes; RUNBOX_TEST_INIT names a prebuilt one instead.
+func RunboxBinary(t testing.TB) string {
+	t.Helper()
+	exeOnce.Do(func() {
+		if p := os.Getenv("RUNBOX_TEST_INIT"); p != "" {
+			exePath = p
+			return
+		}
+		dir, err := os.MkdirTemp("", "runbox-dockertest-")
+		if err != nil {
+			exeErr = err
+			return
+		}
+		exePath = filepath.Join(dir, "runbox")
+		cmd := exec.Command("go", "build", "-o", exePath, "github.com/runbox/runbox/cmd/runbox")
+		cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
+		if out, err := cmd.CombinedOutput(); err != nil {
+			exeErr = fmt.Errorf("go build runbox: %v\n%s", err, out)
+		}
+	})
+	if exeErr != nil {
+		t.Fatalf("dockertest: %v", exeErr)
+	}
+	return exePath
+}
+
+// RemoveBuilt deletes what RunboxBinary built (call it from TestMain).
+func RemoveBuilt() {
+	if exePath != "" && os.Getenv("RUNBOX_TEST_INIT") == "" {
+		os.RemoveAll(filepath.Dir(exePath))
+	}
+}
 
 // BusyboxImage returns the tag of a local image holding only a static
 // busybox with its applets installed in /bin (so /bin/sh exists). It is

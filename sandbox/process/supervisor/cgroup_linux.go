@@ -17,31 +17,158 @@ import (
 
 const cgroupRoot = "/sys/fs/cgroup"
 
-// memCgroup is a per-run memory cgroup, created below the supervisor's own
-// cgroup so it inherits whatever limits the daemon runs under.
-type memCgroup struct {
-	dir string
-	v2  bool
-	fd  int // v2: directory fd for CLONE_INTO_CGROUP
+// runCgroup is the run's own cgroup, created below the supervisor's so it
+// inherits whatever limits the daemon runs under. It is made for every
+// run where one can be, limits or not: its process list is how the run's
+// processes are found (and, should the supervisor die, killed by the
+// daemon) whatever session or group they moved to. On cgroup v2 it is one
+// directory; on v1 one per controller used (pids also tracks, memory
+// only with a memory limit).
+type runCgroup struct {
+	v2     string   // unified directory, "" if none
+	fd     int      // v2: directory fd for CLONE_INTO_CGROUP
+	v1     []string // v1 directories the child starts in
+	v1From []string // the supervisor's own directory beside each of v1
+	track  string   // directory whose cgroup.procs lists the run
+	mem    string   // directory enforcing the memory limit, "" if none
+	pids   string   // directory enforcing the pids limit, "" if none
+	memErr error    // why the memory limit is not enforced here
+	pidErr error    // why the pids limit is not enforced here
 }
 
-// newMemCgroup creates a cgroup limited to limit bytes (no swap), trying
-// the unified hierarchy first, then the v1 memory controller. It fails when
-// neither is writable (not root, no delegation, controller not enabled).
-func newMemCgroup(name string, limit int64) (*memCgroup, error) {
+// newRunCgroup makes the run's cgroup, with a memory limit when mem > 0
+// and a pids limit when pids > 0, each enforced where its controller can
+// be used: the unified hierarchy first, then v1. It fails only when no
+// cgroup at all could be made; a limit no controller could take is left
+// to the caller (memErr, pidErr).
+func newRunCgroup(name string, mem, pids int64) (*runCgroup, error) {
 	own, err := ownCgroups()
 	if err != nil {
 		return nil, err
 	}
-	c, err2 := newCgroupV2(own, name, limit)
-	if err2 == nil {
-		return c, nil
+	c := &runCgroup{fd: -1}
+	var errs []error
+	if err := c.makeV2(own, name, mem, pids); err != nil {
+		errs = append(errs, fmt.Errorf("v2: %w", err))
 	}
-	c, err1 := newCgroupV1(own, name, limit)
-	if err1 == nil {
-		return c, nil
+	if mem > 0 && c.mem == "" {
+		dir, err := c.makeV1(own, "memory", name)
+		if err == nil {
+			err = writeCg(dir, "memory.limit_in_bytes", strconv.FormatInt(mem, 10))
+		}
+		if err == nil {
+			c.mem = dir
+			// Without these the limit only pushes the run into swap.
+			_ = writeCg(dir, "memory.memsw.limit_in_bytes", strconv.FormatInt(mem, 10))
+			_ = writeCg(dir, "memory.swappiness", "0")
+		} else {
+			c.memErr = errors.Join(c.memErr, fmt.Errorf("v1: %w", err))
+		}
 	}
-	return nil, fmt.Errorf("no writable memory cgroup: v2: %w; v1: %w", err2, err1)
+	if c.pids == "" && (pids > 0 || c.track == "") {
+		dir, err := c.makeV1(own, "pids", name)
+		if err == nil && pids > 0 {
+			if err = writeCg(dir, "pids.max", strconv.FormatInt(pids, 10)); err == nil {
+				c.pids = dir
+			}
+		}
+		if err == nil && c.track == "" {
+			c.track = dir
+		}
+		if err != nil {
+			c.pidErr = errors.Join(c.pidErr, fmt.Errorf("v1: %w", err))
+		}
+	}
+	if c.track == "" && len(c.v1) > 0 {
+		c.track = c.v1[0]
+	}
+	if c.track == "" {
+		c.remove()
+		return nil, fmt.Errorf("no writable cgroup: %w", errors.Join(append(errs, c.memErr, c.pidErr)...))
+	}
+	return c, nil
+}
+
+// makeV2 makes the unified directory and sets what limits its controllers
+// allow; on a hybrid host the unified hierarchy may have no controller and
+// still track the run.
+func (c *runCgroup) makeV2(own map[string]string, name string, mem, pids int64) error {
+	path, ok := own[""]
+	if !ok {
+		return errors.New("no unified hierarchy")
+	}
+	parent := filepath.Join(unifiedRoot(), path)
+	ctls, err := os.ReadFile(filepath.Join(parent, "cgroup.controllers"))
+	if err != nil {
+		return err
+	}
+	enable := func(ctl string) error {
+		if !hasWord(ctls, ctl) {
+			return fmt.Errorf("%s controller not available", ctl)
+		}
+		sub, _ := os.ReadFile(filepath.Join(parent, "cgroup.subtree_control"))
+		if hasWord(sub, ctl) {
+			return nil
+		}
+		// Fails unless parent is the root cgroup or holds no processes.
+		if err := writeCg(parent, "cgroup.subtree_control", "+"+ctl); err != nil {
+			return fmt.Errorf("enable %s controller: %w", ctl, err)
+		}
+		return nil
+	}
+	memOK, pidsOK := false, false
+	if mem > 0 {
+		if c.memErr = enable("memory"); c.memErr == nil {
+			memOK = true
+		}
+	}
+	if pids > 0 {
+		if c.pidErr = enable("pids"); c.pidErr == nil {
+			pidsOK = true
+		}
+	}
+	dir := filepath.Join(parent, name)
+	if err := os.Mkdir(dir, 0o755); err != nil {
+		c.memErr, c.pidErr = errors.Join(c.memErr, err), errors.Join(c.pidErr, err)
+		return err
+	}
+	c.v2, c.track = dir, dir
+	if memOK {
+		if err := writeCg(dir, "memory.max", strconv.FormatInt(mem, 10)); err == nil {
+			c.mem = dir
+			_ = writeCg(dir, "memory.swap.max", "0")
+		} else {
+			c.memErr = err
+		}
+	}
+	if pidsOK {
+		if err := writeCg(dir, "pids.max", strconv.FormatInt(pids, 10)); err == nil {
+			c.pids = dir
+		} else {
+			c.pidErr = err
+		}
+	}
+	fd, err := unix.Open(dir, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return err
+	}
+	c.fd = fd
+	return nil
+}
+
+// makeV1 makes the run's directory in the v1 hierarchy of ctl.
+func (c *runCgroup) makeV1(own map[string]string, ctl, name string) (string, error) {
+	path, ok := own[ctl]
+	if !ok {
+		return "", fmt.Errorf("no v1 %s controller", ctl)
+	}
+	dir := filepath.Join(cgroupRoot, ctl, path, name)
+	if err := os.Mkdir(dir, 0o755); err != nil {
+		return "", err
+	}
+	c.v1 = append(c.v1, dir)
+	c.v1From = append(c.v1From, filepath.Dir(dir))
+	return dir, nil
 }
 
 // ownCgroups maps controller ("" for the unified hierarchy) to the
@@ -65,93 +192,78 @@ func ownCgroups() (map[string]string, error) {
 	return m, nil
 }
 
-func newCgroupV2(own map[string]string, name string, limit int64) (*memCgroup, error) {
-	path, ok := own[""]
-	if !ok {
-		return nil, errors.New("no unified hierarchy")
-	}
-	base := unifiedRoot()
-	parent := filepath.Join(base, path)
-	ctls, err := os.ReadFile(filepath.Join(parent, "cgroup.controllers"))
-	if err != nil {
-		return nil, err
-	}
-	if !hasWord(ctls, "memory") {
-		return nil, errors.New("memory controller not available")
-	}
-	sub, _ := os.ReadFile(filepath.Join(parent, "cgroup.subtree_control"))
-	if !hasWord(sub, "memory") {
-		// Fails unless parent is the root cgroup or holds no processes.
-		if err := writeCg(parent, "cgroup.subtree_control", "+memory"); err != nil {
-			return nil, fmt.Errorf("enable memory controller: %w", err)
-		}
-	}
-	dir := filepath.Join(parent, name)
-	if err := os.Mkdir(dir, 0o755); err != nil {
-		return nil, err
-	}
-	c := &memCgroup{dir: dir, v2: true, fd: -1}
-	if err := writeCg(dir, "memory.max", strconv.FormatInt(limit, 10)); err != nil {
-		c.remove()
-		return nil, err
-	}
-	_ = writeCg(dir, "memory.swap.max", "0")
-	fd, err := unix.Open(dir, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
-	if err != nil {
-		c.remove()
-		return nil, err
-	}
-	c.fd = fd
-	return c, nil
-}
-
-func newCgroupV1(own map[string]string, name string, limit int64) (*memCgroup, error) {
-	path, ok := own["memory"]
-	if !ok {
-		return nil, errors.New("no v1 memory controller")
-	}
-	dir := filepath.Join(cgroupRoot, "memory", path, name)
-	if err := os.Mkdir(dir, 0o755); err != nil {
-		return nil, err
-	}
-	c := &memCgroup{dir: dir, fd: -1}
-	if err := writeCg(dir, "memory.limit_in_bytes", strconv.FormatInt(limit, 10)); err != nil {
-		c.remove()
-		return nil, err
-	}
-	// Without these the limit only pushes the run into swap.
-	_ = writeCg(dir, "memory.memsw.limit_in_bytes", strconv.FormatInt(limit, 10))
-	_ = writeCg(dir, "memory.swappiness", "0")
-	return c, nil
-}
-
-func (c *memCgroup) String() string {
-	if c.v2 {
+// cgKind names the hierarchy dir is in.
+func cgKind(dir string) string {
+	if strings.HasPrefix(dir, unifiedRoot()+"/") {
 		return "cgroup v2"
 	}
 	return "cgroup v1"
 }
 
-// attr makes a child start inside the cgroup (v2: clone3 CLONE_INTO_CGROUP,
-// so not one page is charged elsewhere).
-func (c *memCgroup) attr(a *syscall.SysProcAttr) {
-	if c.v2 {
+func (c *runCgroup) memKind() string    { return cgKind(c.mem) }
+func (c *runCgroup) pidsKind() string   { return cgKind(c.pids) }
+func (c *runCgroup) enforcesMem() bool  { return c.mem != "" }
+func (c *runCgroup) enforcesPids() bool { return c.pids != "" }
+
+// dirs is every directory of the cgroup, for the tree record: the daemon
+// kills what they hold if the supervisor dies.
+func (c *runCgroup) dirs() []string {
+	var out []string
+	if c.v2 != "" {
+		out = append(out, c.v2)
+	}
+	return append(out, c.v1...)
+}
+
+// attr makes a child start inside the v2 directory (clone3
+// CLONE_INTO_CGROUP, so not one page is charged elsewhere).
+func (c *runCgroup) attr(a *syscall.SysProcAttr) {
+	if c.fd >= 0 {
 		a.UseCgroupFD = true
 		a.CgroupFD = c.fd
 	}
 }
 
-// add moves a just-started child into a v1 cgroup. The child has only run
-// the dynamic loader by then; its descendants all start inside.
-func (c *memCgroup) add(pid int) error {
-	if c.v2 {
-		return nil
+// enter moves the supervisor into the v1 directories for as long as it
+// starts a child, so the child is born inside (v1 has no
+// CLONE_INTO_CGROUP): moved after it started, it could fork first, and
+// what it forked would escape the run's limits. leave moves it back.
+func (c *runCgroup) enter() (leave func() error, err error) {
+	self := strconv.Itoa(os.Getpid())
+	var entered []int
+	leave = func() error {
+		var errs []error
+		for _, i := range entered {
+			errs = append(errs, writeCg(c.v1From[i], "cgroup.procs", self))
+		}
+		return errors.Join(errs...)
 	}
-	return writeCg(c.dir, "cgroup.procs", strconv.Itoa(pid))
+	for i, d := range c.v1 {
+		if err := writeCg(d, "cgroup.procs", self); err != nil {
+			return leave, err
+		}
+		entered = append(entered, i)
+	}
+	return leave, nil
 }
 
-func (c *memCgroup) pids() []int {
-	b, _ := os.ReadFile(filepath.Join(c.dir, "cgroup.procs"))
+// add moves a just-started child into the v1 directories, should enter
+// have failed. ESRCH: it is gone already, nothing to hold.
+func (c *runCgroup) add(pid int) error {
+	var errs []error
+	for _, d := range c.v1 {
+		err := writeCg(d, "cgroup.procs", strconv.Itoa(pid))
+		if !errors.Is(err, syscall.ESRCH) {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
+}
+
+func (c *runCgroup) pidList() []int { return cgroupPids(c.track) }
+
+func cgroupPids(dir string) []int {
+	b, _ := os.ReadFile(filepath.Join(dir, "cgroup.procs"))
 	var out []int
 	for _, f := range strings.Fields(string(b)) {
 		if p, err := strconv.Atoi(f); err == nil {
@@ -162,12 +274,15 @@ func (c *memCgroup) pids() []int {
 }
 
 // oomKills is how many processes the kernel OOM killer killed in the cgroup.
-func (c *memCgroup) oomKills() int {
+func (c *runCgroup) oomKills() int {
+	if c.mem == "" {
+		return 0
+	}
 	file := "memory.oom_control"
-	if c.v2 {
+	if c.mem == c.v2 {
 		file = "memory.events"
 	}
-	b, _ := os.ReadFile(filepath.Join(c.dir, file))
+	b, _ := os.ReadFile(filepath.Join(c.mem, file))
 	for _, line := range strings.Split(string(b), "\n") {
 		if v, ok := strings.CutPrefix(line, "oom_kill "); ok {
 			n, _ := strconv.Atoi(strings.TrimSpace(v))
@@ -177,14 +292,21 @@ func (c *memCgroup) oomKills() int {
 	return 0
 }
 
-func (c *memCgroup) remove() {
+func (c *runCgroup) remove() {
 	if c.fd >= 0 {
 		unix.Close(c.fd)
 		c.fd = -1
 	}
-	// The last processes may still be exiting: EBUSY for a moment.
+	for _, d := range c.dirs() {
+		removeCgroup(d)
+	}
+}
+
+// removeCgroup removes an emptied cgroup directory. The last processes
+// may still be exiting: EBUSY for a moment.
+func removeCgroup(dir string) {
 	for i := 0; i < 50; i++ {
-		if err := os.Remove(c.dir); err == nil || errors.Is(err, os.ErrNotExist) {
+		if err := os.Remove(dir); err == nil || errors.Is(err, os.ErrNotExist) {
 			return
 		}
 		time.Sleep(10 * time.Millisecond)
@@ -208,6 +330,25 @@ func MemoryLimitMode() string {
 		return "cgroup v1"
 	}
 	return "rss watchdog"
+}
+
+// PidsLimitMode says how a pids limit would be enforced here, for Health.
+func PidsLimitMode() string {
+	own, err := ownCgroups()
+	if err != nil {
+		return "not enforced (no cgroup)"
+	}
+	if p, ok := own[""]; ok {
+		base := unifiedRoot()
+		ctls, _ := os.ReadFile(filepath.Join(base, p, "cgroup.controllers"))
+		if hasWord(ctls, "pids") && unix.Access(filepath.Join(base, p), unix.W_OK) == nil {
+			return "cgroup v2"
+		}
+	}
+	if p, ok := own["pids"]; ok && unix.Access(filepath.Join(cgroupRoot, "pids", p), unix.W_OK) == nil {
+		return "cgroup v1"
+	}
+	return "not enforced (no writable pids cgroup)"
 }
 
 // unifiedRoot is where the cgroup v2 hierarchy is mounted: the cgroup

@@ -7,18 +7,25 @@ import (
 	"syscall"
 )
 
-// memCgroup is Linux-only; elsewhere memory limits use the RSS watchdog.
-type memCgroup struct{}
+// runCgroup is Linux-only; elsewhere memory limits use the RSS watchdog
+// and a run's processes are found through its session and groups.
+type runCgroup struct{ memErr, pidErr error }
 
-func newMemCgroup(string, int64) (*memCgroup, error) {
+func newRunCgroup(string, int64, int64) (*runCgroup, error) {
 	return nil, errors.New("cgroups are Linux-only")
 }
 
-func (c *memCgroup) String() string            { return "none" }
-func (c *memCgroup) attr(*syscall.SysProcAttr) {}
-func (c *memCgroup) add(int) error             { return nil }
-func (c *memCgroup) pids() []int               { return nil }
-func (c *memCgroup) oomKills() int             { return 0 }
-func (c *memCgroup) remove()                   {}
+func (c *runCgroup) memKind() string           { return "none" }
+func (c *runCgroup) pidsKind() string          { return "none" }
+func (c *runCgroup) dirs() []string            { return nil }
+func (c *runCgroup) attr(*syscall.SysProcAttr) {}
+func (c *runCgroup) add(int) error             { return nil }
+func (c *runCgroup) pidList() []int            { return nil }
+func (c *runCgroup) oomKills() int             { return 0 }
+func (c *runCgroup) remove()                   {}
+func (c *runCgroup) enforcesMem() bool         { return false }
+func (c *runCgroup) enforcesPids() bool        { return false }
 
 func MemoryLimitMode() string { return "rss watchdog" }
+
+func PidsLimitMode() string { return "not enforced (no cgroups)" }

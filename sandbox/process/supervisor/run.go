@@ -28,6 +28,8 @@ type supervisor struct {
 	stateDir      string
 	spec          sandbox.Spec
 	forceWatchdog bool
+	pidsDefault   bool
+	noCgroup      bool
 	started       time.Time
 	grace         time.Duration
 	timeout       <-chan time.Time
@@ -35,12 +37,15 @@ type supervisor struct {
 	readyOnce sync.Once
 	announced bool // "exited RECORD" was said
 
-	log    *runlog.Writer
-	cg     *memCgroup
-	wd     *watchdog
-	pgid   int    // process group of the running step
-	ending string // first cause that ended the run early
-	unfit  string // why this process should not serve another run
+	log  *runlog.Writer
+	cg   *runCgroup
+	tree protocol.TreeRecord // where the run's processes are (TreeFile)
+	// reserve holds the exit record's space (ReserveFile) until finish.
+	reserve bool
+	wd      *watchdog
+	pgid    int    // process group of the running step
+	ending  string // first cause that ended the run early
+	unfit   string // why this process should not serve another run
 
 	mu      sync.Mutex
 	logErr  error
@@ -54,7 +59,7 @@ func (s *supervisor) run() error {
 	if err := protocol.ReadJSON(s.path(protocol.SpecFile), &b); err != nil {
 		return fmt.Errorf("read spec: %w", err)
 	}
-	s.spec, s.forceWatchdog = b.Spec, b.ForceWatchdog
+	s.spec, s.forceWatchdog, s.pidsDefault, s.noCgroup = b.Spec, b.ForceWatchdog, b.PidsDefault, b.NoCgroup
 	if s.selfStart == 0 {
 		start, err := proc.StartTime(s.self)
 		if err != nil {
@@ -67,6 +72,7 @@ func (s *supervisor) run() error {
 	}
 	os.Remove(s.path(protocol.SpecFile)) // it may hold secrets (env, stdin)
 	_ = becomeSubreaper()
+	s.reserve = reserveSpace(s.path(protocol.ReserveFile)) == nil
 
 	exit := sandbox.Exit{StartedAt: s.started}
 	log, err := runlog.Create(s.spec.LogPath)
@@ -85,30 +91,13 @@ func (s *supervisor) run() error {
 	if s.spec.Timeout > 0 {
 		s.timeout = time.After(s.spec.Timeout - time.Since(s.started))
 	}
-	s.setupMemory()
+	if !s.reserve {
+		s.note("could not reserve disk space for the exit record: a full disk may lose the run's end")
+	}
+	s.setupCgroup()
+	s.recordTree(0)
 	exit = s.execute(exit)
 	return s.finish(exit)
-}
-
-func (s *supervisor) setupMemory() {
-	limit := s.spec.Limits.MemoryBytes
-	if limit > 0 && !s.forceWatchdog {
-		name := fmt.Sprintf("runbox-%s-%d", safeName(s.spec.RunID), s.self)
-		cg, err := newMemCgroup(name, limit)
-		if err == nil {
-			s.cg = cg
-			s.note("memory limit %s enforced by %s", mib(uint64(limit)), cg)
-		} else {
-			s.note("memory limit %s enforced by rss watchdog (%v)", mib(uint64(limit)), err)
-		}
-	} else if limit > 0 {
-		s.note("memory limit %s enforced by rss watchdog", mib(uint64(limit)))
-	}
-	wdLimit := limit
-	if s.cg != nil {
-		wdLimit = 0
-	}
-	s.wd = startWatchdog(s.self, s.cg, wdLimit)
 }
 
 // execute places assets, runs setup, then the main command.
@@ -170,6 +159,15 @@ func (s *supervisor) execute(exit sandbox.Exit) sandbox.Exit {
 // runStep runs one command to its end, enforcing timeout, stop and the
 // memory limit meanwhile, then ends whatever it left behind.
 func (s *supervisor) runStep(cmd *exec.Cmd, stdin *os.File, out, errs runlog.Stream) (exitStatus, error) {
+	cmd.SysProcAttr = childAttr()
+	undo, start, err := s.confine(cmd) // --isolate: confine.go
+	if err != nil {
+		if stdin != nil {
+			stdin.Close()
+		}
+		return exitStatus{}, err
+	}
+	defer func() { undo() }() // the last one: a retried start confines anew
 	outR, outW, err := os.Pipe()
 	if err != nil {
 		return exitStatus{}, err
@@ -185,11 +183,32 @@ func (s *supervisor) runStep(cmd *exec.Cmd, stdin *os.File, out, errs runlog.Str
 	if stdin != nil {
 		cmd.Stdin = stdin
 	}
-	cmd.SysProcAttr = childAttr()
+	inside := false
+	var leave func() error
 	if s.cg != nil {
 		s.cg.attr(cmd.SysProcAttr)
+		var eerr error
+		leave, eerr = s.cg.enter()
+		inside = eerr == nil
 	}
-	ch, pid, err := s.reaper.start(cmd)
+	ch, pid, err := start()
+	if leave != nil {
+		if lerr := leave(); lerr != nil {
+			s.note("could not leave the run's cgroup: %v", lerr)
+		}
+	}
+	if inside && errors.Is(err, syscall.EAGAIN) {
+		// The supervisor's own threads count while it is inside: a pids
+		// limit below them refuses the fork. Start it outside, then move it,
+		// confined the same way.
+		inside = false
+		cmd = &exec.Cmd{Path: cmd.Path, Args: cmd.Args, Env: cmd.Env, Dir: cmd.Dir,
+			Stdin: cmd.Stdin, Stdout: cmd.Stdout, Stderr: cmd.Stderr, SysProcAttr: cmd.SysProcAttr}
+		undo()
+		if undo, start, err = s.confine(cmd); err == nil {
+			ch, pid, err = start()
+		}
+	}
 	outW.Close()
 	errW.Close()
 	if stdin != nil {
@@ -201,12 +220,13 @@ func (s *supervisor) runStep(cmd *exec.Cmd, stdin *os.File, out, errs runlog.Str
 		s.signalReady()
 		return exitStatus{}, err
 	}
-	if s.cg != nil {
+	if s.cg != nil && !inside {
 		if err := s.cg.add(pid); err != nil {
-			s.note("could not move pid %d into the memory cgroup: %v", pid, err)
+			s.note("could not move pid %d into the run's cgroup: %v", pid, err)
 		}
 	}
 	s.pgid = pid
+	s.recordTree(pid)
 	var io stepIO
 	s.pump(&io, outR, out)
 	s.pump(&io, errR, errs)
@@ -285,9 +305,14 @@ func (s *supervisor) finish(exit sandbox.Exit) error {
 		CPUSeconds:   cpu,
 		PeakRSSBytes: max(peak, s.wd.peak.Load()),
 	}
-	if s.logErr != nil {
-		s.note("writing the log failed, %d bytes lost: %v", s.dropped, s.logErr)
+	s.mu.Lock()
+	logErr, dropped := s.logErr, s.dropped
+	s.mu.Unlock()
+	if logErr != nil {
+		exit.LogDropped = dropped
 		s.unfit = "log write failed"
+		// Only reaches the log if space came back; the record says it anyway.
+		s.note("writing the log failed, %d bytes of output dropped: %v", dropped, logErr)
 	}
 	// The record must not become visible before the log is on disk, but
 	// the two fsyncs may overlap: only the rename waits for both. The
@@ -299,11 +324,12 @@ func (s *supervisor) finish(exit sandbox.Exit) error {
 	if err != nil {
 		return err
 	}
+	s.releaseReserve()
 	recDone := make(chan error, 1)
 	var commit func() error
 	go func() {
 		var err error
-		commit, err = protocol.WriteTemp(s.path(protocol.ExitFile), b, true)
+		commit, err = writeRecord(s.path(protocol.ExitFile), b)
 		recDone <- err
 	}()
 	if lerr := s.log.Close(); lerr != nil {
@@ -324,7 +350,16 @@ func (s *supervisor) finish(exit sandbox.Exit) error {
 func (s *supervisor) writeExit(exit sandbox.Exit) error {
 	exit.EndedAt = time.Now()
 	exit.Usage.WallSeconds = exit.EndedAt.Sub(exit.StartedAt).Seconds()
-	if err := protocol.WriteJSON(s.path(protocol.ExitFile), exit, true); err != nil {
+	b, err := json.Marshal(exit)
+	if err != nil {
+		return err
+	}
+	s.releaseReserve()
+	commit, err := writeRecord(s.path(protocol.ExitFile), b)
+	if err == nil {
+		err = commit()
+	}
+	if err != nil {
 		return fmt.Errorf("write exit record: %w", err)
 	}
 	return nil

@@ -33,6 +33,9 @@ func Main(args []string) int {
 	if len(args) == 1 && args[0] == protocol.StandbyArg {
 		return serveRuns(sigs)
 	}
+	if (len(args) == 2 || len(args) == 3) && args[0] == AwaitArg {
+		return awaitBox(sigs, args[1:]) // a pooled container's init (container.go)
+	}
 	if len(args) != 1 {
 		fmt.Fprintf(os.Stderr, "usage: %s STATE_DIR\n", Arg)
 		return 2

@@ -17,7 +17,7 @@ const (
 
 // treePids is every process of the run: the supervisor's descendants plus
 // anything in the run's cgroup (which catches what reparenting might hide).
-func treePids(root int, cg *memCgroup) []int {
+func treePids(root int, cg *runCgroup) []int {
 	pids := proc.Descendants(root)
 	if cg == nil {
 		return pids
@@ -26,7 +26,7 @@ func treePids(root int, cg *memCgroup) []int {
 	for _, p := range pids {
 		seen[p] = true
 	}
-	for _, p := range cg.pids() {
+	for _, p := range cg.pidList() {
 		if !seen[p] && p != root {
 			pids = append(pids, p)
 		}
@@ -38,7 +38,7 @@ func treePids(root int, cg *memCgroup) []int {
 // supervisor has no child at all (the common case once a step is over)
 // and the cgroup, if any, is empty.
 func (s *supervisor) runPids() []int {
-	if childless() && (s.cg == nil || len(s.cg.pids()) == 0) {
+	if childless() && (s.cg == nil || len(s.cg.pidList()) == 0) {
 		return nil
 	}
 	return treePids(s.self, s.cg)
@@ -53,7 +53,7 @@ type watchdog struct {
 	done     chan struct{}
 }
 
-func startWatchdog(root int, cg *memCgroup, limit int64) *watchdog {
+func startWatchdog(root int, cg *runCgroup, limit int64) *watchdog {
 	w := &watchdog{
 		exceeded: make(chan uint64, 1),
 		stop:     make(chan struct{}),

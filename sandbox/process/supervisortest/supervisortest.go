@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/runbox/runbox/sandbox/process/confine"
 	"github.com/runbox/runbox/sandbox/process/supervisor"
 )
 
@@ -26,6 +27,9 @@ func Main(m *testing.M) {
 		code := supervisor.Main(os.Args[2:])
 		lingerUntil(os.Getenv(LingerEnv))
 		os.Exit(code)
+	}
+	if len(os.Args) > 1 && os.Args[1] == confine.Arg {
+		os.Exit(confine.Main(os.Args[2:]))
 	}
 	os.Exit(m.Run())
 }

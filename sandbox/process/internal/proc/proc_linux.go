@@ -154,3 +154,37 @@ func WatchExit(pid int, start uint64) (<-chan struct{}, error) {
 	}()
 	return done, nil
 }
+
+// Ids returns a live process's process group, session and start time;
+// os.ErrNotExist for a zombie (it has ended; killing it does nothing).
+func Ids(pid int) (pgid, sid int, start uint64, err error) {
+	f, err := stat(pid)
+	if err != nil {
+		return 0, 0, 0, err
+	}
+	if f[0] == "Z" || f[0] == "X" {
+		return 0, 0, 0, os.ErrNotExist
+	}
+	pgid, err1 := strconv.Atoi(f[2])
+	sid, err2 := strconv.Atoi(f[3])
+	start, err3 := strconv.ParseUint(f[19], 10, 64)
+	if err := errors.Join(err1, err2, err3); err != nil {
+		return 0, 0, 0, fmt.Errorf("parse /proc/%d/stat: %w", pid, err)
+	}
+	return pgid, sid, start, nil
+}
+
+// All lists the pids of every process (not thread) there is.
+func All() []int {
+	ents, err := os.ReadDir("/proc")
+	if err != nil {
+		return nil
+	}
+	out := make([]int, 0, len(ents))
+	for _, e := range ents {
+		if p, err := strconv.Atoi(e.Name()); err == nil && e.IsDir() {
+			out = append(out, p)
+		}
+	}
+	return out
+}

@@ -38,16 +38,23 @@ const (
 //	stop.json        a StopRequest; the supervisor reads it on SIGTERM
 //	exit.json        the sandbox.Exit record, written last and atomically
 //	stdin            the run's stdin bytes, unlinked right after it is opened
+//	tree.json        TreeRecord: where the run's processes are (written
+//	                 before each step starts)
+//	exit.reserve     space held for the exit record, so a disk the run
+//	                 fills cannot keep its end from being recorded;
+//	                 removed just before the record is written
 const (
-	SpecFile   = "spec.json"
-	PidFile    = "supervisor.json"
-	SuperLog   = "supervisor.log"
-	StopFile   = "stop.json"
-	ExitFile   = "exit.json"
-	StdinFile  = "stdin"
-	DirMode    = 0o700
-	SecretMode = 0o600
-	tmpSuffix  = ".tmp"
+	SpecFile    = "spec.json"
+	PidFile     = "supervisor.json"
+	SuperLog    = "supervisor.log"
+	StopFile    = "stop.json"
+	ExitFile    = "exit.json"
+	StdinFile   = "stdin"
+	TreeFile    = "tree.json"
+	ReserveFile = "exit.reserve"
+	DirMode     = 0o700
+	SecretMode  = 0o600
+	tmpSuffix   = ".tmp"
 )
 
 // Boot is what Start hands the supervisor (SpecFile): the spec plus
@@ -55,6 +62,10 @@ const (
 type Boot struct {
 	Spec          sandbox.Spec `json:"spec"`
 	ForceWatchdog bool         `json:"force_watchdog,omitempty"`
+	// PidsDefault says Spec.Limits.Pids is the backend's default, not
+	// one the run asked for (the run's log says which).
+	PidsDefault bool `json:"pids_default,omitempty"`
+	NoCgroup    bool `json:"no_cgroup,omitempty"`
 }
 
 // PidRecord identifies the supervisor (PidFile). Start is the kernel's
@@ -193,4 +204,21 @@ func ReadExit(stateDir string) (sandbox.Exit, error) {
 func Exists(path string) bool {
 	_, err := os.Lstat(path)
 	return err == nil
+}
+
+// TreeRecord is how the daemon finds a run's processes when its
+// supervisor is gone (TreeFile): they are killed then, since nothing
+// else ever would. Written before each step's child starts.
+//
+// Sid is the supervisor's session (its pid: Start execs it with setsid),
+// 0 when it is not a session leader; Start is the supervisor's start
+// time, so a process older than it, or a recycled session id, is never
+// taken for the run's. Groups are the steps' process groups (each step's
+// first process leads its own). Cgroups are the run's cgroup directories:
+// whatever they hold is the run's, however it left session and group.
+type TreeRecord struct {
+	Sid     int         `json:"sid,omitempty"`
+	Start   uint64      `json:"start"`
+	Groups  []PidRecord `json:"groups,omitempty"`
+	Cgroups []string    `json:"cgroups,omitempty"`
 }

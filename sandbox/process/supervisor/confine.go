@@ -1,0 +1,144 @@
+package supervisor
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+
+	"github.com/runbox/runbox/sandbox/process/confine"
+)
+
+// confine makes cmd start confined as the spec's Isolate says (package
+// confine), and returns how to start it. The restrictions are applied
+// before the command's exec, in what forks it (a dedicated thread of this
+// process, confine.InThread) or in what execs it (this binary's confine
+// entry, for a network cut without root), so they hold for every process
+// of the run whatever happens to the daemon. A run that confines the
+// filesystem gets a private temporary directory (TMPDIR); undo removes it
+// once the step is over. A level that cannot be enforced ends the run as
+// a sandbox error (125) before anything runs.
+func (s *supervisor) confine(cmd *exec.Cmd) (undo func(), start func() (<-chan exitStatus, int, error), err error) {
+	start = func() (<-chan exitStatus, int, error) { return s.reaper.start(cmd) }
+	undo, err = s.confineCmd(cmd, &start)
+	return undo, start, err
+}
+
+func (s *supervisor) confineCmd(cmd *exec.Cmd, start *func() (<-chan exitStatus, int, error)) (undo func(), err error) {
+	undo = func() {}
+	level, err := confine.ParseLevel(s.spec.Isolate)
+	if err != nil || level == confine.None {
+		return undo, confineError(err)
+	}
+	exe, err := os.Executable()
+	if err != nil {
+		return undo, confineError(fmt.Errorf("find the runbox binary for --isolate: %w", err))
+	}
+	rt, _ := envValue(cmd.Env, "XDG_RUNTIME_DIR")
+	p := confine.Policy{Level: level, Workdir: s.spec.Workdir, RW: s.spec.RW, RO: installDirs(cmd.Path), Mask: confine.Sockets(level, rt)}
+	if level.Filesystem() {
+		home, _ := os.UserHomeDir()
+		if err := p.Check(confine.Denied(home, "")); err != nil {
+			return undo, confineError(err)
+		}
+		tmp, err := os.MkdirTemp("", "runbox-"+safeName(s.spec.RunID)+"-")
+		if err != nil {
+			return undo, confineError(fmt.Errorf("temp dir: %w", err))
+		}
+		p.TempDir = tmp
+		undo = func() { os.RemoveAll(tmp) }
+		cmd.Env = append(cmd.Env, "TMPDIR="+tmp)
+	}
+	if confine.InThread(p) {
+		var release func()
+		*start = func() (ch <-chan exitStatus, pid int, err error) {
+			var startErr error // the command's own: a shell-like 126/127
+			release, err = confine.StartInThread(p, cmd.Path, func() error {
+				ch, pid, startErr = s.reaper.start(cmd)
+				return startErr
+			})
+			if err != nil && startErr == nil {
+				err = confineError(err)
+			}
+			return ch, pid, err
+		}
+		rmTmp := undo
+		undo = func() {
+			if release != nil {
+				release()
+			}
+			rmTmp()
+		}
+	} else if err := confine.Wrap(cmd, exe, p); err != nil {
+		undo()
+		return func() {}, confineError(err)
+	}
+	hid := ""
+	if len(p.Mask) > 0 {
+		hid = "; hid " + strings.Join(p.Mask, ", ")
+	}
+	s.note("isolate %s: %s%s", level, confine.Host{LandlockABI: confine.LandlockABI()}.Summary(level), hid)
+	return undo, nil
+}
+
+func confineError(err error) error {
+	if err == nil {
+		return nil
+	}
+	return &startError{codeSandbox, "runbox: " + err.Error()}
+}
+
+// installDirs is where the command lives when that is outside the system
+// directories, so a confined run may still read it: for PREFIX/bin/NAME
+// (a virtualenv, a toolchain; PREFIX/shims/NAME for pyenv, rbenv) the prefix, else the command's directory,
+// for the path as given and as its symlinks resolve. A directory that is
+// a home directory (or above one) is too wide: only the file is given.
+func installDirs(path string) []string {
+	if !filepath.IsAbs(path) {
+		return nil // relative to the workspace, which is readable
+	}
+	var out []string
+	for _, p := range []string{path, resolved(path)} {
+		dir := filepath.Dir(p)
+		if b := filepath.Base(dir); b == "bin" || b == "sbin" || b == "shims" {
+			dir = filepath.Dir(dir)
+		}
+		if system(dir) {
+			continue
+		}
+		if tooWide(dir) {
+			out = append(out, p)
+			continue
+		}
+		out = append(out, dir)
+	}
+	return out
+}
+
+func resolved(p string) string {
+	if r, err := filepath.EvalSymlinks(p); err == nil {
+		return r
+	}
+	return p
+}
+
+func system(dir string) bool {
+	for _, s := range confine.SystemRO {
+		if dir == s || strings.HasPrefix(dir, s+"/") {
+			return true
+		}
+	}
+	return false
+}
+
+// tooWide reports whether opening dir would open a home directory: dir is
+// /, /home, /root, /Users or a home directory itself.
+func tooWide(dir string) bool {
+	home, _ := os.UserHomeDir()
+	switch filepath.Dir(dir) {
+	case "/", "/home", "/Users":
+		return true
+	}
+	return dir == "/" || dir == home || strings.HasPrefix(home, dir+"/")
+}

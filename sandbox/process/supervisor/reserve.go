@@ -1,0 +1,65 @@
+package supervisor
+
+import (
+	"errors"
+	"os"
+	"syscall"
+	"time"
+
+	"github.com/runbox/runbox/sandbox/process/internal/protocol"
+)
+
+// reserveSize is the disk space held for the exit record: a record is a
+// few hundred bytes, a filesystem allocates it a block or page (4 KiB)
+// plus its temporary twin's; 64 KiB leaves room for larger blocks.
+const reserveSize = 64 << 10
+
+// Retrying the exit record on a full disk: the record is the run's
+// result, so the supervisor waits for space (the daemon already has the
+// record from the ready pipe when it started the run; a restarted one
+// reads this file), but not forever.
+const (
+	recordRetry    = 500 * time.Millisecond
+	recordDeadline = time.Hour
+)
+
+// reserveSpace writes (and syncs) a file of reserveSize at path, so that
+// blocks are really allocated, not promised.
+func reserveSpace(path string) error {
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_TRUNC, protocol.SecretMode)
+	if err != nil {
+		return err
+	}
+	_, werr := f.Write(make([]byte, reserveSize))
+	serr := f.Sync()
+	if err := errors.Join(werr, serr, f.Close()); err != nil {
+		os.Remove(path)
+		return err
+	}
+	return nil
+}
+
+// releaseReserve gives the reserved space back, just before the exit
+// record is written into it.
+func (s *supervisor) releaseReserve() {
+	if s.reserve {
+		os.Remove(s.path(protocol.ReserveFile))
+		s.reserve = false
+	}
+}
+
+// writeRecord is protocol.WriteTemp (synced) that waits out a full disk.
+func writeRecord(path string, b []byte) (commit func() error, err error) {
+	deadline := time.Now().Add(recordDeadline)
+	for {
+		commit, err = protocol.WriteTemp(path, b, true)
+		if err == nil || !diskFull(err) || time.Now().After(deadline) {
+			return commit, err
+		}
+		time.Sleep(recordRetry)
+	}
+}
+
+func diskFull(err error) bool {
+	return errors.Is(err, syscall.ENOSPC) || errors.Is(err, syscall.EDQUOT)
+}

@@ -1,0 +1,92 @@
+package supervisor
+
+import (
+	"errors"
+	"fmt"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/runbox/runbox/sandbox/process/internal/proc"
+	"github.com/runbox/runbox/sandbox/process/internal/protocol"
+)
+
+// setupCgroup makes the run's cgroup (see runCgroup) and says in the
+// run's log how each limit is enforced.
+func (s *supervisor) setupCgroup() {
+	limit, pids := s.spec.Limits.MemoryBytes, s.spec.Limits.Pids
+	cgMem := limit
+	if s.forceWatchdog {
+		cgMem = 0
+	}
+	name := fmt.Sprintf("runbox-%s-%d", safeName(s.spec.RunID), s.self)
+	cg, err := (*runCgroup)(nil), errors.New("cgroups turned off (NoCgroup)")
+	if !s.noCgroup {
+		cg, err = newRunCgroup(name, cgMem, pids)
+	}
+	if err == nil {
+		s.cg = cg
+	}
+	switch {
+	case limit > 0 && s.cg != nil && s.cg.enforcesMem():
+		s.note("memory limit %s enforced by %s", mib(uint64(limit)), s.cg.memKind())
+	case limit > 0 && s.forceWatchdog:
+		s.note("memory limit %s enforced by rss watchdog", mib(uint64(limit)))
+	case limit > 0:
+		s.note("memory limit %s enforced by rss watchdog (%v)", mib(uint64(limit)), cgErr(s.cg, err, true))
+	}
+	// A limit the run asked for is reported like a memory limit; the
+	// backend's default only where it could not be enforced (a line in
+	// every run's output would be noise), and by Health.
+	switch {
+	case pids > 0 && s.cg != nil && s.cg.enforcesPids():
+		if !s.pidsDefault {
+			s.note("pids limit %d enforced by %s", pids, s.cg.pidsKind())
+		}
+	case pids > 0 && s.pidsDefault:
+		s.note("default pids limit %d not enforced: no pids cgroup (%v)", pids, cgErr(s.cg, err, false))
+	case pids > 0:
+		s.note("pids limit %d not enforced: no pids cgroup (%v)", pids, cgErr(s.cg, err, false))
+	}
+	wdLimit := limit
+	if s.cg != nil && s.cg.enforcesMem() {
+		wdLimit = 0
+	}
+	s.wd = startWatchdog(s.self, s.cg, wdLimit)
+}
+
+// cgErr is why a limit is not enforced by a cgroup.
+func cgErr(cg *runCgroup, err error, mem bool) error {
+	switch {
+	case cg == nil:
+		return err
+	case mem:
+		return cg.memErr
+	}
+	return cg.pidErr
+}
+
+// recordTree writes where the run's processes are (TreeFile), with the
+// process group of a step just started (pgid > 0), before anything of
+// the run can outlive this process. Failure is noted, not fatal: the
+// cgroup, if any, still holds the run.
+func (s *supervisor) recordTree(pgid int) {
+	if s.tree.Start == 0 {
+		s.tree.Start = s.selfStart
+		if sid, err := unix.Getsid(0); err == nil && sid == s.self {
+			s.tree.Sid = sid
+		}
+		if s.cg != nil {
+			s.tree.Cgroups = s.cg.dirs()
+		}
+	}
+	if pgid > 0 {
+		st, err := proc.StartTime(pgid)
+		if err != nil {
+			return // already gone, and its group with it unless the session holds it
+		}
+		s.tree.Groups = append(s.tree.Groups, protocol.PidRecord{Pid: pgid, Start: st})
+	}
+	if err := protocol.WriteJSON(s.path(protocol.TreeFile), s.tree, false); err != nil {
+		s.note("could not record the run's processes: %v", err)
+	}
+}
