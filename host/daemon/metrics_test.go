@@ -3,9 +3,9 @@ package daemon
 import (
 	"context"
 	"encoding/json"
-	"math"
 	"errors"
 	"log/slog"
+	"math"
 	"net/url"
 	"os"
 	"path/filepath"
