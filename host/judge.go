@@ -148,6 +148,9 @@ func (p pluginParser) Flush(ctx context.Context)                   { p.p.Flush(c
 func (p pluginParser) Ready(ctx context.Context)                   { p.p.Ready(ctx) }
 func (p pluginParser) State() *sdk.Progress                        { return p.p.State() }
 
+// OnUpdate lets the metric history see every update (metrics.go).
+func (p pluginParser) OnUpdate(fn func(sdk.Progress)) { p.p.OnUpdate(fn) }
+
 type noParser struct{}
 
 func (noParser) Feed(context.Context, string, string) {}

@@ -108,6 +108,7 @@ func (e *Engine) recoverRun(ctx context.Context, run *store.Run) {
 	r := newRunner(e, run.ID)
 	e.active[run.ID] = r
 	e.mu.Unlock()
+	r.resumeMetrics(ctx)
 	e.log.Info("recover: re-attached", "run", run.ID, "sandbox", run.Sandbox, "ref", h.Ref())
 	e.wg.Add(1)
 	go func() {

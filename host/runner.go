@@ -37,6 +37,8 @@ type runner struct {
 	// fed counts lines given to the parser since the last flush; only
 	// the goroutine following the log touches it.
 	fed int
+	// metrics keeps the run's metric history (metrics.go).
+	metrics metricRecorder
 }
 
 func newRunner(e *Engine, id string) *runner {
@@ -47,6 +49,7 @@ func newRunner(e *Engine, id string) *runner {
 	}}
 	if e.cfg.Judge != nil {
 		r.parser = e.cfg.Judge.NewParser()
+		r.hookMetrics()
 	}
 	return r
 }
@@ -371,6 +374,7 @@ func (r *runner) flushProgress(ctx context.Context, final bool, flush time.Durat
 		r.progSaved = r.e.cfg.Now()
 	}
 	r.mu.Unlock()
+	r.observeMetrics(ctx, st, save || final)
 	if save && !final {
 		p := *st
 		if _, err := r.e.cfg.Store.UpdateRun(ctx, r.id, func(run *store.Run) error {

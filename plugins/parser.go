@@ -30,6 +30,18 @@ type Parser struct {
 	targets []*parseTarget
 	state   sdk.Progress
 	updated bool
+	// onUpdate sees the state after each update (see OnUpdate).
+	onUpdate func(sdk.Progress)
+}
+
+// OnUpdate has fn called with the state after each update a plugin
+// reports, in order, so that a metric history sees every step rather than
+// the latest state at each flush. fn runs with the parser locked: it must
+// be quick and must not call the parser.
+func (p *Parser) OnUpdate(fn func(sdk.Progress)) {
+	p.mu.Lock()
+	p.onUpdate = fn
+	p.mu.Unlock()
 }
 
 // parseTarget is one module that is, or may turn out to be once loaded, a
@@ -314,6 +326,11 @@ func (p *Parser) send(t *parseTarget) {
 		for _, u := range out.Updates {
 			p.state.Merge(u)
 			p.updated = true
+			if p.onUpdate != nil {
+				s := p.state
+				s.Metrics = maps.Clone(p.state.Metrics)
+				p.onUpdate(s)
+			}
 		}
 	}
 }

@@ -89,6 +89,12 @@ func scanAll(db pebble.Reader, rep *CheckReport) (*storeScan, error) {
 		case strings.HasPrefix(key, "x/"):
 			rep.Indexes++
 			sc.indexKeys[key] = true
+		case strings.HasPrefix(key, metricPfx):
+			if i := strings.IndexByte(key, 0); i < 0 {
+				bad("metric series", fmt.Errorf("no run id"))
+			} else if _, err := decodeSeries(key[i+1:], v); err != nil {
+				bad("metric series", err)
+			}
 		case strings.HasPrefix(key, submitPfx):
 			rep.SubmitKeys++
 			submits[key] = string(v)

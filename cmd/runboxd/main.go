@@ -35,6 +35,10 @@ func (engine) Run(ctx context.Context, a *cli.App, cmd any) error {
 		return runAnalyze(ctx, a, c)
 	case *cli.McpCmd:
 		return runMCP(ctx, a, c)
+	case *cli.PlotCmd:
+		return runPlot(ctx, a, c)
+	case *cli.UiCmd:
+		return runUI(ctx, a, c)
 	case *cli.PluginsLsCmd:
 		return pluginsLs(ctx, a, c)
 	case *cli.PluginsInfoCmd:

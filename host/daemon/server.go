@@ -47,6 +47,7 @@ func (s *server) routes() http.Handler {
 	mux.HandleFunc("POST /v1/runs/{id}/retry", s.retryRun)
 	mux.HandleFunc("GET /v1/runs/{id}/events", s.events)
 	mux.HandleFunc("GET /v1/runs/{id}/logs", s.logs)
+	mux.HandleFunc("GET /v1/runs/{id}/metrics", s.metrics)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		s.inflight.Add(1)
 		s.lastSeen.Store(time.Now().UnixNano())

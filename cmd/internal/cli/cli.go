@@ -38,6 +38,8 @@ type CLI struct {
 	Retry    RetryCmd    `cmd:"" help:"Run a finished run's command again, linked to it."`
 	Backends BackendsCmd `cmd:"" help:"Show the sandbox backends and which one 'auto' picks."`
 	Analyze  AnalyzeCmd  `cmd:"" help:"Explain a saved log: why it failed and how far it got."`
+	Ui       UiCmd       `cmd:"" help:"Open the local web dashboard: runs, live logs, progress, metric charts, stop and retry."`
+	Plot     PlotCmd     `cmd:"" help:"Draw runs' metrics (loss, accuracy, ...): in the terminal, or to an SVG or PNG file (-o)."`
 	Plugins  PluginsCmd  `cmd:"" help:"List, test, create and install plugins."`
 	Daemon   DaemonCmd   `cmd:"" help:"Run the daemon in the foreground (normally started on demand)."`
 	Mcp      McpCmd      `cmd:"" help:"Serve the compute tools to AI agents over MCP (stdio, or --http)."`
@@ -77,7 +79,7 @@ type Engine interface {
 // EngineCommands are the top-level commands that run in runboxd (their Run
 // goes to the Engine). runbox may hand them over before parsing anything:
 // runboxd parses the same command line.
-var EngineCommands = []string{"analyze", "plugins", "daemon", "mcp", "doctor"}
+var EngineCommands = []string{"analyze", "plugins", "daemon", "mcp", "doctor", "plot", "ui"}
 
 // IsEngineCommand reports whether name is one of EngineCommands.
 func IsEngineCommand(name string) bool {

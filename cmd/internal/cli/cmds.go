@@ -29,11 +29,13 @@ func (c *StatusCmd) Run(ctx context.Context, a *App) error {
 	if a.G.JSON {
 		return a.PrintJSON(r)
 	}
-	printRun(r)
+	printRun(r, sparklineLine(ctx, a, r)...)
 	return nil
 }
 
-func printRun(r *api.Run) {
+// extra are more "label:\tvalue" lines (the metric history) shown after
+// the progress.
+func printRun(r *api.Run, extra ...string) {
 	w := tabwriter.NewWriter(os.Stdout, 0, 4, 2, ' ', 0)
 	fmt.Fprintf(w, "run:\t%s\n", r.ID)
 	if r.Name != "" {
@@ -82,6 +84,9 @@ func printRun(r *api.Run) {
 	}
 	if p := r.Progress; p != nil {
 		fmt.Fprintf(w, "progress:\t%s\n", strings.TrimPrefix(progressLine(p), "▶ "))
+	}
+	for _, l := range extra {
+		fmt.Fprintln(w, l)
 	}
 	if f := r.Failure; f != nil {
 		fmt.Fprintf(w, "failure:\t%s (confidence %.2f, retryable %v)\n", f.Code, f.Confidence, f.Retryable)

@@ -1,0 +1,91 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"strings"
+
+	"github.com/runbox/runbox/api"
+)
+
+// sparklineLine adds the main metric's history to `runbox status`: loss
+// when the run reports it, else its first metric. A run with none (or a
+// daemon too old to keep history) prints nothing.
+func sparklineLine(ctx context.Context, a *App, r *api.Run) []string {
+	m, err := a.client().Metrics(ctx, r.ID)
+	if err != nil || len(m.Series) == 0 {
+		return nil
+	}
+	name := mainMetric(m.Names)
+	for _, s := range m.Series {
+		if s.Name != name || len(s.Value) == 0 {
+			continue
+		}
+		last := "–"
+		for i := len(s.Value) - 1; i >= 0; i-- {
+			if s.Value[i] != nil {
+				last = fmt.Sprintf("%.4g", *s.Value[i])
+				break
+			}
+		}
+		return []string{fmt.Sprintf("%s:\t%s  %s (%d steps)", name, Sparkline(s.Value, 40), last, s.Total)}
+	}
+	return nil
+}
+
+// mainMetric is loss when the run has it, else its first metric that is
+// not progress itself (host/plot.MainMetric, kept here so the thin client
+// does not link the plotting library).
+func mainMetric(names []string) string {
+	first := ""
+	for _, n := range names {
+		if n == "loss" {
+			return n
+		}
+		if first == "" && !strings.HasPrefix(n, "progress/") {
+			first = n
+		}
+	}
+	return first
+}
+
+// Sparkline is a one-line picture of values (nil: a gap), at most width
+// cells: each cell is the mean of the values it covers.
+func Sparkline(values []*float64, width int) string {
+	const bars = "▁▂▃▄▅▆▇█"
+	levels := []rune(bars)
+	if len(values) == 0 || width <= 0 {
+		return ""
+	}
+	n := min(width, len(values))
+	cells := make([]float64, n)
+	lo, hi := math.Inf(1), math.Inf(-1)
+	for c := range n {
+		from, to := c*len(values)/n, (c+1)*len(values)/n
+		sum, k := 0.0, 0
+		for _, v := range values[from:to] {
+			if v != nil {
+				sum += *v
+				k++
+			}
+		}
+		cells[c] = math.NaN()
+		if k > 0 {
+			cells[c] = sum / float64(k)
+			lo, hi = math.Min(lo, cells[c]), math.Max(hi, cells[c])
+		}
+	}
+	var b strings.Builder
+	for _, v := range cells {
+		switch {
+		case math.IsNaN(v):
+			b.WriteRune(' ')
+		case hi == lo:
+			b.WriteRune(levels[len(levels)/2])
+		default:
+			b.WriteRune(levels[int((v-lo)/(hi-lo)*float64(len(levels)-1)+0.5)])
+		}
+	}
+	return b.String()
+}

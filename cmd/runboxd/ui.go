@@ -1,0 +1,17 @@
+package main
+
+import (
+	"context"
+	"os"
+	"os/signal"
+
+	"github.com/runbox/runbox/cmd/internal/cli"
+	"github.com/runbox/runbox/host/ui"
+)
+
+// runUI serves the dashboard until interrupted.
+func runUI(ctx context.Context, a *cli.App, c *cli.UiCmd) error {
+	ctx, stop := signal.NotifyContext(ctx, os.Interrupt)
+	defer stop()
+	return ui.Serve(ctx, a.Client(), ui.Options{Addr: c.Addr, AllowRemote: c.AllowRemote}, os.Stderr)
+}

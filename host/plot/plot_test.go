@@ -1,0 +1,119 @@
+package plot
+
+import (
+	"bytes"
+	"errors"
+	"image/png"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/runbox/runbox/api"
+)
+
+func f(v float64) *float64 { return &v }
+
+// two runs: a falling loss with a gap (NaN reported at step 3), and a rising
+// accuracy on the first only.
+func sample() []*api.Metrics {
+	return []*api.Metrics{
+		{RunID: "run-a", Names: []string{"acc", "loss", "progress/percent"}, Series: []api.MetricSeries{
+			{Name: "acc", Step: []int64{1, 2, 3, 4, 5}, Value: []*float64{f(0.1), f(0.3), f(0.5), f(0.7), f(0.9)}},
+			{Name: "loss", Step: []int64{1, 2, 3, 4, 5}, Value: []*float64{f(5), f(4), nil, f(2), f(1)}},
+		}},
+		{RunID: "run-b", Names: []string{"loss"}, Series: []api.MetricSeries{
+			{Name: "loss", Step: []int64{1, 2, 3}, Value: []*float64{f(6), f(5.5), f(5)}},
+		}},
+	}
+}
+
+func TestChoose(t *testing.T) {
+	tests := []struct {
+		name string
+		runs []*api.Metrics
+		want []string
+		got  string
+		err  string
+	}{
+		{"default skips progress", sample(), nil, "acc,loss", ""},
+		{"asked", sample(), []string{"loss"}, "loss", ""},
+		{"unknown lists names", sample(), []string{"lr"}, "", `no metric "lr"; the runs have: acc, loss, progress/percent`},
+		{"none", []*api.Metrics{{RunID: "x"}}, nil, "", "run x reported no metrics"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := Choose(tt.runs, tt.want)
+			if tt.err != "" {
+				if err == nil || !strings.Contains(err.Error(), tt.err) {
+					t.Fatalf("err %v, want %q", err, tt.err)
+				}
+				return
+			}
+			if err != nil || strings.Join(got, ",") != tt.got {
+				t.Fatalf("got %v, %v; want %s", got, err, tt.got)
+			}
+		})
+	}
+	if _, err := Choose([]*api.Metrics{{RunID: "x"}}, nil); !errors.Is(err, ErrNoMetrics) {
+		t.Fatalf("no metrics: %v", err)
+	}
+}
+
+func TestSavePNGAndSVG(t *testing.T) {
+	dir := t.TempDir()
+	runs := sample()
+	pngPath := filepath.Join(dir, "m.png")
+	if err := Save(pngPath, runs, []string{"acc", "loss"}); err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(pngPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	img, err := png.Decode(bytes.NewReader(b))
+	if err != nil {
+		t.Fatalf("not a PNG: %v", err)
+	}
+	// 8×3 inches per metric at 96 dpi, two metrics stacked.
+	if sz := img.Bounds().Size(); sz.X != 768 || sz.Y != 576 {
+		t.Fatalf("PNG is %v, want 768×576", sz)
+	}
+
+	var svg bytes.Buffer
+	if err := Write(&svg, "svg", runs, []string{"loss"}); err != nil {
+		t.Fatal(err)
+	}
+	s := svg.String()
+	for _, want := range []string{"<svg", ">loss<", ">run-a<", ">run-b<"} {
+		if !strings.Contains(s, want) {
+			t.Errorf("SVG lacks %q", want)
+		}
+	}
+	// run-a's loss is two segments (the gap splits it), run-b's one: three
+	// lines drawn in the runs' colours.
+	if n := strings.Count(s, "stroke:#0072B2") + strings.Count(s, "stroke:#D55E00"); n < 3 {
+		t.Errorf("%d series strokes in the SVG, want at least 3", n)
+	}
+	if err := Save(filepath.Join(dir, "m.jpg"), runs, []string{"loss"}); err == nil {
+		t.Fatal("a .jpg was accepted")
+	}
+}
+
+func TestText(t *testing.T) {
+	var b bytes.Buffer
+	if err := Text(&b, sample(), []string{"loss"}, 30, 6); err != nil {
+		t.Fatal(err)
+	}
+	out := b.String()
+	// 4 finite points of run-a (the gap is not drawn), 3 of run-b.
+	if n := strings.Count(out, "●"); n != 4+1 { // +1: the legend
+		t.Errorf("run-a marks: %d\n%s", n, out)
+	}
+	if n := strings.Count(out, "○"); n != 3+1 {
+		t.Errorf("run-b marks: %d\n%s", n, out)
+	}
+	if !strings.Contains(out, "6 ┤") || !strings.Contains(out, "1 ┤") {
+		t.Errorf("axis labels missing:\n%s", out)
+	}
+}

@@ -1,0 +1,217 @@
+package ui
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/runbox/runbox/api"
+	"github.com/runbox/runbox/api/client"
+)
+
+// The page's API: thin views over the daemon's, plus an event stream.
+func (s *Server) apiRoutes(ctx context.Context, mux *http.ServeMux) {
+	mux.HandleFunc("GET /api/runs", s.listRuns)
+	mux.HandleFunc("GET /api/runs/{id}", s.getRun)
+	mux.HandleFunc("GET /api/runs/{id}/metrics", s.metrics)
+	mux.HandleFunc("GET /api/runs/{id}/log", s.log)
+	mux.HandleFunc("POST /api/runs/{id}/stop", s.stop)
+	mux.HandleFunc("POST /api/runs/{id}/retry", s.retry)
+	mux.HandleFunc("GET /api/stream", func(w http.ResponseWriter, r *http.Request) { s.stream(ctx, w, r) })
+}
+
+// RunList is the runs list: newest first, filtered.
+type RunList struct {
+	Runs []*api.Run `json:"runs"`
+}
+
+// RunPage is what the run page shows besides metrics and log.
+type RunPage struct {
+	Run     *api.Run   `json:"run"`
+	Retries []*api.Run `json:"retries"`
+	Plan    *api.Plan  `json:"plan,omitempty"`
+}
+
+// LogLine is one record of the log tail; S is the stream (1 stdout,
+// 2 stderr, 3/4 setup, 5 runbox's notes).
+type LogLine struct {
+	S uint8  `json:"s"`
+	T string `json:"t"`
+}
+
+func (s *Server) runs(ctx context.Context, q url.Values) (*RunList, error) {
+	limit := 200
+	if v := q.Get("limit"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n <= 0 || n > 10000 {
+			return nil, &client.Error{Status: 400, Code: "bad_request", Msg: fmt.Sprintf("bad limit %q", v)}
+		}
+		limit = n
+	}
+	text := strings.ToLower(strings.TrimSpace(q.Get("q")))
+	dq := url.Values{"limit": {strconv.Itoa(limit)}}
+	if text != "" {
+		dq.Set("limit", strconv.Itoa(limit*10)) // the daemon does not filter by text
+	}
+	if st := q.Get("state"); st != "" {
+		dq.Set("state", st)
+	}
+	runs, err := s.c.List(ctx, dq)
+	if err != nil {
+		return nil, err
+	}
+	out := &RunList{Runs: []*api.Run{}}
+	for _, r := range runs {
+		if text != "" && !strings.Contains(strings.ToLower(r.ID+" "+r.Name+" "+strings.Join(r.Spec.Command, " ")), text) {
+			continue
+		}
+		if len(out.Runs) == limit {
+			break
+		}
+		out.Runs = append(out.Runs, r)
+	}
+	return out, nil
+}
+
+func (s *Server) listRuns(w http.ResponseWriter, r *http.Request) {
+	l, err := s.runs(r.Context(), r.URL.Query())
+	reply(w, l, err)
+}
+
+func (s *Server) page(ctx context.Context, id string) (*RunPage, error) {
+	run, err := s.c.Get(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	p := &RunPage{Run: run, Retries: []*api.Run{}}
+	if kids, err := s.c.List(ctx, url.Values{"parent": {run.ID}}); err == nil {
+		p.Retries = kids
+	}
+	if run.PlanID != "" {
+		if plan, err := s.c.GetPlan(ctx, run.PlanID); err == nil {
+			p.Plan = plan
+		}
+	}
+	return p, nil
+}
+
+func (s *Server) getRun(w http.ResponseWriter, r *http.Request) {
+	p, err := s.page(r.Context(), r.PathValue("id"))
+	reply(w, p, err)
+}
+
+func (s *Server) metrics(w http.ResponseWriter, r *http.Request) {
+	m, err := s.c.Metrics(r.Context(), r.PathValue("id"), r.URL.Query()["name"]...)
+	reply(w, m, err)
+}
+
+func (s *Server) log(w http.ResponseWriter, r *http.Request) {
+	tail := "400"
+	if v := r.URL.Query().Get("tail"); v != "" {
+		tail = v
+	}
+	lines := []LogLine{}
+	err := s.c.Logs(r.Context(), r.PathValue("id"), url.Values{"tail": {tail}}, func(f client.Frame) error {
+		lines = append(lines, LogLine{S: f.Stream, T: string(f.Data)})
+		return nil
+	})
+	reply(w, map[string]any{"lines": lines}, err)
+}
+
+func (s *Server) stop(w http.ResponseWriter, r *http.Request) {
+	run, err := s.c.Stop(r.Context(), r.PathValue("id"), 0)
+	reply(w, run, err)
+}
+
+func (s *Server) retry(w http.ResponseWriter, r *http.Request) {
+	run, err := s.c.Retry(r.Context(), r.PathValue("id"), api.RunRequest{})
+	reply(w, run, err)
+}
+
+func reply(w http.ResponseWriter, v any, err error) {
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Cache-Control", "no-store")
+	if err != nil {
+		code := http.StatusBadGateway
+		var ce *client.Error
+		if errors.As(err, &ce) && ce.Status >= 400 {
+			code = ce.Status
+		}
+		w.WriteHeader(code)
+		_ = json.NewEncoder(w).Encode(api.Error{Error: err.Error()})
+		return
+	}
+	_ = json.NewEncoder(w).Encode(v)
+}
+
+// stream pushes changes as Server-Sent Events: "runs" (the list, with the
+// page's filter) and, with ?run=ID, "run" (the run page) and "metrics".
+// The server asks the daemon every Poll over its socket; an event goes out
+// only when what it carries changed.
+func (s *Server) stream(ctx context.Context, w http.ResponseWriter, r *http.Request) {
+	fl, ok := w.(http.Flusher)
+	if !ok {
+		http.Error(w, "streaming unsupported", http.StatusInternalServerError)
+		return
+	}
+	w.Header().Set("Content-Type", "text/event-stream")
+	w.Header().Set("Cache-Control", "no-store")
+	w.WriteHeader(http.StatusOK)
+	fl.Flush()
+	q := r.URL.Query()
+	runID := q.Get("run")
+	last := map[string][]byte{}
+	send := func(name string, v any) bool {
+		b, err := json.Marshal(v)
+		if err != nil || bytes.Equal(last[name], b) {
+			return err == nil
+		}
+		last[name] = b
+		if _, err := fmt.Fprintf(w, "event: %s\ndata: %s\n\n", name, b); err != nil {
+			return false
+		}
+		fl.Flush()
+		return true
+	}
+	t := time.NewTicker(s.o.Poll)
+	defer t.Stop()
+	keep := time.NewTicker(15 * time.Second)
+	defer keep.Stop()
+	for {
+		rctx := r.Context()
+		if runID == "" {
+			if l, err := s.runs(rctx, q); err == nil && !send("runs", l) {
+				return
+			}
+		} else {
+			p, err := s.page(rctx, runID)
+			if err == nil {
+				if !send("run", p) {
+					return
+				}
+				if m, err := s.c.Metrics(rctx, p.Run.ID); err == nil && !send("metrics", m) {
+					return
+				}
+			}
+		}
+		select {
+		case <-rctx.Done():
+			return
+		case <-ctx.Done():
+			return
+		case <-keep.C:
+			if _, err := fmt.Fprint(w, ": keep-alive\n\n"); err != nil {
+				return
+			}
+			fl.Flush()
+		case <-t.C:
+		}
+	}
+}

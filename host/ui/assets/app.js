@@ -1,0 +1,265 @@
+// runbox dashboard: a runs list and a run page, fed by Server-Sent Events.
+// The token for POSTs comes from the page (which only the cookie set from
+// the printed URL could open); GETs and the stream ride on that cookie.
+"use strict";
+const TOKEN = document.querySelector('meta[name="runbox-token"]').content;
+const main = document.getElementById("main");
+const live = document.getElementById("live");
+let stream = null;
+window.runboxCharts = {};
+
+function esc(s) {
+  return String(s ?? "").replace(/[&<>"']/g, c => ({ "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;" }[c]));
+}
+function dur(sec) {
+  if (!isFinite(sec) || sec < 0) return "";
+  sec = Math.round(sec);
+  const h = Math.floor(sec / 3600), m = Math.floor(sec % 3600 / 60), s = sec % 60;
+  return h ? `${h}h${String(m).padStart(2, "0")}m` : m ? `${m}m${String(s).padStart(2, "0")}s` : `${s}s`;
+}
+function runDuration(r) {
+  if (!r.started_at) return "";
+  const end = r.ended_at ? new Date(r.ended_at) : new Date();
+  return dur((end - new Date(r.started_at)) / 1000);
+}
+function pct(r) {
+  const p = r.progress;
+  if (!p) return null;
+  if (p.percentage) return p.percentage;
+  if (p.total) return 100 * (p.step || 0) / p.total;
+  return null;
+}
+function bar(r) {
+  const v = pct(r);
+  if (v == null) return "";
+  return `<span class="bar"><i style="width:${Math.min(100, v).toFixed(1)}%"></i></span> ${v.toFixed(0)}%`;
+}
+function command(r) { return (r.spec && r.spec.command || []).join(" "); }
+function terminal(s) { return ["succeeded", "failed", "timed_out", "cancelled", "lost"].includes(s); }
+
+function listen(url, handlers) {
+  if (stream) stream.close();
+  stream = new EventSource(url);
+  stream.onopen = () => live.classList.add("on");
+  stream.onerror = () => live.classList.remove("on");
+  for (const [name, fn] of Object.entries(handlers)) {
+    stream.addEventListener(name, ev => fn(JSON.parse(ev.data)));
+  }
+}
+
+async function post(path) {
+  const r = await fetch(path, { method: "POST", headers: { "X-Runbox-Token": TOKEN } });
+  const body = await r.json().catch(() => ({}));
+  if (!r.ok) throw new Error(body.error || r.statusText);
+  return body;
+}
+
+// ---- runs list ----
+function listPage() {
+  const params = new URLSearchParams(location.hash.split("?")[1] || "");
+  main.innerHTML = `
+    <div class="filters">
+      <select id="f-state"><option value="">all states</option>
+        ${["queued", "preparing", "running", "succeeded", "failed", "timed_out", "cancelled", "lost"].map(s => `<option>${s}</option>`).join("")}
+      </select>
+      <input id="f-q" placeholder="filter by name, command or id" size="32">
+      <span class="muted" id="count"></span>
+    </div>
+    <table><thead><tr><th>run</th><th>state</th><th>name</th><th>command</th><th>sandbox</th><th>progress</th><th>duration</th><th>failure</th></tr></thead>
+    <tbody id="runs"><tr><td colspan="8" class="muted">loading…</td></tr></tbody></table>`;
+  const st = document.getElementById("f-state"), q = document.getElementById("f-q");
+  st.value = params.get("state") || "";
+  q.value = params.get("q") || "";
+  const open = () => {
+    const p = new URLSearchParams();
+    if (st.value) p.set("state", st.value);
+    if (q.value) p.set("q", q.value);
+    listen("/api/stream?" + p, { runs: renderRuns });
+  };
+  st.onchange = open;
+  let t;
+  q.oninput = () => { clearTimeout(t); t = setTimeout(open, 250); };
+  open();
+}
+
+function renderRuns(l) {
+  const tb = document.getElementById("runs");
+  if (!tb) return;
+  document.getElementById("count").textContent = `${l.runs.length} run(s)`;
+  if (!l.runs.length) {
+    tb.innerHTML = `<tr><td colspan="8" class="muted">no runs</td></tr>`;
+    return;
+  }
+  tb.innerHTML = l.runs.map(r => `
+    <tr class="run" data-id="${esc(r.id)}" data-state="${esc(r.state)}">
+      <td><a href="#/run/${esc(r.id)}">${esc(r.id.slice(0, 10))}</a></td>
+      <td class="state s-${esc(r.state)}">${esc(r.state)}</td>
+      <td>${esc(r.name)}</td>
+      <td class="cmd" title="${esc(command(r))}">${esc(command(r))}</td>
+      <td>${esc(r.sandbox)}</td>
+      <td>${bar(r)}</td>
+      <td>${runDuration(r)}</td>
+      <td>${esc(r.failure ? r.failure.code : "")}</td>
+    </tr>`).join("");
+  for (const tr of tb.querySelectorAll("tr.run")) tr.onclick = () => { location.hash = "#/run/" + tr.dataset.id; };
+}
+
+// ---- run page ----
+let related = {};
+function runPage(id) {
+  window.runboxCharts = {};
+  related = {};
+  lastMetrics = null;
+  main.innerHTML = `<div class="card"><div class="title"><h2 style="margin:.2em 0" id="title">loading…</h2><div class="actions" id="actions"></div></div><div id="head"></div></div>
+    <div id="failure"></div>
+    <div class="card"><h3>metrics</h3><div id="charts" class="charts"></div></div>
+    <div class="grid"><div class="card"><h3>log</h3><pre class="log" id="log"></pre></div><div id="side"></div></div>`;
+  let lastLog = 0;
+  listen("/api/stream?run=" + encodeURIComponent(id), {
+    run: p => {
+      renderHead(p);
+      loadRelated(p);
+      const now = Date.now();
+      if (now - lastLog > 700 || terminal(p.run.state)) { lastLog = now; loadLog(p.run); }
+    },
+    metrics: renderCharts,
+  });
+}
+
+function renderHead(p) {
+  const r = p.run, pr = r.progress || {};
+  const eta = !terminal(r.state) && pr.eta_seconds ? `ETA ${dur(pr.eta_seconds)}` : "";
+  const rate = pr.rate ? `${pr.rate.toFixed(pr.rate < 10 ? 2 : 0)} ${esc(pr.rate_unit || "it/s")}` : "";
+  const steps = pr.total ? `${pr.step || 0}/${pr.total}` : pr.step ? `step ${pr.step}` : "";
+  const u = r.exit && r.exit.usage;
+  document.getElementById("title").innerHTML = `${esc(r.name || r.id)} <span class="state s-${esc(r.state)}" id="state">${esc(r.state)}</span>`;
+  // The buttons are redrawn only when the run ends, not on every progress
+  // update: a click must not land on a button being replaced.
+  const acts = document.getElementById("actions"), ended = String(terminal(r.state));
+  if (acts.dataset.ended !== ended) {
+    acts.dataset.ended = ended;
+    acts.innerHTML = terminal(r.state) ? `<button id="retry">retry</button>` : `<button class="danger" id="stop">stop</button>`;
+    const stop = document.getElementById("stop"), retry = document.getElementById("retry");
+    if (stop) stop.onclick = () => { stop.disabled = true; post(`/api/runs/${encodeURIComponent(r.id)}/stop`).catch(e => alert(e.message)); };
+    if (retry) retry.onclick = () => post(`/api/runs/${encodeURIComponent(r.id)}/retry`).then(n => { location.hash = "#/run/" + n.id; }).catch(e => alert(e.message));
+  }
+  document.getElementById("head").innerHTML = `
+    <dl>
+      <dt>run</dt><dd>${esc(r.id)}</dd>
+      <dt>command</dt><dd><code>${esc(command(r))}</code></dd>
+      <dt>sandbox</dt><dd>${esc(r.sandbox)} <span class="muted">${esc(r.sandbox_reason || "")}</span></dd>
+      <dt>progress</dt><dd>${bar(r)} ${esc(steps)} ${rate} ${eta} <span class="muted">${esc(pr.phase || "")}</span></dd>
+      <dt>duration</dt><dd>${runDuration(r)}</dd>
+      ${r.reason ? `<dt>reason</dt><dd>${esc(r.reason)}</dd>` : ""}
+      ${r.exit ? `<dt>exit</dt><dd>${r.exit.code} ${esc(r.exit.signal || "")}</dd>` : ""}
+      ${u && u.wall_seconds ? `<dt>usage</dt><dd>cpu ${u.cpu_seconds.toFixed(2)}s, peak memory ${(u.peak_rss_bytes / 1048576).toFixed(1)} MiB</dd>` : ""}
+      ${r.parent_run_id ? `<dt>retry of</dt><dd><a href="#/run/${esc(r.parent_run_id)}">${esc(r.parent_run_id)}</a> (attempt ${r.attempt})</dd>` : ""}
+      ${p.retries.length ? `<dt>retries</dt><dd>${p.retries.map(k => `<a href="#/run/${esc(k.id)}">${esc(k.id.slice(0, 10))}</a> <span class="s-${esc(k.state)}">${esc(k.state)}</span>`).join(", ")}</dd>` : ""}
+    </dl>`;
+  const f = r.failure;
+  document.getElementById("failure").innerHTML = f ? `<div class="card failure"><h3>${esc(f.code)} <span class="muted">confidence ${f.confidence.toFixed(2)}${f.retryable ? ", retryable" : ""}</span></h3>
+    <p>${esc(f.message)}</p>${(f.suggestions || []).length ? `<ul>${f.suggestions.map(s => `<li>${esc(s)}</li>`).join("")}</ul>` : ""}</div>` : "";
+  window.runboxEvidence = (f && f.evidence) || [];
+  const side = [];
+  if (p.plan) {
+    const risks = (p.plan.result && p.plan.result.risks) || [];
+    const x = p.plan.experience;
+    side.push(`<div class="card"><h3>plan</h3>${risks.length ? `<ul>${risks.map(k => `<li><b>${esc(k.severity)}</b> ${esc(k.message)}</li>`).join("")}</ul>` : `<p class="muted">no risks found</p>`}
+      ${x ? `<p>experience: ${x.runs} similar run(s), ${x.succeeded} succeeded, ${x.failed} failed${x.median_duration_seconds ? `, median ${dur(x.median_duration_seconds)}` : ""}</p>` : ""}</div>`);
+  }
+  document.getElementById("side").innerHTML = side.join("");
+}
+
+async function loadLog(r) {
+  const res = await fetch(`/api/runs/${encodeURIComponent(r.id)}/log?tail=400`);
+  if (!res.ok) return;
+  const { lines } = await res.json();
+  const pre = document.getElementById("log");
+  if (!pre) return;
+  const follow = pre.scrollTop + pre.clientHeight >= pre.scrollHeight - 8;
+  const ev = window.runboxEvidence || [];
+  pre.innerHTML = lines.map(l => {
+    const cls = [l.s === 2 || l.s === 4 ? "e" : l.s === 5 ? "m" : ""];
+    if (ev.some(e => e && l.t.includes(e.trim()))) cls.push("hl");
+    return `<span class="${cls.join(" ")}">${esc(l.t)}</span>`;
+  }).join("");
+  if (follow) pre.scrollTop = pre.scrollHeight;
+}
+
+// loadRelated fetches the metrics of the run's parent and retries, to
+// overlay them, and redraws the charts when they add something.
+let lastMetrics = null;
+async function loadRelated(p) {
+  const ids = [p.run.parent_run_id, ...p.retries.map(k => k.id)].filter(Boolean);
+  let changed = false;
+  for (const id of ids) {
+    if (related[id] && terminal(related[id].state)) continue;
+    const res = await fetch(`/api/runs/${encodeURIComponent(id)}/metrics`);
+    if (res.ok) { related[id] = await res.json(); changed = true; }
+  }
+  if (changed && lastMetrics) renderCharts(lastMetrics);
+}
+
+const COLORS = ["#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00", "#56B4E9"];
+
+// One chart per metric, the run's series first, related runs overlaid;
+// x is the step. Gaps (null) stay gaps; a downsampled series also shows
+// the min/max of each bucket.
+function renderCharts(m) {
+  const box = document.getElementById("charts");
+  if (!box) return;
+  lastMetrics = m;
+  if (!m.series.length) {
+    box.innerHTML = `<p class="muted" id="no-metrics">this run has reported no metrics${terminal(m.state) ? "" : " yet"}</p>`;
+    return;
+  }
+  const none = document.getElementById("no-metrics");
+  if (none) none.remove();
+  const ordered = [...m.series].sort((a, b) => (a.name.startsWith("progress/") - b.name.startsWith("progress/")) || a.name.localeCompare(b.name));
+  for (const s of ordered) {
+    const runs = [{ id: m.run_id, s }];
+    for (const [id, rm] of Object.entries(related)) {
+      const o = rm.series.find(x => x.name === s.name);
+      if (o) runs.push({ id, s: o });
+    }
+    // a shared x axis: the union of steps
+    const xs = [...new Set(runs.flatMap(r => r.s.step))].sort((a, b) => a - b);
+    const data = [xs];
+    const series = [{ label: "step" }];
+    runs.forEach((r, i) => {
+      const at = new Map(r.s.step.map((x, j) => [x, j]));
+      data.push(xs.map(x => at.has(x) ? r.s.value[at.get(x)] : null));
+      series.push({ label: i === 0 ? s.name : r.id.slice(0, 10), stroke: COLORS[i % COLORS.length], width: 1.5, spanGaps: i > 0 });
+      if (i === 0 && s.span > 1) {
+        for (const k of ["min", "max"]) {
+          data.push(xs.map(x => at.has(x) ? r.s[k][at.get(x)] : null));
+          series.push({ label: k, stroke: COLORS[0] + "55", width: 1 });
+        }
+      }
+    });
+    let u = window.runboxCharts[s.name];
+    if (u && u.series.length === series.length) {
+      u.setData(data);
+    } else {
+      if (u) { const old = u.root.parentElement; u.destroy(); old.remove(); }
+      const div = document.createElement("div");
+      div.className = "chart";
+      div.dataset.metric = s.name;
+      const h = document.createElement("h4");
+      h.textContent = s.name + (s.span > 1 ? ` (${s.total} samples, ${s.span} per point: line = last, faint = min/max)` : "");
+      div.appendChild(h);
+      box.appendChild(div);
+      u = new uPlot({ width: 580, height: 230, series, scales: { x: { time: false } }, axes: [{ label: "step" }, {}], cursor: { drag: { x: true, y: false } } }, data, div);
+      window.runboxCharts[s.name] = u;
+    }
+    u.root.parentElement.dataset.points = String(s.step.length);
+  }
+}
+
+function route() {
+  const h = location.hash;
+  if (h.startsWith("#/run/")) runPage(decodeURIComponent(h.slice(6).split("?")[0]));
+  else listPage();
+}
+window.addEventListener("hashchange", route);
+route();
