@@ -93,6 +93,7 @@ func (e *Engine) Plan(ctx context.Context, req api.RunRequest) (*store.Plan, err
 	if err := planIsolation(&spec, backend, req, out); err != nil { // isolate.go
 		return nil, err
 	}
+	out.Notes = append(out.Notes, e.limitsNote(ctx, backend, spec))
 	plan := &store.Plan{
 		ID:              id,
 		CreatedAt:       e.cfg.Now(),
@@ -112,6 +113,44 @@ func (e *Engine) Plan(ctx context.Context, req api.RunRequest) (*store.Plan, err
 		return nil, err
 	}
 	return plan, nil
+}
+
+// limitsNote states the memory and process-count policy the run will get
+// on backend: the limit, how it is enforced, or that there is none.
+func (e *Engine) limitsNote(ctx context.Context, backend string, spec sandbox.Spec) string {
+	mem := "memory: no limit (set --memory to cap it)"
+	if spec.Limits.MemoryBytes > 0 {
+		mem = fmt.Sprintf("memory: %d MiB", spec.Limits.MemoryBytes>>20)
+	}
+	var enforced, pids string
+	switch backend {
+	case sandbox.Docker:
+		enforced = "by the container's cgroup"
+		pids = "pids: the container's limit (4096 unless --pids)"
+	case sandbox.Slurm:
+		enforced = "by Slurm (--mem)"
+		pids = "pids: as the cluster sets"
+	default:
+		if sb, ok := e.cfg.Sandboxes[backend]; ok {
+			info := e.probes.healthOf(ctx, sb).Info
+			if m := info["memory_limit"]; m != "" {
+				enforced = "by " + m
+			}
+			if p := info["pids_limit"]; p != "" {
+				pids = "pids: " + p
+			}
+		}
+	}
+	if spec.Limits.MemoryBytes > 0 && enforced != "" {
+		mem += ", enforced " + enforced
+	}
+	if spec.Limits.Pids > 0 {
+		pids = fmt.Sprintf("pids: %d", spec.Limits.Pids)
+	}
+	if pids == "" {
+		return mem
+	}
+	return mem + "; " + pids
 }
 
 // slurmLongRun is how long similar runs must have taken for a plan to send

@@ -76,3 +76,28 @@ func TestGPUsAsked(t *testing.T) {
 		}
 	}
 }
+
+// A plan states the memory and pids policy the run will get.
+func TestPlanStatesLimits(t *testing.T) {
+	te := newTestEngine(t, t.TempDir(), 2)
+	ctx := context.Background()
+	for _, tt := range []struct {
+		req  api.RunRequest
+		want []string
+	}{
+		{api.RunRequest{Command: []string{"true"}, Sandbox: sandbox.Process}, []string{"memory: no limit (set --memory", "pids: "}},
+		{api.RunRequest{Command: []string{"true"}, Sandbox: sandbox.Process, Limits: api.Limits{MemoryBytes: 512 << 20, Pids: 64}}, []string{"memory: 512 MiB, enforced by ", "pids: 64"}},
+	} {
+		tt.req.Workdir = t.TempDir()
+		p, err := te.Plan(ctx, tt.req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		notes := strings.Join(p.Result.Notes, "\n")
+		for _, w := range tt.want {
+			if !strings.Contains(notes, w) {
+				t.Errorf("plan notes %q do not say %q", notes, w)
+			}
+		}
+	}
+}
