@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/runbox/runbox/internal/tail"
 	"github.com/runbox/runbox/sandbox"
@@ -32,7 +33,7 @@ func (r *runner) classify(ctx context.Context, run *store.Run, exit sandbox.Exit
 		Smoke:           smoke,
 		Sandbox:         run.Sandbox,
 		Command:         run.Spec.Command,
-		Limits:          limitsOf(run.Spec),
+		Limits:          limitsOf(run.Spec, stallOf(run)),
 		StdoutTail:      tailText(r.tails[runlog.Stdout]),
 		StderrTail:      tailText(r.tails[runlog.Stderr]),
 		SandboxError:    exit.Error,
@@ -72,6 +73,9 @@ func fallbackFailure(in sdk.ClassifyInput) *sdk.Failure {
 		f.Code, f.Message, f.Retryable = sdk.CodeTimeout, fmt.Sprintf("the run exceeded its %gs timeout", in.Limits.TimeoutSeconds), true
 	case in.Stalled:
 		f.Code, f.Message = sdk.CodeStalled, "the run printed nothing for its stall window and was stopped"
+		if in.Limits.StallSeconds > 0 {
+			f.Message = fmt.Sprintf("the run printed nothing for %gs (--stall-timeout) and was stopped", in.Limits.StallSeconds)
+		}
 	case in.SandboxError != "":
 		f.Code, f.Message = sdk.CodeSandboxError, in.SandboxError
 	case in.OOMKilled:
@@ -86,8 +90,15 @@ func fallbackFailure(in sdk.ClassifyInput) *sdk.Failure {
 	return f
 }
 
-func limitsOf(s sandbox.Spec) sdk.Limits {
+// stallOf is the run's stall window (--stall-timeout), 0 when it has none.
+func stallOf(run *store.Run) time.Duration {
+	d, _ := time.ParseDuration(run.Labels[labelStall])
+	return d
+}
+
+func limitsOf(s sandbox.Spec, stall time.Duration) sdk.Limits {
 	return sdk.Limits{
+		StallSeconds:   stall.Seconds(),
 		MemoryBytes:    s.Limits.MemoryBytes,
 		TimeoutSeconds: s.Timeout.Seconds(),
 		CPUs:           s.Limits.CPUs,

@@ -424,11 +424,10 @@ func (r *runner) watchStall(ctx context.Context, h sandbox.Handle, spec sandbox.
 
 func (r *runner) stallWindow() time.Duration {
 	run, err := r.e.cfg.Store.GetRun(r.e.ctx, r.id)
-	if err != nil || run.Labels == nil {
+	if err != nil {
 		return 0
 	}
-	d, _ := time.ParseDuration(run.Labels[labelStall])
-	return d
+	return stallOf(run)
 }
 
 // labelStall is the run label carrying the stall window.

@@ -34,7 +34,7 @@ var (
 	classifyInputFields = []string{"exit_code", "signal", "oom_killed", "timed_out", "cancelled", "stalled", "smoke",
 		"sandbox", "command", "limits", "stdout_tail", "stderr_tail", "sandbox_error", "progress", "peak_rss_bytes",
 		"duration_seconds"}
-	limitsFields     = []string{"memory_bytes", "timeout_seconds", "cpus", "pids"}
+	limitsFields     = []string{"memory_bytes", "timeout_seconds", "cpus", "pids", "stall_seconds"}
 	parseInputFields = []string{"lines", "last"}
 	progressFields   = []string{"step", "total", "percentage", "phase", "epoch", "epoch_total", "epoch_exact", "eta_seconds", "rate",
 		"rate_unit", "metrics", "message", "source"}
@@ -205,6 +205,8 @@ func (d *jsonDec) limits(v *Limits) bool {
 			return d.float64(&v.CPUs, f)
 		case "pids":
 			return d.int64(&v.Pids, f)
+		case "stall_seconds":
+			return d.float64(&v.StallSeconds, f)
 		default:
 			return d.skip()
 		}

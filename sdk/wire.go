@@ -154,6 +154,8 @@ type Limits struct {
 	TimeoutSeconds float64 `json:"timeout_seconds,omitempty"`
 	CPUs           float64 `json:"cpus,omitempty"`
 	Pids           int64   `json:"pids,omitempty"`
+	// StallSeconds is runbox's stall window (--stall-timeout), when set.
+	StallSeconds float64 `json:"stall_seconds,omitempty"`
 }
 
 // ClassifyInput is what runbox_classify receives after a run ended unsuccessfully.

@@ -515,6 +515,10 @@ func TestStallTimeoutStopsASilentRun(t *testing.T) {
 	if !strings.Contains(r.stdout, "started") {
 		t.Errorf("stdout %q", r.stdout)
 	}
+	// The message names the window the user set, not the run's whole time.
+	if !strings.Contains(r.stderr, "nothing for 2 s (--stall-timeout)") {
+		t.Errorf("the stall is not reported as the 2 s window: %q", r.stderr)
+	}
 }
 
 func TestRetryKeepsLineage(t *testing.T) {

@@ -161,7 +161,7 @@ func (sc *scanner) timeout() *sdk.Failure {
 func (sc *scanner) stalled() *sdk.Failure {
 	return &sdk.Failure{
 		Code:    sdk.CodeStalled,
-		Message: "The run printed nothing for the stall window and was stopped as hung" + ranFor(sc.in) + ".",
+		Message: "The run printed nothing for " + stallWindow(sc.in) + " and was stopped as hung" + ranFor(sc.in) + ".",
 		Suggestions: []string{
 			"If the program was working but silent, its output may be buffered: run Python with `-u` or PYTHONUNBUFFERED=1, or print progress more often.",
 			"Find where it hangs: `py-spy dump --pid PID`, or faulthandler.dump_traceback_later() in the script.",
@@ -170,6 +170,14 @@ func (sc *scanner) stalled() *sdk.Failure {
 		Confidence: 1,
 		Evidence:   sc.tailEvidence(3),
 	}
+}
+
+// stallWindow names the stall window: its length when runbox said it.
+func stallWindow(in *sdk.ClassifyInput) string {
+	if in.Limits.StallSeconds > 0 {
+		return seconds(in.Limits.StallSeconds) + " (--stall-timeout)"
+	}
+	return "the stall window"
 }
 
 // tailEvidence returns the last n non-empty lines.
