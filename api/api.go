@@ -81,6 +81,10 @@ type Backends struct {
 // setup-stderr 4, meta 5); these numbers are control frames carrying
 // JSON, not output.
 const (
+	// StreamSmokeStdout and StreamSmokeStderr carry the smoke run's output
+	// (runbox exec --smoke), before the run's own.
+	StreamSmokeStdout = 0x7b
+	StreamSmokeStderr = 0x7c
 	// StreamRun carries the Run as created; it is the first frame.
 	StreamRun = 0x7d
 	// StreamProgress carries a Progress (latest state).

@@ -447,7 +447,7 @@ func (c *Client) attach(ctx context.Context, path string, req api.RunRequest, fn
 			if json.Unmarshal(f.Data, &r) == nil {
 				runID = r.ID
 			}
-		case api.StreamProgress:
+		case api.StreamProgress, api.StreamSmokeStdout, api.StreamSmokeStderr:
 		default:
 			output++
 		}

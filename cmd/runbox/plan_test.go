@@ -39,6 +39,11 @@ func TestPlanThenExecWithSmoke(t *testing.T) {
 	if r.code != 0 || r.stdout != "full run\n" {
 		t.Fatalf("exec: exit %d stdout %q stderr %q", r.code, r.stdout, r.stderr)
 	}
+	// The attached client shows the smoke run's output, marked as such,
+	// apart from the run's own stdout.
+	if !strings.Contains(r.stderr, "smoke | smoke ok\n") {
+		t.Errorf("exec --smoke did not show the smoke run's output: stderr %q", r.stderr)
+	}
 	var list struct{ Runs []*api.Run }
 	if err := json.Unmarshal([]byte(e.must("ls", "--json", "-n", "1")), &list); err != nil {
 		t.Fatal(err)
@@ -70,6 +75,9 @@ func TestPlanThenExecWithSmoke(t *testing.T) {
 	}
 	if !strings.Contains(r.stderr, "SMOKE_FAILED") {
 		t.Errorf("stderr %q does not name SMOKE_FAILED", r.stderr)
+	}
+	if !strings.Contains(r.stderr, "smoke | smoke check failed: data dir missing") {
+		t.Errorf("the failed smoke run's output is not shown: stderr %q", r.stderr)
 	}
 }
 

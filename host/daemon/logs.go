@@ -3,6 +3,7 @@ package daemon
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -191,16 +192,57 @@ func tailOffset(path string, want map[runlog.Stream]bool, n int, fw *frameWriter
 	return off, nil
 }
 
+// attachSmoke streams the smoke run's output, marked as such
+// (api.StreamSmokeStdout/Stderr), until the smoke run is over: the run has
+// left the smoke state, or ended.
+func (s *server) attachSmoke(ctx context.Context, fw *frameWriter, run *store.Run) error {
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		seen := false
+		for {
+			cur, err := s.eng.Get(ctx, run.ID)
+			if err != nil || cur.State.Terminal() || (seen && cur.State != store.Smoke) || cur.State == store.Running {
+				return
+			}
+			seen = seen || cur.State == store.Smoke
+			select {
+			case <-ctx.Done():
+				return
+			case <-time.After(50 * time.Millisecond):
+			}
+		}
+	}()
+	path := filepath.Join(filepath.Dir(run.Spec.LogPath), "smoke", "output.log")
+	return runlog.FollowShared(ctx, path, 0, done, func(rec runlog.Record) error {
+		stream := uint8(api.StreamSmokeStdout)
+		switch rec.Stream {
+		case runlog.Stdout:
+		case runlog.Stderr:
+			stream = api.StreamSmokeStderr
+		default:
+			return nil
+		}
+		if err := fw.frame(stream, rec.Time, rec.Data); err != nil {
+			return err
+		}
+		return fw.flush()
+	})
+}
+
 // progressFrameTick is how often an attach stream checks for progress that
 // was published after the output it came from had been sent.
 const progressFrameTick = 50 * time.Millisecond
 
 // attach streams a just-created run: its record, its output and progress
 // while it runs, then its final record.
-func (s *server) attach(w http.ResponseWriter, r *http.Request, run *store.Run) {
+func (s *server) attach(w http.ResponseWriter, r *http.Request, run *store.Run, smoke bool) {
 	fw := newFrameWriter(w)
 	if err := fw.json(api.StreamRun, runView(run)); err != nil || fw.flush() != nil {
 		return
+	}
+	if smoke && s.attachSmoke(r.Context(), fw, run) != nil {
+		return // client went away; the run goes on
 	}
 	done := s.eng.Done(run.ID)
 	if done == nil {

@@ -107,7 +107,7 @@ func (s *server) createRun(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusCreated, runView(run))
 		return
 	}
-	s.attach(w, r, run)
+	s.attach(w, r, run, req.Smoke)
 }
 
 func (s *server) retryRun(w http.ResponseWriter, r *http.Request) {
@@ -121,7 +121,7 @@ func (s *server) retryRun(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if req.Attach {
-		s.attach(w, r, run)
+		s.attach(w, r, run, req.Smoke)
 		return
 	}
 	writeJSON(w, http.StatusCreated, runView(run))

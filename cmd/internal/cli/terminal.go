@@ -37,6 +37,8 @@ type terminal struct {
 	held     []byte        // the start of a stdout line that may be one
 	atStart  bool          // stdout is at the start of a line
 	stop     chan struct{} // ends the redraw timer
+
+	inPrefixed map[string]bool // a prefixed stream is mid-line
 }
 
 const progressMark = "##PROGRESS##"
@@ -102,11 +104,9 @@ func (t *terminal) output(s client.Stream, data []byte) {
 	case client.Stderr:
 		_, _ = t.stderr.Write(data)
 	case client.SetupStdout, client.SetupStderr:
-		for _, l := range strings.SplitAfter(string(data), "\n") {
-			if l != "" {
-				fmt.Fprintf(t.stderr, "setup | %s", l)
-			}
-		}
+		t.prefixed("setup | ", data)
+	case api.StreamSmokeStdout, api.StreamSmokeStderr:
+		t.prefixed("smoke | ", data)
 	case client.Meta:
 		fmt.Fprintf(t.stderr, "runbox: %s", ensureNL(string(data)))
 	}
@@ -114,6 +114,24 @@ func (t *terminal) output(s client.Stream, data []byte) {
 		t.midLine = data[len(data)-1] != '\n'
 	}
 	t.drawLocked()
+}
+
+// prefixed writes data's lines to stderr, each behind prefix, a line that
+// came in pieces behind one.
+func (t *terminal) prefixed(prefix string, data []byte) {
+	for _, l := range strings.SplitAfter(string(data), "\n") {
+		if l == "" {
+			continue
+		}
+		if !t.inPrefixed[prefix] {
+			fmt.Fprint(t.stderr, prefix)
+		}
+		fmt.Fprint(t.stderr, l)
+		if t.inPrefixed == nil {
+			t.inPrefixed = map[string]bool{}
+		}
+		t.inPrefixed[prefix] = !strings.HasSuffix(l, "\n")
+	}
 }
 
 func ensureNL(s string) string {
