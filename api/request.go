@@ -13,22 +13,25 @@ type RunRequest struct {
 	EnvAllow []string `json:"env_allow,omitempty"`
 	// ClientEnv is the caller's environment, inherited by process runs
 	// (the daemon's own environment is not what the user expects).
-	ClientEnv     []string          `json:"client_env,omitempty"`
-	Stdin         []byte            `json:"stdin,omitempty"`
-	StdinFile     string            `json:"stdin_file,omitempty"`
-	Setup         []string          `json:"setup,omitempty"`
-	Assets        []Asset           `json:"assets,omitempty"`
-	Timeout       Duration          `json:"timeout,omitempty"`
-	Grace         Duration          `json:"grace,omitempty"`
-	Limits        Limits            `json:"limits"`
-	Network       string            `json:"network,omitempty"`
-	ReadOnlyRoot  bool              `json:"read_only_root,omitempty"`
-	GPUs          string            `json:"gpus,omitempty"`
-	KeepContainer bool              `json:"keep_container,omitempty"`
-	User          string            `json:"user,omitempty"`
-	Slurm         *SlurmRequest     `json:"slurm,omitempty"` // --sandbox slurm only
-	Name          string            `json:"name,omitempty"`
-	Labels        map[string]string `json:"labels,omitempty"`
+	ClientEnv     []string `json:"client_env,omitempty"`
+	Stdin         []byte   `json:"stdin,omitempty"`
+	StdinFile     string   `json:"stdin_file,omitempty"`
+	Setup         []string `json:"setup,omitempty"`
+	Assets        []Asset  `json:"assets,omitempty"`
+	Timeout       Duration `json:"timeout,omitempty"`
+	Grace         Duration `json:"grace,omitempty"`
+	Limits        Limits   `json:"limits"`
+	Network       string   `json:"network,omitempty"`
+	ReadOnlyRoot  bool     `json:"read_only_root,omitempty"`
+	GPUs          string   `json:"gpus,omitempty"`
+	KeepContainer bool     `json:"keep_container,omitempty"`
+	// Pull lets a container run pull its image when it is not present
+	// locally; without it a missing image is refused at once.
+	Pull   bool              `json:"pull,omitempty"`
+	User   string            `json:"user,omitempty"`
+	Slurm  *SlurmRequest     `json:"slurm,omitempty"` // --sandbox slurm only
+	Name   string            `json:"name,omitempty"`
+	Labels map[string]string `json:"labels,omitempty"`
 	// ParentRunID links the run to the one it retries (the lineage).
 	ParentRunID     string   `json:"parent_run_id,omitempty"`
 	PlanID          string   `json:"plan_id,omitempty"`

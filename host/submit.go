@@ -93,6 +93,9 @@ func (e *Engine) Submit(ctx context.Context, req api.RunRequest) (*store.Run, er
 	if err != nil {
 		return nil, err
 	}
+	if err := e.checkImage(ctx, backend, req); err != nil {
+		return nil, err
+	}
 	if fromPlan {
 		reason = "planned: " + plan.SandboxReason
 	}
@@ -293,6 +296,27 @@ func (e *Engine) chooseSandbox(ctx context.Context, want, image string) (string,
 		return sandbox.Process, fmt.Sprintf("Docker is up but image %s is not present locally (pull or build it, or pass --image); using the process sandbox", image), nil
 	}
 	return sandbox.Docker, "Docker is available on Linux; containers isolate the run (image " + image + ")", nil
+}
+
+// checkImage refuses a container run whose image is not present locally,
+// at once, unless the request allows a pull: a pull can be gigabytes, or
+// hang offline, and nobody asked for one.
+func (e *Engine) checkImage(ctx context.Context, backend string, req api.RunRequest) error {
+	if backend != sandbox.Docker || req.Pull {
+		return nil
+	}
+	ic, ok := e.cfg.Sandboxes[sandbox.Docker].(imageChecker)
+	if !ok {
+		return nil
+	}
+	image := req.Image
+	if image == "" {
+		image = e.cfg.DefaultImage
+	}
+	if image == "" || ic.HasImage(ctx, image) {
+		return nil
+	}
+	return badRequest("image %s is not present locally: pull it (docker pull %s), build it, or pass --pull to let runbox pull it", image, image)
 }
 
 // buildSpec turns a request into the sandbox spec, with real env values.

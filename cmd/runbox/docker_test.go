@@ -95,3 +95,23 @@ func TestDockerDaemonDownIsSandboxError(t *testing.T) {
 		t.Errorf("backends:\n%s", out)
 	}
 }
+
+// A container run whose image is not present locally is refused at once,
+// with what to do, and creates no run; a pull happens only with --pull.
+func TestDockerMissingImageRefusedWithoutPull(t *testing.T) {
+	e, _ := dockerEnv(t)
+	const img = "runbox-no-such-image:1"
+	r := e.run("", "run", "--sandbox", "docker", "--image", img, "--", "true")
+	if r.code == 0 || !strings.Contains(r.stderr, "is not present locally") || !strings.Contains(r.stderr, "--pull") {
+		t.Fatalf("exit %d, stderr %q: want a refusal naming --pull", r.code, r.stderr)
+	}
+	if out := e.must("ls", "-n", "5"); strings.Contains(out, "true") {
+		t.Errorf("a refused run was created:\n%s", out)
+	}
+	// With --pull runbox tries: offline that fails as a sandbox error
+	// naming the pull, not as a refusal.
+	r = e.run("", "run", "--sandbox", "docker", "--image", img, "--pull", "--", "true")
+	if r.code == 0 || strings.Contains(r.stderr, "is not present locally: pull it") {
+		t.Errorf("--pull did not try to pull: exit %d, stderr %q", r.code, r.stderr)
+	}
+}

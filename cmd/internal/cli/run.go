@@ -37,6 +37,7 @@ type SpecFlags struct {
 	GPUs     string            `name:"gpus" help:"GPUs for the container: all, a count, or device=0,1 (needs the nvidia runtime)." placeholder:"GPUS"`
 	ReadOnly bool              `help:"Read-only container root filesystem with a tmpfs /tmp."`
 	Keep     bool              `help:"Keep the container after the run (docker)." name:"keep-container"`
+	Pull     bool              `help:"Pull the image when it is not present locally (docker); without it a missing image is refused at once."`
 	Shell    bool              `help:"Run the command through sh -c (otherwise it is exec'd as an argv)."`
 	Name     string            `help:"A name for the run." placeholder:"NAME"`
 	Label    map[string]string `help:"Label the run (KEY=VALUE). Repeatable." placeholder:"KEY=VALUE"`
@@ -97,7 +98,7 @@ func (f *SpecFlags) request(cmd []string) (api.RunRequest, error) {
 		CleanEnv: f.CleanEnv, EnvAllow: f.EnvAllow, Setup: f.Setup,
 		Timeout: api.Duration(f.Timeout), Grace: api.Duration(f.Grace),
 		Limits:  api.Limits{CPUs: f.CPUs, Pids: f.Pids},
-		Network: f.Network, GPUs: f.GPUs, ReadOnlyRoot: f.ReadOnly, KeepContainer: f.Keep,
+		Network: f.Network, GPUs: f.GPUs, ReadOnlyRoot: f.ReadOnly, KeepContainer: f.Keep, Pull: f.Pull,
 		Name: f.Name, Labels: f.Label, StallTimeout: api.Duration(f.Stall),
 		User:      fmt.Sprintf("%d:%d", os.Getuid(), os.Getgid()),
 		ClientEnv: os.Environ(),
