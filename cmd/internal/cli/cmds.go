@@ -89,7 +89,7 @@ func printRun(r *api.Run, extra ...string) {
 		fmt.Fprintln(w, l)
 	}
 	if f := r.Failure; f != nil {
-		fmt.Fprintf(w, "failure:\t%s (confidence %.2f, retryable %v)\n", f.Code, f.Confidence, f.Retryable)
+		fmt.Fprintf(w, "failure:\t%s (confidence %.2f, retryable %v%s)\n", f.Code, f.Confidence, f.Retryable, byPlugin(f))
 		fmt.Fprintf(w, "why:\t%s\n", f.Message)
 		for i, s := range f.Suggestions {
 			label := ""
@@ -318,4 +318,15 @@ func warnDamage(ctx context.Context, a *App) {
 	if h, err := a.client().Health(ctx); err == nil && h.Store != nil {
 		fmt.Fprintf(os.Stderr, "\nwarning: %s\n", h.Store.Message)
 	}
+}
+
+// byPlugin names the plugin (and version) that gave a failure answer.
+func byPlugin(f *api.Failure) string {
+	switch {
+	case f.Plugin == "":
+		return ""
+	case f.PluginVersion == "":
+		return ", by " + f.Plugin
+	}
+	return ", by " + f.Plugin + " " + f.PluginVersion
 }
