@@ -305,9 +305,10 @@ func (e *Engine) checkImage(ctx context.Context, backend string, req api.RunRequ
 	if backend != sandbox.Docker || req.Pull {
 		return nil
 	}
-	ic, ok := e.cfg.Sandboxes[sandbox.Docker].(imageChecker)
-	if !ok {
-		return nil
+	d := e.cfg.Sandboxes[sandbox.Docker]
+	ic, ok := d.(imageChecker)
+	if !ok || !e.probes.healthOf(ctx, d).Available {
+		return nil // a daemon that does not answer is the sandbox's to report
 	}
 	image := req.Image
 	if image == "" {
