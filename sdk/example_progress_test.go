@@ -15,8 +15,9 @@ import (
 // literals, in batches (stdout and stderr interleaved, without line
 // endings), with the run's state so far in Last: the plugin keeps no
 // state between calls. The host merges each update into the state
-// (Progress.Merge), so the SDK folds a batch's updates into one before
-// answering (ParseOutput.Collapsed).
+// (Progress.Merge); the SDK keeps apart the updates a metric history
+// needs (metrics, a new step), folds the others into them and thins them
+// to at most MaxUpdates before answering (ParseOutput.Thinned).
 func ExamplePlugin_progress() {
 	p := sdk.Plugin{
 		Manifest: sdk.Manifest{
@@ -42,7 +43,7 @@ func ExamplePlugin_progress() {
 		if err != nil {
 			panic(err)
 		}
-		out = out.Collapsed() // the SDK does this before answering
+		out = out.Thinned() // the SDK does this before answering
 		show(out)
 
 		if state == nil {
@@ -54,7 +55,7 @@ func ExamplePlugin_progress() {
 	}
 	// Output:
 	// {"lines":["iter 5/20 loss=0.9","loading next iter shard","iter 10/20 loss=0.5"]}
-	// {"updates":[{"step":10,"total":20,"percentage":50,"metrics":{"loss":0.5},"source":"myframework"}]}
+	// {"updates":[{"step":5,"total":20,"percentage":25,"metrics":{"loss":0.9},"source":"myframework"},{"step":10,"total":20,"percentage":50,"metrics":{"loss":0.5},"source":"myframework"}]}
 	// {"lines":["iter 15 loss=0.4"],"last":{"step":10,"total":20,"percentage":50,"metrics":{"loss":0.5},"source":"myframework"}}
 	// {"updates":[{"step":15,"percentage":75,"metrics":{"loss":0.4},"source":"myframework"}]}
 }

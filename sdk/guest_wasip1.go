@@ -111,7 +111,8 @@ func classify(ptr, size int32) int64 {
 
 // runbox_parse is called for every batch of lines: the decoder returns
 // lines without escapes as substrings of the input, and the updates are
-// collapsed into one before ParseOutput.AppendJSON writes them.
+// thinned (ParseOutput.Thinned: those a metric history needs, at most
+// MaxUpdates) before ParseOutput.AppendJSON writes them.
 //
 //go:wasmexport runbox_parse
 func parse(ptr, size int32) int64 {
@@ -127,7 +128,7 @@ func parse(ptr, size int32) int64 {
 		if err != nil {
 			return dst, err
 		}
-		po = po.Collapsed()
+		po = po.Thinned()
 		b, err := po.AppendJSON(dst)
 		if err != nil {
 			return b, errors.New("encode result: " + parseOutputError(&po).Error())

@@ -95,10 +95,10 @@ func TestMetricsOverTheAPI(t *testing.T) {
 	ctx := context.Background()
 	// A short pause between steps, as a training step has: the reader
 	// catches up after each line and the plugin answers each on its own.
-	// (Lines printed in one burst reach the plugin as one batch, which it
-	// folds into one update: history then keeps the batch's last state.)
+	// (Lines printed in one burst reach the plugin as one batch, answered
+	// with at most 64 updates: TestMetricsOfABurstKeepTheirShape.)
 	// A first run loads the progress plugin: lines printed while it loads
-	// reach it as one batch, folded into one update.
+	// wait in a bounded backlog.
 	d.wait(t, d.run(t, "sh", "-c", `echo '##PROGRESS## {"step": 1}'`).ID)
 	script := `for i in 1 2 3 4 5 6 7 8; do echo "##PROGRESS## {\"step\": $i, \"total\": 8, \"metrics\": {\"loss\": $(( 100 / i )), \"acc\": 0.$i}}"; sleep 0.2; done`
 	r := d.run(t, "sh", "-c", script)

@@ -42,6 +42,12 @@ type state struct {
 	metrics []metric
 	mbuf    [8]metric // metrics' first backing array
 	names   []string  // metric names built by the parsers (intern)
+	// mlog: every metric the batch's updates set, in order; marks: the
+	// batch's progress at each update a history keeps (emit, kept).
+	mlog  []metric
+	marks []keptMark
+	tail  bool     // updates came after the last mark
+	sc    *scratch // where mlog and marks are borrowed from
 }
 
 // addMetric records a finite metric of the line being parsed, as
@@ -113,13 +119,14 @@ func (st *state) apply(u *sdk.Progress) {
 	}
 }
 
-// Parse turns a batch of lines into the batch's progress: the updates
-// its lines yield, in order, folded into one (sdk.ParseOutput.Collapsed:
-// what the host gets by merging them one after the other); no update
-// when no line yields one.
+// Parse turns a batch of lines into the batch's progress: the updates its
+// lines yield, in order, as sdk.ParseOutput.Thinned keeps them (one per
+// update with metrics, a new step or a new percentage, the others folded
+// into it; at most sdk.MaxUpdates, evenly thinned, the last kept), so the
+// host's metric history sees each step of a fast run; no update when no
+// line yields one.
 func Parse(in sdk.ParseInput) sdk.ParseOutput {
 	var acc sdk.Progress
-	var metrics metricFold
 	n := 0
 	var st *state
 	for _, raw := range in.Lines {
@@ -148,10 +155,11 @@ func Parse(in sdk.ParseInput) sdk.ParseOutput {
 		}
 		if st == nil {
 			st = newState(in.Last)
+			st.borrow()
 		}
 		st.nested = nested
 		if u, ok := parseLine(s, f, st); ok && !st.side {
-			st.emit(&acc, &metrics, &u)
+			st.emit(&acc, &u)
 			n++
 		}
 		st.side = false
@@ -160,7 +168,7 @@ func Parse(in sdk.ParseInput) sdk.ParseOutput {
 		if g := st.glued; g != "" {
 			st.glued = ""
 			if u, ok := parseLine(g, classify(g), st); ok && !st.side {
-				st.emit(&acc, &metrics, &u)
+				st.emit(&acc, &u)
 				n++
 			}
 			st.side = false
@@ -168,16 +176,22 @@ func Parse(in sdk.ParseInput) sdk.ParseOutput {
 		}
 	}
 	if n == 0 {
+		if st != nil {
+			st.release()
+		}
 		return sdk.ParseOutput{}
 	}
-	acc.Metrics = metrics.build()
-	return sdk.ParseOutput{Updates: []sdk.Progress{acc}}
+	out := sdk.ParseOutput{Updates: st.kept(&acc)}
+	st.release()
+	return out
 }
 
-// emit sanitises u, records it in st and merges it into acc and metrics
-// as Progress.Merge does (the numbers without a branch: in a guest each
-// taken branch costs a check for a timeout).
-func (st *state) emit(acc *sdk.Progress, metrics *metricFold, u *sdk.Progress) {
+// emit sanitises u, records it in st and merges it into acc (the batch's
+// updates so far, folded) as Progress.Merge does (the numbers without a
+// branch: in a guest each taken branch costs a check for a timeout); its
+// metrics go to st.mlog, and an update a history keeps apart (metrics, a
+// new step or percentage) marks acc (kept).
+func (st *state) emit(acc *sdk.Progress, u *sdk.Progress) {
 	// Out of range, NaN or infinite numbers are "not known": a float's
 	// bits compare as an unsigned number, and every negative one (-0
 	// included), NaN and +Inf is above 100's or the largest float's.
@@ -187,6 +201,8 @@ func (st *state) emit(acc *sdk.Progress, metrics *metricFold, u *sdk.Progress) {
 		u.Rate, u.RateUnit = 0, "" // NaN != 0 too
 	}
 	st.apply(u)
+	keep := len(u.Metrics)+len(st.metrics) > 0 ||
+		u.Step != 0 && u.Step != acc.Step || u.Percentage != 0 && u.Percentage != acc.Percentage
 	acc.Step = orInt(u.Step, acc.Step)
 	acc.Total = orInt(u.Total, acc.Total)
 	acc.Percentage = orFloat(u.Percentage, acc.Percentage)
@@ -210,12 +226,14 @@ func (st *state) emit(acc *sdk.Progress, metrics *metricFold, u *sdk.Progress) {
 		acc.Source = u.Source
 	}
 	for k, v := range u.Metrics {
-		metrics.set(k, v)
+		st.mlog = append(st.mlog, metric{k, v})
 	}
-	for _, m := range st.metrics {
-		metrics.set(m.k, m.v)
-	}
+	st.mlog = append(st.mlog, st.metrics...)
 	st.metrics = st.metrics[:0]
+	st.tail = !keep
+	if keep {
+		st.marks = append(st.marks, keptMark{*acc, len(st.mlog)})
+	}
 }
 
 // metricFold merges a batch's metrics, later values winning, in a small
