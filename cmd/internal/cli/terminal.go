@@ -38,7 +38,7 @@ type terminal struct {
 	atStart  bool          // stdout is at the start of a line
 	stop     chan struct{} // ends the redraw timer
 
-	inPrefixed map[string]bool // a prefixed stream is mid-line
+	inPrefixed map[client.Stream]bool // a prefixed stream is mid-line
 }
 
 const progressMark = "##PROGRESS##"
@@ -104,9 +104,9 @@ func (t *terminal) output(s client.Stream, data []byte) {
 	case client.Stderr:
 		_, _ = t.stderr.Write(data)
 	case client.SetupStdout, client.SetupStderr:
-		t.prefixed("setup | ", data)
+		t.prefixed(s, "setup | ", data)
 	case api.StreamSmokeStdout, api.StreamSmokeStderr:
-		t.prefixed("smoke | ", data)
+		t.prefixed(s, "smoke | ", data)
 	case client.Meta:
 		fmt.Fprintf(t.stderr, "runbox: %s", ensureNL(string(data)))
 	}
@@ -117,20 +117,20 @@ func (t *terminal) output(s client.Stream, data []byte) {
 }
 
 // prefixed writes data's lines to stderr, each behind prefix, a line that
-// came in pieces behind one.
-func (t *terminal) prefixed(prefix string, data []byte) {
+// came in pieces behind one (per stream: stdout and stderr interleave).
+func (t *terminal) prefixed(s client.Stream, prefix string, data []byte) {
 	for _, l := range strings.SplitAfter(string(data), "\n") {
 		if l == "" {
 			continue
 		}
-		if !t.inPrefixed[prefix] {
+		if !t.inPrefixed[s] {
 			fmt.Fprint(t.stderr, prefix)
 		}
 		fmt.Fprint(t.stderr, l)
 		if t.inPrefixed == nil {
-			t.inPrefixed = map[string]bool{}
+			t.inPrefixed = map[client.Stream]bool{}
 		}
-		t.inPrefixed[prefix] = !strings.HasSuffix(l, "\n")
+		t.inPrefixed[s] = !strings.HasSuffix(l, "\n")
 	}
 }
 
