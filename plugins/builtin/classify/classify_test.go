@@ -54,6 +54,8 @@ func TestPrecedence(t *testing.T) {
 		{"137 with OOMKilled false is KILLED", sdk.ClassifyInput{ExitCode: 137, StdoutTail: "\"OOMKilled\": false,\n\"ExitCode\": 137,\n"}, sdk.CodeKilled},
 		{"Killed near the memory limit is OOM", sdk.ClassifyInput{ExitCode: 137, StderrTail: "Killed\n", PeakRSSBytes: 950, Limits: sdk.Limits{MemoryBytes: 1000}}, sdk.CodeOOMKilled},
 		{"stdout traceback counts", sdk.ClassifyInput{ExitCode: 1, StdoutTail: tb("import yaml", "ModuleNotFoundError: No module named 'yaml'")}, sdk.CodeModuleNotFound},
+		{"a glog CHECK failure is an abort", sdk.ClassifyInput{ExitCode: 134, StderrTail: "F1125 10:00:00.123 42 conv.cc:88] Check failed: n > 0 \n*** Check failure stack trace: ***\n"}, sdk.CodeAborted},
+		{"a program's own 'check failed' is not", sdk.ClassifyInput{ExitCode: 1, StderrTail: "smoke check failed: data dir missing\n"}, sdk.CodeNonzeroExit},
 		{"nothing known", sdk.ClassifyInput{ExitCode: 1}, sdk.CodeNonzeroExit},
 		{"exit 0 still answers", sdk.ClassifyInput{}, sdk.CodeNonzeroExit},
 	}

@@ -31,7 +31,7 @@ func matchCrash(sc *scanner, i int, l *line) bool {
 			n = 7
 		}
 	case has(lc, "aborted (core dumped)", "fatal python error: aborted", "sigabrt", "abort trap", "terminate called after throwing", "terminate called without",
-		"check failed:", "double free or corruption", "free(): invalid", "malloc(): ", "stack smashing detected", "corrupted size vs"):
+		"double free or corruption", "free(): invalid", "malloc(): ", "stack smashing detected", "corrupted size vs") || glogCheck(lc):
 		n = 6
 	case has(lc, "illegal instruction", "sigill", "illegal hardware instruction", "compiled to use avx", "exec format error") && !has(lc, "cuda", "was encountered"):
 		n = 4
@@ -66,7 +66,7 @@ func matchCrash(sc *scanner, i int, l *line) bool {
 		if k := strings.Index(lc, "what():"); k >= 0 {
 			c.details["what"] = strings.TrimSpace(t[k+7:])
 		}
-		if strings.Contains(lc, "terminate called") || strings.Contains(lc, "check failed") {
+		if strings.Contains(lc, "terminate called") || glogCheck(lc) {
 			c.msg = "A native library aborted the process: " + clip(t, 200)
 		}
 	case 9:
@@ -134,4 +134,12 @@ func deathSignal(lc string) (int, bool) {
 		return n, true
 	}
 	return 0, false
+}
+
+// glogCheck reports a glog/absl CHECK failure ("F0102 ... file.cc:12] Check
+// failed: x == y", or the line on its own): an abort. "check failed" in a
+// program's own message ("smoke check failed: data dir missing") is not.
+func glogCheck(lc string) bool {
+	i := strings.Index(lc, "check failed:")
+	return i == 0 || i >= 2 && lc[i-2:i] == "] "
 }
