@@ -12,10 +12,7 @@ import (
 
 func TestMain(m *testing.M) { plugintest.Main(m) }
 
-var (
-	buildPlugin = plugintest.Build
-	pluginDir   = plugintest.Dir
-)
+var pluginDir = plugintest.Dir
 
 // builtins are the embedded plugins as runboxd hands them to a Host.
 func builtins() []Builtin {
