@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"net"
 	"net/http"
 	"net/url"
@@ -19,6 +20,7 @@ import (
 
 	"github.com/runbox/runbox/api"
 	"github.com/runbox/runbox/api/client"
+	"github.com/runbox/runbox/host"
 	"github.com/runbox/runbox/sandbox"
 	"github.com/runbox/runbox/sandbox/process"
 	"github.com/runbox/runbox/sandbox/process/supervisortest"
@@ -39,7 +41,17 @@ type testDaemon struct {
 
 func startDaemon(t *testing.T) *testDaemon {
 	t.Helper()
-	home := t.TempDir()
+	d, stop := serveDaemon(t, t.TempDir(), nil)
+	t.Cleanup(stop)
+	return d
+}
+
+// serveDaemon runs a daemon on home (a store may be there already), with
+// judge's plugins when judge is not nil, and returns once it answers; stop
+// ends it (its runs go on: their supervisors own them) and may be called
+// more than once.
+func serveDaemon(t *testing.T, home string, judge host.Judge) (*testDaemon, func()) {
+	t.Helper()
 	// A short socket path: unix sockets allow ~104 bytes.
 	sockDir, err := os.MkdirTemp("", "rbd")
 	if err != nil {
@@ -55,23 +67,30 @@ func startDaemon(t *testing.T) *testDaemon {
 	done := make(chan error, 1)
 	go func() {
 		done <- Run(ctx, Options{
-			Home: home, Socket: socket, Version: "test", MaxParallel: 4,
+			Home: home, Socket: socket, Version: "test", MaxParallel: 4, Judge: judge,
+			Logger: slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn})),
 			Sandboxes: map[string]sandbox.Sandbox{
 				sandbox.Process: process.New(process.Options{Exe: exe, Args: []string{"__supervise"}}),
 			},
 		})
 	}()
-	t.Cleanup(func() {
+	stopped := false
+	stop := func() {
+		if stopped {
+			return
+		}
+		stopped = true
 		cancel()
 		if err := <-done; err != nil {
 			t.Errorf("daemon: %v", err)
 		}
-	})
+	}
+	t.Cleanup(stop)
 	c := client.New(client.Options{Home: home, Socket: socket})
-	deadline := time.Now().Add(10 * time.Second)
+	deadline := time.Now().Add(20 * time.Second)
 	for {
 		if _, err := c.Health(context.Background()); err == nil {
-			break
+			return &testDaemon{c: c, socket: socket, home: home}, stop
 		} else if time.Now().After(deadline) {
 			t.Fatalf("daemon did not answer: %v", err)
 		}
@@ -81,7 +100,6 @@ func startDaemon(t *testing.T) *testDaemon {
 		case <-time.After(10 * time.Millisecond):
 		}
 	}
-	return &testDaemon{c: c, socket: socket, home: home}
 }
 
 func (d *testDaemon) run(t *testing.T, cmd ...string) *api.Run {

@@ -13,58 +13,13 @@ import (
 	"github.com/runbox/runbox/api"
 	"github.com/runbox/runbox/api/client"
 	"github.com/runbox/runbox/sandbox"
-	"github.com/runbox/runbox/sandbox/process"
 )
 
 // daemonAt runs a daemon on home until the returned stop is called.
 func daemonAt(t *testing.T, home string) (*client.Client, func()) {
 	t.Helper()
-	sockDir, err := os.MkdirTemp("", "rbd")
-	if err != nil {
-		t.Fatal(err)
-	}
-	socket := filepath.Join(sockDir, "s")
-	exe, err := os.Executable()
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() {
-		done <- Run(ctx, Options{
-			Home: home, Socket: socket, Version: "test", MaxParallel: 4,
-			Sandboxes: map[string]sandbox.Sandbox{
-				sandbox.Process: process.New(process.Options{Exe: exe, Args: []string{"__supervise"}}),
-			},
-		})
-	}()
-	stopped := false
-	stop := func() {
-		if stopped {
-			return
-		}
-		stopped = true
-		cancel()
-		if err := <-done; err != nil {
-			t.Errorf("daemon: %v", err)
-		}
-		os.RemoveAll(sockDir)
-	}
-	t.Cleanup(stop)
-	c := client.New(client.Options{Home: home, Socket: socket})
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		if _, err := c.Health(context.Background()); err == nil {
-			return c, stop
-		} else if time.Now().After(deadline) {
-			t.Fatalf("daemon did not answer: %v", err)
-		}
-		select {
-		case err := <-done:
-			t.Fatalf("daemon exited: %v", err)
-		case <-time.After(10 * time.Millisecond):
-		}
-	}
+	d, stop := serveDaemon(t, home, nil)
+	return d.c, stop
 }
 
 // damageWAL overwrites the middle third of what the store's newest WAL

@@ -17,8 +17,6 @@ import (
 	"github.com/runbox/runbox/host"
 	"github.com/runbox/runbox/plugins"
 	"github.com/runbox/runbox/plugins/builtin"
-	"github.com/runbox/runbox/sandbox"
-	"github.com/runbox/runbox/sandbox/process"
 	"github.com/runbox/runbox/store"
 )
 
@@ -34,16 +32,6 @@ func startDaemonWithPlugins(t *testing.T) *testDaemon {
 // (its runs go on: their supervisors own them).
 func startPluginDaemonIn(t *testing.T, home string) (*testDaemon, func()) {
 	t.Helper()
-	sockDir, err := os.MkdirTemp("", "rbd")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { os.RemoveAll(sockDir) })
-	socket := filepath.Join(sockDir, "s")
-	exe, err := os.Executable()
-	if err != nil {
-		t.Fatal(err)
-	}
 	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	judge := host.NewPluginJudge(func(ctx context.Context) (*plugins.Host, error) {
 		var bs []plugins.Builtin
@@ -52,39 +40,11 @@ func startPluginDaemonIn(t *testing.T, home string) (*testDaemon, func()) {
 		}
 		return plugins.NewHost(ctx, plugins.Config{Builtins: bs, CacheDir: filepath.Join(os.TempDir(), "runbox-daemon-test-wazero"), Logger: log})
 	}, time.Minute, log)
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() {
-		done <- Run(ctx, Options{
-			Home: home, Socket: socket, Version: "test", MaxParallel: 4, Judge: judge, Logger: log,
-			Sandboxes: map[string]sandbox.Sandbox{
-				sandbox.Process: process.New(process.Options{Exe: exe, Args: []string{"__supervise"}}),
-			},
-		})
-	}()
-	stopped := false
-	stop := func() {
-		if stopped {
-			return
-		}
-		stopped = true
-		cancel()
-		if err := <-done; err != nil {
-			t.Errorf("daemon: %v", err)
-		}
+	d, stop := serveDaemon(t, home, judge)
+	return d, func() {
+		stop()
 		judge.Close()
 	}
-	c := client.New(client.Options{Home: home, Socket: socket})
-	deadline := time.Now().Add(20 * time.Second)
-	for {
-		if _, err := c.Health(context.Background()); err == nil {
-			break
-		} else if time.Now().After(deadline) {
-			t.Fatalf("daemon did not answer: %v", err)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-	return &testDaemon{c: c, socket: socket, home: home}, stop
 }
 
 // A run printing loss and accuracy has both series, every step kept (a
