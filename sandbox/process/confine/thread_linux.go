@@ -16,12 +16,16 @@ import (
 // on an OS thread of the starting process, which then forks the command,
 // as the child inherits that thread's network namespace, no_new_privs,
 // Landlock domain and capability bounding set. That saves the entry's
-// exec (a Go binary's start, most of what confinement costs). It needs no
-// user namespace: any filesystem level, and a network cut only as root
-// (unshare(CLONE_NEWNET) needs CAP_SYS_ADMIN; an unprivileged process
-// needs a new user namespace, which a multithreaded process cannot enter).
+// exec (a Go binary's start, most of what confinement costs). Root can do
+// all of it there: the network namespace and the mount namespace that
+// hides Policy.Mask need CAP_SYS_ADMIN. Without root, only the filesystem
+// levels with nothing to mask: the namespaces would need a new user
+// namespace, which a multithreaded process cannot enter.
 func InThread(p Policy) bool {
-	return p.Level != None && p.Level != "" && (!p.Level.Network() || os.Geteuid() == 0) && len(p.Mask) == 0
+	if p.Level == None || p.Level == "" {
+		return false
+	}
+	return os.Geteuid() == 0 || !p.Level.Network() && len(p.Mask) == 0
 }
 
 // StartInThread runs start (which must fork the command, e.g. cmd.Start)
@@ -141,6 +145,19 @@ func dropRootCaps() error {
 
 // applyThread confines the calling (locked) thread.
 func applyThread(p Policy, cmdPath string) error {
+	if len(p.Mask) > 0 {
+		// A mount namespace of the thread's own (unshare gives the thread
+		// its own root and working directory too, which a namespace
+		// change needs), made per run: one kept for the supervisor's
+		// life would go stale, as a socket recreated by its daemon
+		// (dockerd restarting) drops the mask bound over the old one.
+		if err := unix.Unshare(unix.CLONE_NEWNS); err != nil {
+			return fmt.Errorf("new mount namespace: %w", err)
+		}
+		if err := maskSockets(p.Mask); err != nil {
+			return err
+		}
+	}
 	if p.Level.Network() {
 		fd, err := emptyNetNS()
 		if err != nil {
