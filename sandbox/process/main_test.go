@@ -24,6 +24,12 @@ import (
 // The test binary doubles as the supervisor (supervisortest.Main) and as
 // a throwaway daemon for the kill -9 test.
 func TestMain(m *testing.M) {
+	if len(os.Args) > 2 && os.Args[1] == unprivArg {
+		os.Exit(unprivDaemon(filepath.Dir(os.Args[0]), os.Args[2]))
+	}
+	if len(os.Args) > 2 && os.Args[1] == probeArg {
+		os.Exit(probe(os.Args[2]))
+	}
 	if len(os.Args) > 2 && os.Args[1] == "__start_helper" {
 		os.Exit(startHelper(os.Args[2], len(os.Args) > 3 && os.Args[3] == "recycled"))
 	}

@@ -76,9 +76,9 @@ type Sandbox struct {
 	opts Options
 
 	mu      sync.Mutex
-	standby *standby // a started supervisor waiting for its run, if any
-	filling bool     // a standby is being started
-	closed  bool     // Close was called: no more standbys
+	standby [nKinds]*standby // a started supervisor of each kind waiting for its run, if any
+	filling [nKinds]bool     // a standby of the kind is being started
+	closed  bool             // Close was called: no more standbys
 }
 
 var _ sandbox.Sandbox = (*Sandbox)(nil)
@@ -191,7 +191,8 @@ func (s *Sandbox) Start(ctx context.Context, spec sandbox.Spec) (sandbox.Handle,
 	if err := protocol.WriteJSON(filepath.Join(dir, protocol.SpecFile), boot, false); err != nil {
 		return nil, fmt.Errorf("start run %s: write spec: %w", spec.RunID, err)
 	}
-	h, ready, sb, err := s.begin(exe, dir)
+	k := kindFor(&spec)
+	h, ready, sb, err := s.begin(exe, dir, k)
 	if err != nil {
 		os.Remove(filepath.Join(dir, protocol.SpecFile))
 		return nil, fmt.Errorf("start run %s: %w", spec.RunID, err)
@@ -204,7 +205,7 @@ func (s *Sandbox) Start(ctx context.Context, spec sandbox.Spec) (sandbox.Handle,
 			// The standby died before it took the run (its spec is unread):
 			// a fresh supervisor runs it instead.
 			close(h.settled)
-			if h, ready, err = s.launch(exe, dir); err != nil {
+			if h, ready, err = s.launch(exe, dir, k); err != nil {
 				os.Remove(filepath.Join(dir, protocol.SpecFile))
 				return nil, fmt.Errorf("start run %s: %w", spec.RunID, err)
 			}
@@ -235,13 +236,19 @@ func (s *Sandbox) Start(ctx context.Context, spec sandbox.Spec) (sandbox.Handle,
 
 // launch starts the supervisor, detached in its own session; its stderr
 // goes to supervisor.log, and fd 3 is the ready pipe.
-func (s *Sandbox) launch(exe, dir string) (*handle, *readyReader, error) {
+func (s *Sandbox) launch(exe, dir string, k superKind) (*handle, *readyReader, error) {
 	logf, err := os.OpenFile(filepath.Join(dir, protocol.SuperLog), os.O_CREATE|os.O_WRONLY|os.O_APPEND, protocol.SecretMode)
 	if err != nil {
 		return nil, nil, err
 	}
 	defer logf.Close()
-	p, ready, err := startSupervisor(exe, append(append([]string{}, s.opts.Args...), dir), logf, nil)
+	args := append(append([]string{}, s.opts.Args...), dir)
+	p, ready, err := startSupervisor(exe, args, logf, nil, k)
+	if err != nil && k == ownUserNS {
+		// User namespaces refused at clone (a sysctl, a seccomp policy):
+		// a plain supervisor confines through the entry, or refuses.
+		p, ready, err = startSupervisor(exe, args, logf, nil, plain)
+	}
 	if err != nil {
 		return nil, nil, err
 	}

@@ -26,6 +26,7 @@ import (
 const refillDelay = 50 * time.Millisecond
 
 type standby struct {
+	kind    superKind
 	proc    *superProc
 	ready   *readyReader
 	control *os.File // write end of its control pipe (fd 4 in the standby)
@@ -34,12 +35,12 @@ type standby struct {
 // begin starts a run's supervisor: the standby when one is waiting
 // (sb is then that standby, to be recycled or released once the run has
 // ended), otherwise a fresh one.
-func (s *Sandbox) begin(exe, dir string) (h *handle, ready *readyReader, sb *standby, err error) {
+func (s *Sandbox) begin(exe, dir string, k superKind) (h *handle, ready *readyReader, sb *standby, err error) {
 	s.mu.Lock()
 	closed := s.closed
 	s.mu.Unlock()
 	if !s.opts.Standby || closed {
-		h, ready, err = s.launch(exe, dir)
+		h, ready, err = s.launch(exe, dir, k)
 		return h, ready, nil, err
 	}
 	// A standby is started once this run's supervisor has settled (it was
@@ -59,16 +60,16 @@ func (s *Sandbox) begin(exe, dir string) (h *handle, ready *readyReader, sb *sta
 			case <-settled:
 			case <-t.C:
 			}
-			s.fillStandby(exe)
+			s.fillStandby(exe, k)
 		}()
 	}()
-	if sb := s.takeStandby(); sb != nil {
+	if sb := s.takeStandby(k); sb != nil {
 		if _, err := io.WriteString(sb.control, protocol.RunMsg(dir)); err == nil {
 			return sb.proc.handle(dir), sb.ready, sb, nil
 		}
 		sb.release() // it died while waiting; start a fresh one
 	}
-	h, ready, err = s.launch(exe, dir)
+	h, ready, err = s.launch(exe, dir, k)
 	return h, ready, nil, err
 }
 
@@ -116,11 +117,11 @@ func (s *Sandbox) recycle(sb *standby) bool {
 	if s.closed {
 		return false
 	}
-	if s.standby != nil {
-		s.standby.release()
+	if old := s.standby[sb.kind]; old != nil {
+		old.release()
 	}
 	sb.proc.serving("") // between runs: a late Stop signals nobody
-	s.standby = sb
+	s.standby[sb.kind] = sb
 	return true
 }
 
@@ -131,50 +132,50 @@ func neverTookRun(h *handle, dir string) bool {
 	return protocol.Exists(filepath.Join(dir, protocol.SpecFile)) && !protocol.Exists(filepath.Join(dir, protocol.PidFile)) && !protocol.Exists(filepath.Join(dir, protocol.ExitFile))
 }
 
-func (s *Sandbox) takeStandby() *standby {
+func (s *Sandbox) takeStandby(k superKind) *standby {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	sb := s.standby
-	s.standby = nil
+	sb := s.standby[k]
+	s.standby[k] = nil
 	return sb
 }
 
 // fillStandby starts a standby unless one is waiting or being started.
 // The binary is exec'd outside the lock, so a concurrent Start never waits
 // on it.
-func (s *Sandbox) fillStandby(exe string) {
+func (s *Sandbox) fillStandby(exe string, k superKind) {
 	s.mu.Lock()
-	if s.standby != nil || s.filling || s.closed {
+	if s.standby[k] != nil || s.filling[k] || s.closed {
 		s.mu.Unlock()
 		return
 	}
-	s.filling = true
+	s.filling[k] = true
 	s.mu.Unlock()
-	sb := startStandby(exe, s.opts.Args)
+	sb := startStandby(exe, s.opts.Args, k)
 	s.mu.Lock()
-	s.filling = false
-	if (s.closed || s.standby != nil) && sb != nil {
+	s.filling[k] = false
+	if (s.closed || s.standby[k] != nil) && sb != nil {
 		sb.release() // closed, or recycled one, while it was starting
 		sb = nil
 	}
 	if sb != nil {
-		s.standby = sb
+		s.standby[k] = sb
 	}
 	s.mu.Unlock()
 }
 
-func startStandby(exe string, prefix []string) *standby {
+func startStandby(exe string, prefix []string, k superKind) *standby {
 	cr, cw, err := os.Pipe()
 	if err != nil {
 		return nil
 	}
 	defer cr.Close()
-	p, ready, err := startSupervisor(exe, append(append([]string{}, prefix...), protocol.StandbyArg), nil, cr)
+	p, ready, err := startSupervisor(exe, append(append([]string{}, prefix...), protocol.StandbyArg), nil, cr, k)
 	if err != nil {
 		cw.Close()
 		return nil
 	}
-	return &standby{proc: p, ready: ready, control: cw}
+	return &standby{kind: k, proc: p, ready: ready, control: cw}
 }
 
 // Close lets a waiting standby supervisor go (it exits) and starts no
@@ -183,11 +184,13 @@ func startStandby(exe string, prefix []string) *standby {
 func (s *Sandbox) Close() error {
 	s.mu.Lock()
 	s.closed = true
-	sb := s.standby
-	s.standby = nil
+	sbs := s.standby
+	s.standby = [nKinds]*standby{}
 	s.mu.Unlock()
-	if sb != nil {
-		sb.release()
+	for _, sb := range sbs {
+		if sb != nil {
+			sb.release()
+		}
 	}
 	return nil
 }

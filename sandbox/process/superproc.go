@@ -11,6 +11,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/runbox/runbox/sandbox/process/confine"
 	"github.com/runbox/runbox/sandbox/process/internal/protocol"
 )
 
@@ -54,7 +55,7 @@ func (p *superProc) handle(dir string) *handle {
 // stderr to errf (nil: /dev/null), the ready pipe's write end as
 // protocol.ReadyFD and control as protocol.ControlFD (if set). It returns the process (reaped in the
 // background) and the ready pipe's read end.
-func startSupervisor(exe string, args []string, errf, control *os.File) (*superProc, *readyReader, error) {
+func startSupervisor(exe string, args []string, errf, control *os.File, k superKind) (*superProc, *readyReader, error) {
 	r, w, err := os.Pipe()
 	if err != nil {
 		return nil, nil, err
@@ -72,6 +73,9 @@ func startSupervisor(exe string, args []string, errf, control *os.File) (*superP
 		Args:        append([]string{exe}, args...),
 		ExtraFiles:  files,
 		SysProcAttr: &syscall.SysProcAttr{Setsid: true},
+	}
+	if k == ownUserNS {
+		confine.SupervisorUserNS(cmd.SysProcAttr)
 	}
 	if errf != nil {
 		cmd.Stderr = errf

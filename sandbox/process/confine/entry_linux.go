@@ -65,12 +65,11 @@ func apply(p Policy, cmdPath string) error {
 	if err := maskSockets(p.Mask); err != nil {
 		return err
 	}
-	if err := dropRootCaps(); err != nil {
-		return err
-	}
 	// Give up what nsAttr lent: the command holds no capability unless
 	// it is root inside its namespace.
-	_ = unix.Prctl(unix.PR_CAP_AMBIENT, unix.PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0)
+	if err := dropCaps(); err != nil {
+		return err
+	}
 	if err := unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {
 		return fmt.Errorf("no_new_privs: %w", err)
 	}

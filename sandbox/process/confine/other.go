@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"syscall"
 )
 
 // Probe answers that nothing can be enforced here: namespaces and Landlock
@@ -42,6 +43,12 @@ func StartInThread(p Policy, _ string, _ func() error) (func(), error) {
 
 // LandlockABI is 0: Landlock is Linux's.
 func LandlockABI() int { return 0 }
+
+// OwnUserNS is Linux's.
+func OwnUserNS(Level, string) bool { return false }
+
+// SupervisorUserNS is Linux's; never called elsewhere (OwnUserNS).
+func SupervisorUserNS(*syscall.SysProcAttr) {}
 
 // Sockets is Linux's.
 func Sockets(Level, string) []string { return nil }

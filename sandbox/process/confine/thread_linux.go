@@ -14,18 +14,19 @@ import (
 
 // InThread reports whether p can be applied without the confine entry:
 // on an OS thread of the starting process, which then forks the command,
-// as the child inherits that thread's network namespace, no_new_privs,
-// Landlock domain and capability bounding set. That saves the entry's
-// exec (a Go binary's start, most of what confinement costs). Root can do
-// all of it there: the network namespace and the mount namespace that
-// hides Policy.Mask need CAP_SYS_ADMIN. Without root, only the filesystem
-// levels with nothing to mask: the namespaces would need a new user
-// namespace, which a multithreaded process cannot enter.
+// as the child inherits that thread's namespaces, no_new_privs, Landlock
+// domain and capability bounding set. That saves the entry's exec (a Go
+// binary's start, most of what confinement costs). The filesystem levels
+// with nothing to mask need nothing more; a network cut, or a mount
+// namespace to hide Policy.Mask, needs CAP_SYS_ADMIN over this process's
+// user namespace: root, or a supervisor started in a user namespace of
+// its own (SupervisorUserNS). A multithreaded process cannot enter a new
+// user namespace itself.
 func InThread(p Policy) bool {
 	if p.Level == None || p.Level == "" {
 		return false
 	}
-	return os.Geteuid() == 0 || !p.Level.Network() && len(p.Mask) == 0
+	return !p.Level.Network() && len(p.Mask) == 0 || nsCapable()
 }
 
 // StartInThread runs start (which must fork the command, e.g. cmd.Start)
@@ -127,11 +128,16 @@ var rootCaps = []uintptr{
 	unix.CAP_SYS_TTY_CONFIG, unix.CAP_LEASE, unix.CAP_AUDIT_READ, unix.CAP_CHECKPOINT_RESTORE,
 }
 
-// dropRootCaps takes rootCaps out of the bounding set when running as root
-// (in the host's user namespace or a run's own): root in a confined run
-// must not be able to unmount a masked socket, load a module or reach the
-// host's devices. Without root, exec drops every capability anyway.
-func dropRootCaps() error {
+// dropCaps clears the ambient capabilities a supervisor in a user
+// namespace of its own holds (SupervisorUserNS), and takes rootCaps out of
+// the bounding set when running as root (in the host's user namespace or
+// a run's own): root in a confined run must not be able to unmount a
+// masked socket, load a module or reach the host's devices. Without root
+// and ambient capabilities, exec drops every capability.
+func dropCaps() error {
+	if err := unix.Prctl(unix.PR_CAP_AMBIENT, unix.PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0); err != nil && !errors.Is(err, unix.EINVAL) {
+		return fmt.Errorf("clear ambient capabilities: %w", err)
+	}
 	if os.Geteuid() != 0 {
 		return nil
 	}
@@ -167,7 +173,7 @@ func applyThread(p Policy, cmdPath string) error {
 			return fmt.Errorf("enter the network namespace: %w", err)
 		}
 	}
-	if err := dropRootCaps(); err != nil {
+	if err := dropCaps(); err != nil {
 		return err
 	}
 	if err := unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {
