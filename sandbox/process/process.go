@@ -50,7 +50,7 @@ const DefaultPidsLimit = 4096
 
 // PidsEnv is the environment variable that sets Options.DefaultPids when
 // it is 0 (the daemon's setting): a number, 0 for none.
-const PidsEnv = "RUNBOX_DEFAULT_PIDS"
+const PidsEnv = protocol.PidsEnv
 
 // defaultPids resolves Options.DefaultPids (see there); 0 means none.
 func (s *Sandbox) defaultPids() (int64, error) {

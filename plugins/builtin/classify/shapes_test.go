@@ -70,6 +70,30 @@ func TestGroundedSuggestions(t *testing.T) {
 	}
 }
 
+// A coreutils "cannot VERB 'PATH': Permission denied" names PATH and is a
+// file's access, not a script that is not executable; a shell's
+// "./x.sh: Permission denied" is the latter.
+func TestPermissionDeniedPath(t *testing.T) {
+	for _, c := range []struct {
+		tail, path string
+		exec       bool
+	}{
+		{"touch: cannot touch '/data/out/x': Permission denied\n", "/data/out/x", false},
+		{"mkdir: cannot create directory ‘/opt/cache’: Permission denied\n", "/opt/cache", false},
+		{"cp: cannot create regular file '/usr/local/bin/tool': Permission denied\n", "/usr/local/bin/tool", false},
+		{"bash: ./train.sh: Permission denied\n", "./train.sh", true},
+	} {
+		f := Classify(sdk.ClassifyInput{ExitCode: 1, StderrTail: c.tail})
+		all := f.Message + " | " + strings.Join(f.Suggestions, " | ")
+		if f.Code != sdk.CodePermissionDenied || f.Details["path"] != c.path {
+			t.Errorf("%q: %s path %q, want PERMISSION_DENIED path %q", c.tail, f.Code, f.Details["path"], c.path)
+		}
+		if strings.Contains(all, "chmod +x") != c.exec {
+			t.Errorf("%q: says chmod +x: %v, want %v: %s", c.tail, !c.exec, c.exec, all)
+		}
+	}
+}
+
 // COMMAND_NOT_FOUND says "command not found" once (issue #16), whichever
 // way it was found.
 func TestCommandNotFoundSaysItOnce(t *testing.T) {

@@ -169,8 +169,15 @@ func matchPermission(sc *scanner, i int, l *line) bool {
 	if path == "" {
 		path = quotedAfter(l.text, lc, "not permitted:")
 	}
+	access := false // "cannot VERB 'PATH': Permission denied" (coreutils): a file's access, not an exec
 	if path == "" && strings.HasSuffix(lc, ": permission denied") {
-		path = segmentBefore(l.text, lc, ": permission denied")
+		head := l.text[:len(l.text)-len(": permission denied")]
+		if k := strings.LastIndex(strings.ToLower(head), "cannot "); k >= 0 {
+			path, access = firstQuoted(head[k:]), true
+		}
+		if path == "" {
+			path, access = segmentBefore(l.text, lc, ": permission denied"), false
+		}
 	}
 	c := cand{code: sdk.CodePermissionDenied, conf: 0.9, details: setDetail(nil, "path", path)}
 	c.msg = "Permission denied"
@@ -187,7 +194,7 @@ func matchPermission(sc *scanner, i int, l *line) bool {
 	case strings.Contains(lc, "docker.sock") || strings.Contains(lc, "docker daemon"):
 		c.msg = "The user cannot talk to the Docker daemon (permission denied on the socket)."
 		c.sugg = []string{"Add the user to the docker group (`sudo usermod -aG docker $USER`, then log in again)."}
-	case sc.in.ExitCode == 126 || strings.HasSuffix(lc, ": permission denied") && !strings.Contains(lc, "[errno"):
+	case sc.in.ExitCode == 126 || strings.HasSuffix(lc, ": permission denied") && !strings.Contains(lc, "[errno") && !access:
 		c.msg += ": the file is not executable or not accessible to this user."
 		c.sugg = []string{"Make a script executable with `chmod +x " + orDefault(path, "FILE") + "` or run it through its interpreter (`bash x.sh`, `python x.py`).", "Check the owner and mode with `ls -l`."}
 	default:

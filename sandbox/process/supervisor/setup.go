@@ -3,6 +3,7 @@ package supervisor
 import (
 	"errors"
 	"fmt"
+	"strings"
 
 	"golang.org/x/sys/unix"
 
@@ -43,7 +44,9 @@ func (s *supervisor) setupCgroup() {
 			s.note("pids limit %d enforced by %s", pids, s.cg.pidsKind())
 		}
 	case pids > 0 && s.pidsDefault:
-		s.note("default pids limit %d not enforced: no pids cgroup (%v)", pids, cgErr(s.cg, err, false))
+		// Said on every run of a user without a delegated cgroup: one line,
+		// with the way to stop it.
+		s.note("default pids limit %d not enforced: no pids cgroup (%s; %s=0 turns the default off)", pids, firstLine(cgErr(s.cg, err, false)), protocol.PidsEnv)
 	case pids > 0:
 		s.note("pids limit %d not enforced: no pids cgroup (%v)", pids, cgErr(s.cg, err, false))
 	}
@@ -52,6 +55,16 @@ func (s *supervisor) setupCgroup() {
 		wdLimit = 0
 	}
 	s.wd = startWatchdog(s.self, s.cg, wdLimit)
+}
+
+// firstLine is err's first line: the cgroup errors list every hierarchy
+// they tried, one per line.
+func firstLine(err error) string {
+	if err == nil {
+		return "unknown"
+	}
+	l, _, _ := strings.Cut(err.Error(), "\n")
+	return l
 }
 
 // cgErr is why a limit is not enforced by a cgroup.

@@ -56,6 +56,11 @@ const (
 	tmpSuffix   = jsonfile.TmpSuffix
 )
 
+// PidsEnv is the environment variable that sets the daemon's default pids
+// limit (a number, 0 for none); the supervisor names it when that default
+// cannot be enforced.
+const PidsEnv = "RUNBOX_DEFAULT_PIDS"
+
 // Boot is what Start hands the supervisor (SpecFile): the spec plus
 // backend options, with room for more without changing the argv.
 type Boot struct {
