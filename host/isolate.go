@@ -35,7 +35,7 @@ func wantedIsolation(out sdk.PlanOutput) (confine.Level, string) {
 // what is missing and that exec will refuse it for a critical risk.
 func planIsolation(spec *sandbox.Spec, backend string, req api.RunRequest, out sdk.PlanOutput) error {
 	if backend != sandbox.Process {
-		return nil
+		return isolationElsewhere(backend, req)
 	}
 	if req.Isolate != "" {
 		return checkIsolation(spec, req)
@@ -63,6 +63,31 @@ func planIsolation(spec *sandbox.Spec, backend string, req api.RunRequest, out s
 		}
 	}
 	return nil
+}
+
+// isolationElsewhere checks an explicit --isolate for a run that is not a
+// process run. A container gives at least any level by itself (its own
+// root filesystem with the workspace mounted, no network unless asked
+// for), so the level holds unless --network lets the run out, which
+// contradicts it. A Slurm job runs on the cluster's nodes, which runbox
+// does not confine: a level there would be a promise nobody keeps.
+func isolationElsewhere(backend string, req api.RunRequest) error {
+	if req.Isolate == "" || backend == sandbox.Process {
+		return nil
+	}
+	level, err := confine.ParseLevel(req.Isolate)
+	if err != nil {
+		return badRequest("%v", err)
+	}
+	switch {
+	case level == confine.None:
+		return nil
+	case backend == sandbox.Docker && level.Network() && req.Network != "" && req.Network != "none":
+		return badRequest("--isolate %s cuts the network, --network %s lets the container out: choose one (a container has no network unless --network says so)", level, req.Network)
+	case backend == sandbox.Docker:
+		return nil
+	}
+	return badRequest("--isolate %s confines process runs; a %s job runs on the cluster's nodes, which runbox does not confine: drop --isolate, or run it with --sandbox process or docker", level, backend)
 }
 
 // checkIsolation validates an explicit --isolate (with --rw and --network
@@ -114,7 +139,7 @@ func runboxHome(spec *sandbox.Spec) string {
 // the refusal on the run.
 func (e *Engine) submitIsolation(ctx context.Context, spec *sandbox.Spec, backend string, req api.RunRequest, plan *store.Plan) (refusal string, err error) {
 	if backend != sandbox.Process {
-		return "", nil
+		return "", nil // isolationElsewhere, checked before the image
 	}
 	home, _ := os.UserHomeDir()
 	if req.Isolate == "" && plan == nil && req.ParentRunID != "" {

@@ -93,6 +93,9 @@ func (e *Engine) Submit(ctx context.Context, req api.RunRequest) (*store.Run, er
 	if err != nil {
 		return nil, err
 	}
+	if err := isolationElsewhere(backend, req); err != nil { // isolate.go
+		return nil, err
+	}
 	if err := e.checkImage(ctx, backend, req); err != nil {
 		return nil, err
 	}

@@ -252,6 +252,20 @@ func TestIsolateBadInput(t *testing.T) {
 	}
 }
 
+// TestIsolateInAContainer: a container gives any level by itself (its own
+// root filesystem, no network unless --network says so), so --isolate is
+// accepted there, unless --network contradicts it.
+func TestIsolateInAContainer(t *testing.T) {
+	e, img := dockerEnv(t)
+	r := e.run("", "run", "--sandbox", "docker", "--image", img, "--isolate", "net", "--network", "bridge", "--", "true")
+	if r.code == 0 || !strings.Contains(r.stderr, "choose one") {
+		t.Errorf("--isolate net --network bridge in a container: exit %d %q, want a refusal", r.code, r.stderr)
+	}
+	if r := e.run("", "run", "--sandbox", "docker", "--image", img, "--isolate", "full", "--", "true"); r.code != 0 {
+		t.Errorf("--isolate full in a container: exit %d %q", r.code, r.stderr)
+	}
+}
+
 // TestIsolateRunCannotUseTheDaemon: the daemon's socket is a pathname
 // unix socket, which Landlock governs only from ABI 9 and a network
 // namespace not at all; through it a confined run could ask for an
