@@ -114,13 +114,15 @@ func runboxDone(u sdk.Progress) sdk.Progress {
 	return u
 }
 
-// num accepts JSON numbers and numeric strings.
+// num reads a metric value: a JSON number or a numeric string, "NaN" and
+// "Infinity" (how JSON loggers write them) included.
 func num(v any) (float64, bool) {
 	switch x := v.(type) {
 	case float64:
-		return x, finite(x)
+		return x, true
 	case string:
-		return numString(x)
+		f, j, ok := parseNum(x, 0)
+		return f, ok && j == len(x)
 	}
 	return 0, false
 }
