@@ -84,7 +84,7 @@ func TestMetricsOverTheAPI(t *testing.T) {
 		t.Fatalf("loss: steps %v, total %d, span %d; want the 8 steps", s.Step, s.Total, s.Span)
 	}
 	for i, want := range []float64{100, 50, 33, 25, 20, 16, 14, 12} {
-		if s.Step[i] != int64(i+1) || s.Value[i] == nil || *s.Value[i] != want {
+		if s.Step[i] != int64(i+1) || float64(s.Value[i]) != want {
 			t.Fatalf("point %d: step %d value %v, want %d %v", i, s.Step[i], s.Value[i], i+1, want)
 		}
 	}
