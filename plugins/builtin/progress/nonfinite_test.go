@@ -59,3 +59,29 @@ func TestParseNonFiniteMetrics(t *testing.T) {
 		}
 	}
 }
+
+// The contract line takes a metric gone NaN however a script's JSON says
+// it: Python's bare NaN, a string, at the top level or under "metrics";
+// a counter or percentage that is not finite is left out.
+func TestRunboxLineNonFinite(t *testing.T) {
+	for _, c := range []struct {
+		line string
+		key  string
+		want float64
+	}{
+		{`##PROGRESS## {"step": 5, "total": 10, "metrics": {"loss": NaN, "acc": 0.5}}`, "loss", math.NaN()},
+		{`##PROGRESS## {"step": 5, "metrics": {"loss": "-Infinity"}}`, "loss", math.Inf(-1)},
+		{`##PROGRESS## {"step": 5, "loss": Infinity}`, "loss", math.Inf(1)},
+		{`##PROGRESS## {"step": 5, "loss": "nan"}`, "loss", math.NaN()},
+	} {
+		u, ok := parseRunbox(c.line)
+		v, has := u.Metrics[c.key]
+		if !ok || u.Step != 5 || !has || !(v == c.want || math.IsNaN(v) && math.IsNaN(c.want)) {
+			t.Errorf("%s: %v %+v", c.line, ok, u)
+		}
+	}
+	u, ok := parseRunbox(`##PROGRESS## {"step": NaN, "total": 10, "percentage": Infinity, "eta": "nan", "loss": 1}`)
+	if !ok || u.Step != 0 || u.Percentage != 0 || u.ETASeconds != 0 || u.Metrics["loss"] != 1 {
+		t.Errorf("non-finite counters: %v %+v", ok, u)
+	}
+}
