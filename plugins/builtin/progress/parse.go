@@ -51,9 +51,9 @@ type state struct {
 }
 
 // addMetric records a metric of the line being parsed (NaN and ±Inf
-// included), as
-// addMetric does into a map: a map per line costs a guest (Go compiled
-// to wasm) about as much as all the rest of the line's parsing.
+// included), as addMetric does into a map: a map per line costs a guest
+// (Go compiled to wasm) about as much as all the rest of the line's
+// parsing.
 func (st *state) addMetric(k string, v float64) {
 	if k == "" {
 		return
