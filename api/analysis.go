@@ -1,5 +1,7 @@
 package api
 
+import "github.com/runbox/runbox/sdk"
+
 // Failure is why a run failed and what to do next: exactly one failure
 // code (contract, DESIGN §4).
 type Failure struct {
@@ -20,19 +22,21 @@ type Failure struct {
 
 // Progress is a run's latest progress.
 type Progress struct {
-	Step       int64              `json:"step,omitempty"`
-	Total      int64              `json:"total,omitempty"`
-	Percentage float64            `json:"percentage,omitempty"`
-	Phase      string             `json:"phase,omitempty"`
-	Epoch      int64              `json:"epoch,omitempty"`
-	EpochTotal int64              `json:"epoch_total,omitempty"`
-	EpochExact float64            `json:"epoch_exact,omitempty"` // a fractional epoch as printed (0.58)
-	ETASeconds float64            `json:"eta_seconds,omitempty"`
-	Rate       float64            `json:"rate,omitempty"`
-	RateUnit   string             `json:"rate_unit,omitempty"` // it/s, samples/s, tok/s
-	Metrics    map[string]float64 `json:"metrics,omitempty"`
-	Message    string             `json:"message,omitempty"`
-	Source     string             `json:"source,omitempty"` // which format matched: runbox, tqdm, keras, ...
+	Step       int64   `json:"step,omitempty"`
+	Total      int64   `json:"total,omitempty"`
+	Percentage float64 `json:"percentage,omitempty"`
+	Phase      string  `json:"phase,omitempty"`
+	Epoch      int64   `json:"epoch,omitempty"`
+	EpochTotal int64   `json:"epoch_total,omitempty"`
+	EpochExact float64 `json:"epoch_exact,omitempty"` // a fractional epoch as printed (0.58)
+	ETASeconds float64 `json:"eta_seconds,omitempty"`
+	Rate       float64 `json:"rate,omitempty"`
+	RateUnit   string  `json:"rate_unit,omitempty"` // it/s, samples/s, tok/s
+	// Metrics may hold NaN and ±Inf, written as the JSON strings "NaN",
+	// "Infinity" and "-Infinity" (the plugin wire's form, sdk.Metrics).
+	Metrics sdk.Metrics `json:"metrics,omitempty"`
+	Message string      `json:"message,omitempty"`
+	Source  string      `json:"source,omitempty"` // which format matched: runbox, tqdm, keras, ...
 }
 
 // Analysis is the answer of `runbox analyze` (contract).

@@ -2,6 +2,7 @@ package host
 
 import (
 	"context"
+	"math"
 	"sync"
 	"time"
 
@@ -136,7 +137,8 @@ func (r *runner) observeMetrics(ctx context.Context, st *sdk.Progress, persist b
 }
 
 // newSample reports whether b is a new point of history after a: a new step
-// or new metric values (a message or an ETA alone is not).
+// or new metric values (a message or an ETA alone is not). A NaN metric
+// that stays NaN is no new value (NaN != NaN would make every flush one).
 func newSample(a, b *sdk.Progress) bool {
 	if len(b.Metrics) == 0 && b.Percentage == 0 && b.Rate == 0 {
 		return false
@@ -145,7 +147,7 @@ func newSample(a, b *sdk.Progress) bool {
 		return true
 	}
 	for k, v := range b.Metrics {
-		if w, ok := a.Metrics[k]; !ok || w != v {
+		if w, ok := a.Metrics[k]; !ok || w != v && !(math.IsNaN(w) && math.IsNaN(v)) {
 			return true
 		}
 	}

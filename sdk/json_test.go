@@ -362,8 +362,31 @@ func checkDecodeObject(t *testing.T, s string) {
 	} else if ks := objectKeys(s); !slices.Equal(keys, ks) {
 		t.Errorf("DecodeJSONObject(%q): members %q, want %q", s, keys, ks)
 	}
+	if ok && werr != nil && (strings.Contains(s, "NaN") || strings.Contains(s, "Infinity")) {
+		return // Python's bare NaN and Infinity: read on purpose (TestDecodeJSONObjectPythonNonFinite)
+	}
 	if ok != (werr == nil) || ok && !reflect.DeepEqual(got, want) {
 		t.Errorf("DecodeJSONObject(%q)\n got %#v, %v\nwant %#v, %v", s, got, ok, want, werr)
+	}
+}
+
+// The bare NaN, Infinity and -Infinity of Python's json.dumps read as
+// numbers, at the top level and nested; anything near them is an error.
+func TestDecodeJSONObjectPythonNonFinite(t *testing.T) {
+	got := map[string]any{}
+	ok := DecodeJSONObject(`{"loss": NaN, "gn": Infinity, "m": {"x": -Infinity, "y": [NaN]}}`, func(k string, v JSONValue) {
+		got[k] = v.Interface()
+	})
+	isNaN := func(v any) bool { f, ok := v.(float64); return ok && math.IsNaN(f) }
+	m, _ := got["m"].(map[string]any)
+	y, _ := m["y"].([]any)
+	if !ok || !isNaN(got["loss"]) || got["gn"] != math.Inf(1) || m["x"] != math.Inf(-1) || len(y) != 1 || !isNaN(y[0]) {
+		t.Fatalf("%v: %#v", ok, got)
+	}
+	for _, bad := range []string{`{"a": nan}`, `{"a": NaNa}`, `{"a": Inf}`, `{"a": -Infinit}`, `{"a": +Infinity}`, `{"a": -NaN}`, `{"a": N`} {
+		if DecodeJSONObject(bad, func(string, JSONValue) {}) {
+			t.Errorf("%s read", bad)
+		}
 	}
 }
 

@@ -11,7 +11,9 @@ import "strconv"
 // well formed object all of whose numbers fit a float64; when it does
 // not, what member was given is to be discarded. Strings may share memory
 // with s. It is for guest code that reads JSON of its own without linking
-// encoding/json.
+// encoding/json. Unlike encoding/json, it also reads the bare NaN,
+// Infinity and -Infinity that Python's json module writes by default (a
+// training script's json.dumps of a loss gone NaN) as numbers.
 func DecodeJSONObject(s string, member func(key string, val JSONValue)) bool {
 	d := jsonDec{s: s}
 	d.ws()
@@ -76,6 +78,16 @@ func (v JSONValue) Interface() any {
 // jsonValue reads any value into v.
 func (d *jsonDec) jsonValue(v *JSONValue) bool {
 	switch c := d.peek(); {
+	case c == 'N' || c == 'I' || c == '-' && d.i+1 < len(d.s) && d.s[d.i+1] == 'I':
+		v.Kind = JSONNumber
+		for _, lit := range [...]string{"NaN", "Infinity", "-Infinity"} {
+			if len(d.s)-d.i >= len(lit) && d.s[d.i:d.i+len(lit)] == lit {
+				v.Num, _ = ParseMetricString(lit)
+				d.i += len(lit)
+				return true
+			}
+		}
+		return false
 	case c == '"':
 		v.Kind = JSONString
 		str, ok := d.str()

@@ -191,7 +191,7 @@ func decodeSlice[T any](d *jsonDec, dst *[]T, field string, elem func(*T) bool) 
 // decodeMap reads an object into a map with string keys: null sets nil;
 // the map is made when nil and added to; each value is decoded into a zero
 // V (so a null value stores the zero value).
-func decodeMap[V any](d *jsonDec, dst *map[string]V, field string, elem func(*V) bool) bool {
+func decodeMap[M ~map[string]V, V any](d *jsonDec, dst *M, field string, elem func(*V) bool) bool {
 	switch d.peek() {
 	case 'n':
 		*dst = nil
@@ -201,7 +201,7 @@ func decodeMap[V any](d *jsonDec, dst *map[string]V, field string, elem func(*V)
 		return d.typeError(field)
 	}
 	if *dst == nil {
-		*dst = map[string]V{}
+		*dst = M{}
 	}
 	m := *dst
 	return d.object(func(key string) bool {

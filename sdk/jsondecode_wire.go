@@ -250,7 +250,7 @@ func (d *jsonDec) progress(v *Progress) bool {
 		case "rate_unit":
 			return d.string(&v.RateUnit, f)
 		case "metrics":
-			return decodeMap(d, &v.Metrics, f, func(x *float64) bool { return d.float64(x, f) })
+			return d.metrics(&v.Metrics, f)
 		case "message":
 			return d.string(&v.Message, f)
 		case "source":

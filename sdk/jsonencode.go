@@ -206,22 +206,12 @@ func appendFailure(dst []byte, f *Failure) ([]byte, error) {
 
 // parseOutputError is the error json.Marshal returns for out, which
 // ParseOutput.AppendJSON refused: the first NaN or infinity in the order
-// encoding/json writes the fields.
+// encoding/json writes the fields (metrics carry theirs, see Metrics).
 func parseOutputError(out *ParseOutput) error {
 	for i := range out.Updates {
 		p := &out.Updates[i]
-		for _, f := range []float64{p.Percentage, p.ETASeconds, p.Rate} {
+		for _, f := range []float64{p.Percentage, p.EpochExact, p.ETASeconds, p.Rate} {
 			if !finite(f) {
-				return unsupportedFloat(f)
-			}
-		}
-		keys := make([]string, 0, len(p.Metrics))
-		for k := range p.Metrics {
-			keys = append(keys, k)
-		}
-		slices.Sort(keys)
-		for _, k := range keys {
-			if f := p.Metrics[k]; !finite(f) {
 				return unsupportedFloat(f)
 			}
 		}

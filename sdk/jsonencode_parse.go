@@ -2,7 +2,6 @@ package sdk
 
 import (
 	"errors"
-	"slices"
 	"strconv"
 )
 
@@ -13,7 +12,8 @@ import (
 // scanning strings eight bytes at a time (jsonscan.go).
 
 // AppendJSON appends in as encoding/json would marshal it. It fails, like
-// encoding/json, on a NaN or infinite number.
+// encoding/json, on a NaN or infinite number outside Metrics (whose
+// non-finite values are strings, see Metrics).
 func (in ParseInput) AppendJSON(dst []byte) ([]byte, error) {
 	return in.appendJSON(dst, true)
 }
@@ -58,7 +58,7 @@ func (in ParseInput) appendJSON(dst []byte, html bool) ([]byte, error) {
 var errUnsupported = errors.New("sdk: unsupported value")
 
 // AppendJSON appends out as encoding/json would marshal it. It fails, like
-// encoding/json, on a NaN or infinite number.
+// encoding/json, on a NaN or infinite number outside Metrics.
 func (out ParseOutput) AppendJSON(dst []byte) ([]byte, error) {
 	if len(out.Updates) == 0 {
 		return append(dst, "{}"...), nil
@@ -77,7 +77,7 @@ func (out ParseOutput) AppendJSON(dst []byte) ([]byte, error) {
 }
 
 // AppendJSON appends p as encoding/json would marshal it. It fails, like
-// encoding/json, on a NaN or infinite number.
+// encoding/json, on a NaN or infinite number outside Metrics.
 func (p *Progress) AppendJSON(dst []byte) ([]byte, error) {
 	return p.appendJSON(dst, true)
 }
@@ -124,21 +124,8 @@ func (p *Progress) appendJSON(dst []byte, html bool) ([]byte, error) {
 	strField(`"rate_unit":`, p.RateUnit)
 	if len(p.Metrics) > 0 {
 		sep()
-		dst = append(dst, `"metrics":{`...)
-		keys := make([]string, 0, len(p.Metrics))
-		for k := range p.Metrics {
-			keys = append(keys, k)
-		}
-		slices.Sort(keys)
-		for i, k := range keys {
-			if i > 0 {
-				dst = append(dst, ',')
-			}
-			dst = appendJSONStr(dst, k, html)
-			dst = append(dst, ':')
-			dst, ok = appendJSONFloat(dst, p.Metrics[k], ok)
-		}
-		dst = append(dst, '}')
+		dst = append(dst, `"metrics":`...)
+		dst = appendMetrics(dst, p.Metrics, html)
 	}
 	strField(`"message":`, p.Message)
 	strField(`"source":`, p.Source)

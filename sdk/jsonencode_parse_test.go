@@ -4,9 +4,11 @@ import (
 	"bytes"
 	"encoding/json"
 	"math"
-	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
 )
 
 var codecStrings = []string{
@@ -59,8 +61,10 @@ func TestParseCodecMatchesEncodingJSON(t *testing.T) {
 		if _, err := (ParseOutput{Updates: []Progress{{Rate: bad}}}).AppendJSON(nil); err == nil {
 			t.Errorf("%v: no error", bad)
 		}
-		if _, err := (ParseOutput{Updates: []Progress{{Metrics: map[string]float64{"m": bad}}}}).AppendJSON(nil); err == nil {
-			t.Errorf("metric %v: no error", bad)
+		for _, p := range []Progress{{Percentage: bad}, {EpochExact: bad}, {ETASeconds: bad}} {
+			if _, err := (ParseOutput{Updates: []Progress{p}}).AppendJSON(nil); err == nil {
+				t.Errorf("%+v: no error", p)
+			}
 		}
 	}
 	for _, s := range []string{
@@ -73,6 +77,9 @@ func TestParseCodecMatchesEncodingJSON(t *testing.T) {
 		`{"last":{"metrics":{"a":1,"a":2}}}`, `{"last":{"metrics":null}}`, `{"last":{"step":1,"step":2}}`,
 		`{"last":{"step":99999999999999999999}}`, `{"lines":["tab	raw"]}`, `{"lines":["bad \xff utf8"]}`,
 		`[]`, ``, `{`, `{"lines":["\ud800\u0041"]}`, `{"lines":["\uD83D\uDE00"]}`,
+		`{"last":{"metrics":{"a":"NaN","b":"Infinity","c":"-Infinity","d":1}}}`, `{"last":{"metrics":{"a":"\u004eaN"}}}`,
+		`{"last":{"metrics":{"a":"nan"}}}`, `{"last":{"metrics":{"a":"1"}}}`, `{"last":{"metrics":{"a":"NaN}}}`,
+		`{"last":{"metrics":{"a":null,"b":true}}}`, `{"last":{"metrics":[]}}`,
 	} {
 		checkDecode(t, s)
 	}
@@ -105,7 +112,7 @@ func checkDecode(t *testing.T, s string) {
 	var want, got ParseInput
 	werr := json.Unmarshal([]byte(s), &want)
 	gerr := unmarshalParseInput(s, &got)
-	if (werr == nil) != (gerr == nil) || !reflect.DeepEqual(got, want) {
+	if (werr == nil) != (gerr == nil) || !cmp.Equal(got, want, cmpopts.EquateNaNs()) {
 		t.Errorf("unmarshalParseInput(%q)\n got %#v %v\nwant %#v %v", s, got, gerr, want, werr)
 	}
 }

@@ -222,11 +222,12 @@ type Progress struct {
 	// EpochExact is the epoch as printed when it is not whole (Hugging
 	// Face Trainer's 0.58, fairseq's 26.267); Epoch holds the epoch in
 	// progress (its ceiling).
-	EpochExact float64            `json:"epoch_exact,omitempty"`
-	ETASeconds float64            `json:"eta_seconds,omitempty"`
-	Rate       float64            `json:"rate,omitempty"`
-	RateUnit   string             `json:"rate_unit,omitempty"` // "it/s", "samples/s", "tok/s"
-	Metrics    map[string]float64 `json:"metrics,omitempty"`
-	Message    string             `json:"message,omitempty"`
-	Source     string             `json:"source,omitempty"` // which format matched: "runbox", "tqdm", "keras", ...
+	EpochExact float64 `json:"epoch_exact,omitempty"`
+	ETASeconds float64 `json:"eta_seconds,omitempty"`
+	Rate       float64 `json:"rate,omitempty"`
+	RateUnit   string  `json:"rate_unit,omitempty"` // "it/s", "samples/s", "tok/s"
+	// Metrics may hold NaN and ±Inf (see Metrics for their JSON form).
+	Metrics Metrics `json:"metrics,omitempty"`
+	Message string  `json:"message,omitempty"`
+	Source  string  `json:"source,omitempty"` // which format matched: "runbox", "tqdm", "keras", ...
 }

@@ -22,15 +22,20 @@ const MaxSeriesPoints = 1024
 const MaxRunSeries = 32
 
 // MetricPoint is one bucket of a series. A bucket of a single sample has
-// Min == Max == Value. NaN or ±Inf samples are gaps: a bucket made only of
-// them has Value NaN; otherwise they are left out of Min, Max and Value.
+// Min == Max == Value. NaN and ±Inf samples (a loss gone NaN is what a
+// user most needs to see) are counted in NonFinite and kept as they are
+// (NaN, +Inf or -Inf) in Value when the bucket has no finite sample; they
+// never count for Min and Max, which are NaN when there is no finite one.
 type MetricPoint struct {
 	Step  int64     // last step the bucket covers
 	Time  time.Time // wall time of that step
-	Value float64   // last finite value in the bucket (NaN: a gap)
+	Value float64   // last finite value in the bucket, else its last sample
 	Min   float64
 	Max   float64
 	N     int64 // samples the bucket covers
+	// NonFinite counts the samples of the bucket that were NaN or ±Inf, so
+	// that one survives downsampling next to finite ones.
+	NonFinite int64
 }
 
 // Series is one metric of one run.
@@ -109,7 +114,12 @@ func (s *Series) Add(step int64, t time.Time, v float64) {
 	if n > 0 && s.Points[n-1].N < s.Span {
 		p := &s.Points[n-1]
 		p.Step, p.Time, p.N = step, t, p.N+1
-		if finite(v) {
+		if !finite(v) {
+			p.NonFinite++
+			if !finite(p.Value) {
+				p.Value = v // no finite sample yet: the latest kind of gap
+			}
+		} else {
 			p.Value = v
 			if !finite(p.Min) || v < p.Min {
 				p.Min = v
@@ -120,10 +130,11 @@ func (s *Series) Add(step int64, t time.Time, v float64) {
 		}
 		return
 	}
+	p := MetricPoint{Step: step, Time: t, Value: v, Min: v, Max: v, N: 1}
 	if !finite(v) {
-		v = math.NaN() // one kind of gap, whatever the plugin sent
+		p.Min, p.Max, p.NonFinite = math.NaN(), math.NaN(), 1
 	}
-	s.Points = append(s.Points, MetricPoint{Step: step, Time: t, Value: v, Min: v, Max: v, N: 1})
+	s.Points = append(s.Points, p)
 	if len(s.Points) >= MaxSeriesPoints {
 		s.halve()
 	}
@@ -144,8 +155,9 @@ func (s *Series) halve() {
 }
 
 func mergePoints(a, b MetricPoint) MetricPoint {
-	m := MetricPoint{Step: b.Step, Time: b.Time, N: a.N + b.N, Value: b.Value, Min: a.Min, Max: a.Max}
-	if !finite(m.Value) {
+	m := MetricPoint{Step: b.Step, Time: b.Time, N: a.N + b.N, Value: b.Value, Min: a.Min, Max: a.Max,
+		NonFinite: a.NonFinite + b.NonFinite}
+	if !finite(m.Value) && finite(a.Value) {
 		m.Value = a.Value
 	}
 	if finite(b.Min) && (!finite(m.Min) || b.Min < m.Min) {

@@ -100,12 +100,17 @@ func (s *Store) MetricNames(ctx context.Context, runID string) ([]string, error)
 	return out, err
 }
 
-const seriesFormat = 1
+// Series formats: 1 had no NonFinite count (a point's NaN Value stood for
+// every gap), 2 adds it after N. Both are read; 2 is written.
+const (
+	seriesFormat1 = 1
+	seriesFormat  = 2
+)
 
-// encodeSeries writes a series compactly: 8 bytes per float (NaN, the gap,
-// survives, which JSON could not carry), varints for the rest.
+// encodeSeries writes a series compactly: 8 bytes per float (NaN and ±Inf
+// survive, which JSON could not carry), varints for the rest.
 func encodeSeries(s *Series) []byte {
-	b := make([]byte, 0, 16+len(s.Points)*40)
+	b := make([]byte, 0, 16+len(s.Points)*41)
 	b = append(b, seriesFormat)
 	b = binary.AppendUvarint(b, uint64(s.Span))
 	b = binary.AppendUvarint(b, uint64(s.Total))
@@ -117,6 +122,7 @@ func encodeSeries(s *Series) []byte {
 		b = binary.AppendVarint(b, t-prevTime)
 		prevStep, prevTime = p.Step, t
 		b = binary.AppendUvarint(b, uint64(p.N))
+		b = binary.AppendUvarint(b, uint64(p.NonFinite))
 		for _, f := range [3]float64{p.Value, p.Min, p.Max} {
 			b = binary.LittleEndian.AppendUint64(b, math.Float64bits(f))
 		}
@@ -130,9 +136,10 @@ func decodeSeries(name string, b []byte) (*Series, error) {
 	bad := func(err error) (*Series, error) {
 		return nil, fmt.Errorf("store: decode metric %q: %w", name, err)
 	}
-	if len(b) == 0 || b[0] != seriesFormat {
+	if len(b) == 0 || b[0] != seriesFormat && b[0] != seriesFormat1 {
 		return bad(fmt.Errorf("unknown format"))
 	}
+	format := b[0]
 	b = b[1:]
 	uv := func() uint64 {
 		v, n := binary.Uvarint(b)
@@ -163,6 +170,9 @@ func decodeSeries(name string, b []byte) (*Series, error) {
 		step += sv()
 		t += sv()
 		p := MetricPoint{Step: step, Time: time.Unix(0, t).UTC(), N: int64(uv())}
+		if format != seriesFormat1 {
+			p.NonFinite = int64(uv())
+		}
 		if len(b) < 24 {
 			return bad(errShortSeries)
 		}
@@ -170,6 +180,9 @@ func decodeSeries(name string, b []byte) (*Series, error) {
 		p.Min = math.Float64frombits(binary.LittleEndian.Uint64(b[8:]))
 		p.Max = math.Float64frombits(binary.LittleEndian.Uint64(b[16:]))
 		b = b[24:]
+		if format == seriesFormat1 && math.IsNaN(p.Value) {
+			p.NonFinite = p.N // format 1 kept a NaN Value only for a bucket of gaps
+		}
 		s.Points = append(s.Points, p)
 	}
 	return s, nil

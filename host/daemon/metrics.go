@@ -48,19 +48,25 @@ func metricsView(run *store.Run, h *store.MetricHistory, all []string) api.Metri
 		ms := api.MetricSeries{
 			Name: s.Name, Total: s.Total, Span: s.Span,
 			Step: make([]int64, len(s.Points)), Time: make([]float64, len(s.Points)),
-			Value: make([]*float64, len(s.Points)), Min: make([]*float64, len(s.Points)), Max: make([]*float64, len(s.Points)),
+			Value: make([]api.Float, len(s.Points)), Min: make([]*float64, len(s.Points)), Max: make([]*float64, len(s.Points)),
 		}
 		for i, p := range s.Points {
 			ms.Step[i] = p.Step
 			ms.Time[i] = float64(p.Time.UnixMilli()) / 1000
-			ms.Value[i], ms.Min[i], ms.Max[i] = num(p.Value), num(p.Min), num(p.Max)
+			ms.Value[i], ms.Min[i], ms.Max[i] = api.Float(p.Value), num(p.Min), num(p.Max)
+			if p.NonFinite > 0 && ms.NonFinite == nil {
+				ms.NonFinite = make([]int64, len(s.Points))
+			}
+			if ms.NonFinite != nil {
+				ms.NonFinite[i] = p.NonFinite
+			}
 		}
 		out.Series = append(out.Series, ms)
 	}
 	return out
 }
 
-// num is a JSON number, or null for a gap (JSON has no NaN).
+// num is a bucket's extreme: null when the bucket has no finite sample.
 func num(v float64) *float64 {
 	if math.IsNaN(v) || math.IsInf(v, 0) {
 		return nil

@@ -84,7 +84,7 @@ func TestMetricsOverTheAPI(t *testing.T) {
 		t.Fatalf("loss: steps %v, total %d, span %d; want the 8 steps", s.Step, s.Total, s.Span)
 	}
 	for i, want := range []float64{100, 50, 33, 25, 20, 16, 14, 12} {
-		if s.Step[i] != int64(i+1) || s.Value[i] == nil || *s.Value[i] != want {
+		if s.Step[i] != int64(i+1) || float64(s.Value[i]) != want {
 			t.Fatalf("point %d: step %d value %v, want %d %v", i, s.Step[i], s.Value[i], i+1, want)
 		}
 	}
@@ -145,18 +145,27 @@ func TestMetricsSurviveDaemonRestart(t *testing.T) {
 	}
 }
 
-// NaN and ±Inf reach clients as null (JSON has no NaN): a gap.
-func TestMetricsViewGaps(t *testing.T) {
+// NaN and ±Inf reach clients as "NaN", "Infinity", "-Infinity" (JSON has
+// no such numbers), kind and sign kept, counted per point; a point with no
+// finite sample has null min and max. A history with none says nothing of
+// them (no non_finite column).
+func TestMetricsViewNonFinite(t *testing.T) {
 	h := &store.MetricHistory{RunID: "r"}
-	for i, v := range []float64{1, math.NaN(), math.Inf(1), 2} {
+	for i, v := range []float64{1, math.NaN(), math.Inf(1), 2, math.Inf(-1)} {
 		h.Add("loss", int64(i+1), time.Unix(100, 0), v)
 	}
+	h.Add("acc", 1, time.Unix(100, 0), 0.5)
 	v := metricsView(&store.Run{ID: "r", State: store.Running}, h, h.Names())
 	b, err := json.Marshal(v)
 	if err != nil {
-		t.Fatalf("a history with gaps does not encode: %v", err)
+		t.Fatalf("a history with non-finite values does not encode: %v", err)
 	}
-	if !strings.Contains(string(b), `"value":[1,null,null,2]`) {
-		t.Fatalf("gaps not null: %s", b)
+	for _, want := range []string{
+		`"value":[1,"NaN","Infinity",2,"-Infinity"]`, `"min":[1,null,null,2,null]`, `"non_finite":[0,1,1,0,1]`,
+		`{"name":"acc","total":1,"span":1,"step":[1],"time":[100],"value":[0.5],"min":[0.5],"max":[0.5]}`,
+	} {
+		if !strings.Contains(string(b), want) {
+			t.Errorf("view lacks %s: %s", want, b)
+		}
 	}
 }

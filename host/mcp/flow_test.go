@@ -2,6 +2,7 @@ package mcp
 
 import (
 	"context"
+	"math"
 	"os/exec"
 	"slices"
 	"strings"
@@ -344,5 +345,26 @@ func TestCallsWhileWaiting(t *testing.T) {
 		}
 	case <-time.After(20 * time.Second):
 		t.Fatal("local_wait did not return after the run was stopped")
+	}
+}
+
+// A loss that went NaN (and a gradient norm gone infinite) reaches an
+// agent: in local_status's structured result as "NaN" and "Infinity",
+// and in its text as loss=NaN.
+func TestStatusNonFiniteMetrics(t *testing.T) {
+	d := startDaemon(t)
+	wd := t.TempDir()
+	writeFile(t, wd, "nan.sh", `echo '##PROGRESS## {"step": 1, "total": 4, "metrics": {"loss": 2.5}}'
+echo '##PROGRESS## {"step": 2, "total": 4, "metrics": {"loss": "NaN", "grad_norm": "Infinity"}}'`)
+	a := newAgent(t, d, wd)
+	id := a.start([]any{"sh", "nan.sh"}, nil)
+	a.waitDone(id)
+	var st runOut
+	text := a.ok("local_status", map[string]any{"run_id": id}, &st)
+	if st.Progress == nil || st.Progress.Step != 2 || !math.IsNaN(st.Progress.Metrics["loss"]) || !math.IsInf(st.Progress.Metrics["grad_norm"], 1) {
+		t.Fatalf("status progress %+v", st.Progress)
+	}
+	if !strings.Contains(text, "loss=NaN") || !strings.Contains(text, "grad_norm=Infinity") {
+		t.Errorf("status text lacks the non-finite metrics: %q", text)
 	}
 }

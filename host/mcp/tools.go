@@ -2,9 +2,12 @@ package mcp
 
 import (
 	"fmt"
+	"reflect"
 
 	"github.com/google/jsonschema-go/jsonschema"
 	mcpsdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/runbox/runbox/sdk"
 )
 
 // The tools' descriptions say when to use each: a model picks tools by
@@ -35,17 +38,17 @@ func (s *server) register(srv *mcpsdk.Server) {
 	}, s.execute)
 	mcpsdk.AddTool(srv, &mcpsdk.Tool{
 		Name: "local_status", Title: "Run status", Description: descStatus,
-		InputSchema: runSchema(),
+		OutputSchema: infer[runOut](), InputSchema: runSchema(),
 		Annotations: &mcpsdk.ToolAnnotations{ReadOnlyHint: true, IdempotentHint: true},
 	}, s.status)
 	mcpsdk.AddTool(srv, &mcpsdk.Tool{
 		Name: "local_wait", Title: "Wait for a run", Description: descWait,
-		InputSchema: waitSchema(),
+		OutputSchema: infer[runOut](), InputSchema: waitSchema(),
 		Annotations: &mcpsdk.ToolAnnotations{ReadOnlyHint: true, IdempotentHint: true},
 	}, s.wait)
 	mcpsdk.AddTool(srv, &mcpsdk.Tool{
 		Name: "local_stop", Title: "Stop a run", Description: descStop,
-		InputSchema: runSchema(),
+		OutputSchema: infer[runOut](), InputSchema: runSchema(),
 		Annotations: &mcpsdk.ToolAnnotations{DestructiveHint: new(true), IdempotentHint: true},
 	}, s.stop)
 	mcpsdk.AddTool(srv, &mcpsdk.Tool{
@@ -55,10 +58,21 @@ func (s *server) register(srv *mcpsdk.Server) {
 	}, s.logs)
 }
 
+// metricsSchema is sdk.Metrics' JSON: numbers, and the strings "NaN",
+// "Infinity", "-Infinity" for the values a log printed as nan or inf. The
+// tools whose result carries progress set OutputSchema with it: the MCP
+// SDK's own inference says numbers only, and validates results by it.
+var metricsSchema = &jsonschema.Schema{Type: "object", AdditionalProperties: &jsonschema.Schema{
+	Description: `a number, or "NaN", "Infinity", "-Infinity" when the log printed nan or inf`,
+	AnyOf:       []*jsonschema.Schema{{Type: "number"}, {Type: "string", Enum: []any{sdk.JSONNaN, sdk.JSONInf, sdk.JSONNegInf}}},
+}}
+
 // infer is the schema of T, which is a struct of this package: it cannot
 // fail.
 func infer[T any]() *jsonschema.Schema {
-	sc, err := jsonschema.For[T](nil)
+	sc, err := jsonschema.For[T](&jsonschema.ForOptions{TypeSchemas: map[reflect.Type]*jsonschema.Schema{
+		reflect.TypeFor[sdk.Metrics](): metricsSchema,
+	}})
 	if err != nil {
 		panic(fmt.Sprintf("mcp: schema of %T: %v", *new(T), err))
 	}

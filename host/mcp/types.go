@@ -1,5 +1,7 @@
 package mcp
 
+import "github.com/runbox/runbox/sdk"
+
 // The tools' arguments and results. Argument names are the compute-local
 // flow's (contract, DESIGN §5); results are shaped for a model to read,
 // not the daemon's wire types (package api), which carry fields no agent
@@ -128,17 +130,17 @@ type logsIn struct {
 }
 
 type progress struct {
-	Step       int64              `json:"step,omitempty"`
-	Total      int64              `json:"total,omitempty"`
-	Percentage float64            `json:"percentage,omitempty"`
-	Phase      string             `json:"phase,omitempty"`
-	Epoch      int64              `json:"epoch,omitempty"`
-	EpochTotal int64              `json:"epoch_total,omitempty"`
-	ETASeconds float64            `json:"eta_seconds,omitempty"`
-	Rate       float64            `json:"rate,omitempty"`
-	RateUnit   string             `json:"rate_unit,omitempty"`
-	Metrics    map[string]float64 `json:"metrics,omitempty"`
-	Message    string             `json:"message,omitempty"`
+	Step       int64       `json:"step,omitempty"`
+	Total      int64       `json:"total,omitempty"`
+	Percentage float64     `json:"percentage,omitempty"`
+	Phase      string      `json:"phase,omitempty"`
+	Epoch      int64       `json:"epoch,omitempty"`
+	EpochTotal int64       `json:"epoch_total,omitempty"`
+	ETASeconds float64     `json:"eta_seconds,omitempty"`
+	Rate       float64     `json:"rate,omitempty"`
+	RateUnit   string      `json:"rate_unit,omitempty"`
+	Metrics    sdk.Metrics `json:"metrics,omitempty"` // NaN, ±Inf as "NaN", "Infinity", "-Infinity"
+	Message    string      `json:"message,omitempty"`
 }
 
 type usage struct {

@@ -2,11 +2,13 @@ package mcp
 
 import (
 	"fmt"
+	"math"
 	"slices"
 	"strings"
 	"time"
 
 	"github.com/runbox/runbox/api"
+	"github.com/runbox/runbox/sdk"
 )
 
 var severityRank = map[string]int{
@@ -202,7 +204,12 @@ func progressText(p *progress) string {
 	}
 	slices.Sort(keys)
 	for _, k := range keys {
-		parts = append(parts, fmt.Sprintf("%s=%.4g", k, p.Metrics[k]))
+		v := p.Metrics[k]
+		if math.IsNaN(v) || math.IsInf(v, 0) {
+			parts = append(parts, k+"="+sdk.FormatMetric(v)) // as the JSON result spells it
+		} else {
+			parts = append(parts, fmt.Sprintf("%s=%.4g", k, v))
+		}
 	}
 	if p.ETASeconds > 0 {
 		parts = append(parts, "ETA "+(time.Duration(p.ETASeconds)*time.Second).String())

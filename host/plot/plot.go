@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"image/color"
 	"io"
+	"math"
 	"os"
 	"path/filepath"
 	"sort"
@@ -94,22 +95,53 @@ func series(m *api.Metrics, name string) *api.MetricSeries {
 	return nil
 }
 
-// segments splits a series at its gaps (null values) into runs of points.
+// finite returns v as a float64 and whether it is a number to draw.
+func finite(v api.Float) (float64, bool) {
+	f := float64(v)
+	return f, !math.IsNaN(f) && !math.IsInf(f, 0)
+}
+
+// segments splits a series at its non-finite values (NaN, ±Inf: gaps in
+// the line, marked by nonFinite) into runs of points.
 func segments(s *api.MetricSeries) []plotter.XYs {
 	var out []plotter.XYs
 	var cur plotter.XYs
 	for i, v := range s.Value {
-		if v == nil {
+		y, ok := finite(v)
+		if !ok {
 			if len(cur) > 0 {
 				out = append(out, cur)
 				cur = nil
 			}
 			continue
 		}
-		cur = append(cur, plotter.XY{X: float64(s.Step[i]), Y: *v})
+		cur = append(cur, plotter.XY{X: float64(s.Step[i]), Y: y})
 	}
 	if len(cur) > 0 {
 		out = append(out, cur)
+	}
+	return out
+}
+
+// nonFinite returns a mark for each non-finite value of s: at its step,
+// level with the last finite value before it (the first after, when none
+// is before; 0 when the series has none), where the line breaks off. A
+// loss gone NaN is the news of the chart: it must show, not vanish.
+func nonFinite(s *api.MetricSeries) plotter.XYs {
+	var out plotter.XYs
+	level := 0.0
+	for _, v := range s.Value {
+		if y, ok := finite(v); ok {
+			level = y
+			break
+		}
+	}
+	for i, v := range s.Value {
+		if y, ok := finite(v); ok {
+			level = y
+			continue
+		}
+		out = append(out, plotter.XY{X: float64(s.Step[i]), Y: level})
 	}
 	return out
 }
@@ -209,6 +241,15 @@ func chart(runs []*api.Metrics, name string) (*gplot.Plot, error) {
 					p.Legend.Add(m.RunID, th)
 				}
 			}
+		}
+		if nf := nonFinite(s); len(nf) > 0 {
+			sc, err := plotter.NewScatter(nf)
+			if err != nil {
+				return nil, fmt.Errorf("plot %s of %s: %w", name, m.RunID, err)
+			}
+			sc.GlyphStyle.Color, sc.GlyphStyle.Radius, sc.GlyphStyle.Shape = col, vg.Points(4), draw.CrossGlyph{}
+			p.Add(sc)
+			p.Legend.Add(m.RunID+" NaN/Inf", sc)
 		}
 	}
 	p.Legend.Top = true

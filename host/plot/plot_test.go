@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"image/png"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -12,18 +13,18 @@ import (
 	"github.com/runbox/runbox/api"
 )
 
-func f(v float64) *float64 { return &v }
+var nan = api.Float(math.NaN())
 
-// two runs: a falling loss with a gap (NaN reported at step 3), and a rising
+// two runs: a falling loss with a NaN reported at step 3, and a rising
 // accuracy on the first only.
 func sample() []*api.Metrics {
 	return []*api.Metrics{
 		{RunID: "run-a", Names: []string{"acc", "loss", "progress/percent"}, Series: []api.MetricSeries{
-			{Name: "acc", Step: []int64{1, 2, 3, 4, 5}, Value: []*float64{f(0.1), f(0.3), f(0.5), f(0.7), f(0.9)}},
-			{Name: "loss", Step: []int64{1, 2, 3, 4, 5}, Value: []*float64{f(5), f(4), nil, f(2), f(1)}},
+			{Name: "acc", Step: []int64{1, 2, 3, 4, 5}, Value: []api.Float{0.1, 0.3, 0.5, 0.7, 0.9}},
+			{Name: "loss", Step: []int64{1, 2, 3, 4, 5}, Value: []api.Float{5, 4, nan, 2, 1}},
 		}},
 		{RunID: "run-b", Names: []string{"loss"}, Series: []api.MetricSeries{
-			{Name: "loss", Step: []int64{1, 2, 3}, Value: []*float64{f(6), f(5.5), f(5)}},
+			{Name: "loss", Step: []int64{1, 2, 3}, Value: []api.Float{6, 5.5, 5}},
 		}},
 	}
 }
@@ -85,7 +86,7 @@ func TestSavePNGAndSVG(t *testing.T) {
 		t.Fatal(err)
 	}
 	s := svg.String()
-	for _, want := range []string{"<svg", ">loss<", ">run-a<", ">run-b<"} {
+	for _, want := range []string{"<svg", ">loss<", ">run-a<", ">run-b<", ">run-a NaN/Inf<"} {
 		if !strings.Contains(s, want) {
 			t.Errorf("SVG lacks %q", want)
 		}
@@ -106,14 +107,39 @@ func TestText(t *testing.T) {
 		t.Fatal(err)
 	}
 	out := b.String()
-	// 4 finite points of run-a (the gap is not drawn), 3 of run-b.
+	// 4 finite points of run-a and a × for its NaN, 3 of run-b.
 	if n := strings.Count(out, "●"); n != 4+1 { // +1: the legend
 		t.Errorf("run-a marks: %d\n%s", n, out)
+	}
+	if n := strings.Count(out, "×"); n != 1+1 || !strings.Contains(out, "× NaN/Inf") {
+		t.Errorf("NaN marks: %d\n%s", n, out)
 	}
 	if n := strings.Count(out, "○"); n != 3+1 {
 		t.Errorf("run-b marks: %d\n%s", n, out)
 	}
 	if !strings.Contains(out, "6 ┤") || !strings.Contains(out, "1 ┤") {
 		t.Errorf("axis labels missing:\n%s", out)
+	}
+}
+
+// A series whose every value is non-finite (a run whose loss was NaN from
+// the start) still draws its marks: no crash, no empty chart.
+func TestOnlyNonFinite(t *testing.T) {
+	runs := []*api.Metrics{{RunID: "r", Names: []string{"loss"}, Series: []api.MetricSeries{
+		{Name: "loss", Step: []int64{1, 2}, Value: []api.Float{nan, api.Float(math.Inf(1))}},
+	}}}
+	var b bytes.Buffer
+	if err := Text(&b, runs, []string{"loss"}, 20, 4); err != nil {
+		t.Fatal(err)
+	}
+	if n := strings.Count(b.String(), "×"); n != 2+1 {
+		t.Errorf("%d marks, want 2 and the legend:\n%s", n, b.String())
+	}
+	var svg bytes.Buffer
+	if err := Write(&svg, "svg", runs, []string{"loss"}); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(svg.String(), ">r NaN/Inf<") {
+		t.Error("SVG lacks the NaN/Inf legend")
 	}
 }

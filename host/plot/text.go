@@ -31,12 +31,11 @@ func textChart(w io.Writer, runs []*api.Metrics, name string, width, height int)
 	for _, m := range runs {
 		if s := series(m, name); s != nil {
 			for i, v := range s.Value {
-				if v == nil {
-					continue
-				}
 				x := float64(s.Step[i])
 				xmin, xmax = math.Min(xmin, x), math.Max(xmax, x)
-				ymin, ymax = math.Min(ymin, *v), math.Max(ymax, *v)
+				if y, ok := finite(v); ok {
+					ymin, ymax = math.Min(ymin, y), math.Max(ymax, y)
+				}
 			}
 		}
 	}
@@ -44,6 +43,9 @@ func textChart(w io.Writer, runs []*api.Metrics, name string, width, height int)
 	if math.IsInf(xmin, 0) {
 		fmt.Fprintln(w, "  (no values)")
 		return
+	}
+	if math.IsInf(ymin, 0) { // only NaN or ±Inf: the marks on one level
+		ymin, ymax = 0, 0
 	}
 	if ymax == ymin {
 		ymax, ymin = ymax+0.5, ymin-0.5
@@ -60,13 +62,18 @@ func textChart(w io.Writer, runs []*api.Metrics, name string, width, height int)
 		if s == nil {
 			continue
 		}
+		put := func(x, y float64, mark rune) {
+			col := int(math.Round((x - xmin) / (xmax - xmin) * float64(width-1)))
+			row := height - 1 - int(math.Round((y-ymin)/(ymax-ymin)*float64(height-1)))
+			grid[row][col] = mark
+		}
 		for i, v := range s.Value {
-			if v == nil {
-				continue
+			if y, ok := finite(v); ok {
+				put(float64(s.Step[i]), y, marks[r%len(marks)])
 			}
-			col := int(math.Round((float64(s.Step[i]) - xmin) / (xmax - xmin) * float64(width-1)))
-			row := height - 1 - int(math.Round((*v-ymin)/(ymax-ymin)*float64(height-1)))
-			grid[row][col] = marks[r%len(marks)]
+		}
+		for _, p := range nonFinite(s) { // drawn last: never hidden by a point
+			put(p.X, p.Y, '×')
 		}
 	}
 	top, bottom := num(ymax), num(ymin)
@@ -84,11 +91,19 @@ func textChart(w io.Writer, runs []*api.Metrics, name string, width, height int)
 	fmt.Fprintf(w, "%*s └%s\n", lw, "", strings.Repeat("─", width))
 	left, right := num(xmin), num(xmax)
 	fmt.Fprintf(w, "%*s  %s%*s  (step)\n", lw, "", left, width-len(left), right)
+	var legend []string
 	if len(runs) > 1 {
-		var legend []string
 		for r, m := range runs {
 			legend = append(legend, fmt.Sprintf("%c %s", marks[r%len(marks)], m.RunID))
 		}
+	}
+	for _, m := range runs {
+		if s := series(m, name); s != nil && len(nonFinite(s)) > 0 {
+			legend = append(legend, "× NaN/Inf")
+			break
+		}
+	}
+	if len(legend) > 0 {
 		fmt.Fprintf(w, "%*s  %s\n", lw, "", strings.Join(legend, "   "))
 	}
 }

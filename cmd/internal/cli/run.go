@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"os/signal"
 	"strconv"
@@ -15,6 +16,7 @@ import (
 
 	"github.com/runbox/runbox/api"
 	"github.com/runbox/runbox/api/client"
+	"github.com/runbox/runbox/sdk"
 )
 
 // SpecFlags describe how to run a command; run and plan share them.
@@ -331,4 +333,12 @@ func exitCodeOf(state api.State, exit *api.Exit) int {
 
 func humanBytes(n uint64) string { return units.BytesSize(float64(n)) }
 
-func fmtFloat(v float64) string { return strconv.FormatFloat(v, 'g', 4, 64) }
+// fmtFloat writes a value for people; NaN and ±Inf as the JSON output
+// spells them ("NaN", "Infinity", "-Infinity"), so loss=NaN reads the same
+// in `runbox status` and `runbox status --json`.
+func fmtFloat(v float64) string {
+	if math.IsNaN(v) || math.IsInf(v, 0) {
+		return sdk.FormatMetric(v)
+	}
+	return strconv.FormatFloat(v, 'g', 4, 64)
+}

@@ -22,13 +22,7 @@ func sparklineLine(ctx context.Context, a *App, r *api.Run) []string {
 		if s.Name != name || len(s.Value) == 0 {
 			continue
 		}
-		last := "–"
-		for i := len(s.Value) - 1; i >= 0; i-- {
-			if s.Value[i] != nil {
-				last = fmt.Sprintf("%.4g", *s.Value[i])
-				break
-			}
-		}
+		last := fmtFloat(float64(s.Value[len(s.Value)-1])) // NaN when the loss went NaN
 		return []string{fmt.Sprintf("%s:\t%s  %s (%d steps)", name, Sparkline(s.Value, 40), last, s.Total)}
 	}
 	return nil
@@ -50,9 +44,10 @@ func mainMetric(names []string) string {
 	return first
 }
 
-// Sparkline is a one-line picture of values (nil: a gap), at most width
-// cells: each cell is the mean of the values it covers.
-func Sparkline(values []*float64, width int) string {
+// Sparkline is a one-line picture of values, at most width cells: each
+// cell is the mean of the finite values it covers, or "×" when it covers
+// only NaN or ±Inf (a loss gone NaN must show, not vanish).
+func Sparkline(values []api.Float, width int) string {
 	const bars = "▁▂▃▄▅▆▇█"
 	levels := []rune(bars)
 	if len(values) == 0 || width <= 0 {
@@ -65,8 +60,8 @@ func Sparkline(values []*float64, width int) string {
 		from, to := c*len(values)/n, (c+1)*len(values)/n
 		sum, k := 0.0, 0
 		for _, v := range values[from:to] {
-			if v != nil {
-				sum += *v
+			if f := float64(v); !math.IsNaN(f) && !math.IsInf(f, 0) {
+				sum += f
 				k++
 			}
 		}
@@ -80,7 +75,7 @@ func Sparkline(values []*float64, width int) string {
 	for _, v := range cells {
 		switch {
 		case math.IsNaN(v):
-			b.WriteRune(' ')
+			b.WriteRune('×')
 		case hi == lo:
 			b.WriteRune(levels[len(levels)/2])
 		default:

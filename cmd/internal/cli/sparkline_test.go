@@ -1,19 +1,25 @@
 package cli
 
-import "testing"
+import (
+	"math"
+	"testing"
+
+	"github.com/runbox/runbox/api"
+)
 
 func TestSparkline(t *testing.T) {
-	v := func(x float64) *float64 { return &x }
+	nan, inf := api.Float(math.NaN()), api.Float(math.Inf(1))
 	tests := []struct {
 		name   string
-		values []*float64
+		values []api.Float
 		width  int
 		want   string
 	}{
-		{"falling", []*float64{v(8), v(4), v(0)}, 10, "█▅▁"},
-		{"gap", []*float64{v(1), nil, v(2)}, 10, "▁ █"},
-		{"flat", []*float64{v(3), v(3)}, 10, "▅▅"},
-		{"averaged to width", []*float64{v(0), v(0), v(10), v(10)}, 2, "▁█"},
+		{"falling", []api.Float{8, 4, 0}, 10, "█▅▁"},
+		{"non-finite", []api.Float{1, nan, 2, inf}, 10, "▁×█×"},
+		{"NaN left out of a cell's mean", []api.Float{0, 0, nan, 10}, 2, "▁█"},
+		{"flat", []api.Float{3, 3}, 10, "▅▅"},
+		{"averaged to width", []api.Float{0, 0, 10, 10}, 2, "▁█"},
 		{"empty", nil, 10, ""},
 	}
 	for _, tt := range tests {

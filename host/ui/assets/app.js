@@ -202,9 +202,30 @@ async function loadRelated(p) {
 
 const COLORS = ["#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00", "#56B4E9"];
 
+// A metric value from the API: a number, or "NaN", "Infinity",
+// "-Infinity" (JSON has no such numbers). fin is the value to draw, null
+// (a gap in the line) for the non-finite ones.
+const fin = v => typeof v === "number" ? v : null;
+
+// nonFiniteMarks puts a mark at each non-finite value of series s (on the
+// shared steps xs), level with the last finite value before it, where the
+// line breaks off: a loss gone NaN must show, not vanish from the chart.
+function nonFiniteMarks(s, xs) {
+  const at = new Map(s.step.map((x, j) => [x, j]));
+  let level = s.value.map(fin).find(v => v !== null) ?? 0, any = false;
+  const ys = xs.map(x => {
+    if (!at.has(x)) return null;
+    const v = s.value[at.get(x)];
+    if (fin(v) !== null) { level = v; return null; }
+    any = true;
+    return level;
+  });
+  return any ? ys : null;
+}
+
 // One chart per metric, the run's series first, related runs overlaid;
-// x is the step. Gaps (null) stay gaps; a downsampled series also shows
-// the min/max of each bucket.
+// x is the step. NaN and ±Inf are gaps in the line with a red mark where
+// they happened; a downsampled series also shows the min/max of each bucket.
 function renderCharts(m) {
   const box = document.getElementById("charts");
   if (!box) return;
@@ -228,7 +249,7 @@ function renderCharts(m) {
     const series = [{ label: "step" }];
     runs.forEach((r, i) => {
       const at = new Map(r.s.step.map((x, j) => [x, j]));
-      data.push(xs.map(x => at.has(x) ? r.s.value[at.get(x)] : null));
+      data.push(xs.map(x => at.has(x) ? fin(r.s.value[at.get(x)]) : null));
       series.push({ label: i === 0 ? s.name : r.id.slice(0, 10), stroke: COLORS[i % COLORS.length], width: 1.5, spanGaps: i > 0 });
       if (i === 0 && s.span > 1) {
         for (const k of ["min", "max"]) {
@@ -237,6 +258,11 @@ function renderCharts(m) {
         }
       }
     });
+    const marks = nonFiniteMarks(runs[0].s, xs);
+    if (marks) {
+      data.push(marks);
+      series.push({ label: "NaN/Inf", stroke: "#C00000", fill: "#C00000", paths: () => null, points: { show: true, size: 9, width: 2 } });
+    }
     let u = window.runboxCharts[s.name];
     if (u && u.series.length === series.length) {
       u.setData(data);

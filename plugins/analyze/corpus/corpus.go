@@ -239,8 +239,11 @@ func (e Expect) diff(got *sdk.Progress) string {
 			d = append(d, "no metric "+name)
 			continue
 		}
+		// NaN matches NaN, an infinity the one of its sign; a non-finite
+		// value where a number is expected is wrong (the tolerance test
+		// alone would pass it: NaN compares false).
 		switch {
-		case math.IsNaN(want) || math.IsInf(want, 0):
+		case math.IsNaN(want) || math.IsInf(want, 0) || math.IsNaN(have) || math.IsInf(have, 0):
 			if !(math.IsNaN(want) && math.IsNaN(have)) && have != want {
 				d = append(d, fmt.Sprintf("%s %g, want %g", name, have, want))
 			}

@@ -35,6 +35,11 @@ func TestExpectDiff(t *testing.T) {
 		{"metric missing", Expect{Metrics: map[string]Number{"loss": 0.5}}, &sdk.Progress{}, false},
 		{"nan metric", Expect{Metrics: map[string]Number{"loss": Number(math.NaN())}}, &sdk.Progress{Metrics: map[string]float64{"loss": math.NaN()}}, true},
 		{"nan expected, number found", Expect{Metrics: map[string]Number{"loss": Number(math.NaN())}}, &sdk.Progress{Metrics: map[string]float64{"loss": 1}}, false},
+		{"number expected, nan found", Expect{Metrics: map[string]Number{"loss": 1}}, &sdk.Progress{Metrics: sdk.Metrics{"loss": math.NaN()}}, false},
+		{"number expected, inf found", Expect{Metrics: map[string]Number{"loss": 1}}, &sdk.Progress{Metrics: sdk.Metrics{"loss": math.Inf(1)}}, false},
+		{"inf of its sign", Expect{Metrics: map[string]Number{"loss": Number(math.Inf(-1))}}, &sdk.Progress{Metrics: sdk.Metrics{"loss": math.Inf(-1)}}, true},
+		{"inf of the other sign", Expect{Metrics: map[string]Number{"loss": Number(math.Inf(-1))}}, &sdk.Progress{Metrics: sdk.Metrics{"loss": math.Inf(1)}}, false},
+		{"inf expected, nan found", Expect{Metrics: map[string]Number{"loss": Number(math.Inf(1))}}, &sdk.Progress{Metrics: sdk.Metrics{"loss": math.NaN()}}, false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -1,6 +1,7 @@
 package progress
 
 import (
+	"math"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -49,8 +50,8 @@ var edgeCases = []struct {
 		&sdk.Progress{Step: 1875, Total: 1875, Percentage: 100, Epoch: 3, EpochTotal: 10, Rate: 2, RateUnit: "ms/step", Metrics: m{"loss": 0.0712, "accuracy": 0.978}, Source: "keras"}},
 	{"tf1 keras us/sample", []string{"60000/60000 [==============================] - 5s 83us/sample - loss: 0.2"},
 		&sdk.Progress{Step: 60000, Total: 60000, Percentage: 100, Rate: 83, RateUnit: "us/sample", Metrics: m{"loss": 0.2}, Source: "keras"}},
-	{"hf nan dropped, zero kept", []string{"{'loss': 0.0, 'grad_norm': nan, 'learning_rate': 1e-05, 'epoch': 2.0}"},
-		&sdk.Progress{Phase: "train", Epoch: 2, Metrics: m{"loss": 0, "learning_rate": 1e-5, "epoch": 2}, Source: "huggingface"}},
+	{"hf nan kept, zero kept", []string{"{'loss': 0.0, 'grad_norm': nan, 'learning_rate': 1e-05, 'epoch': 2.0}"},
+		&sdk.Progress{Phase: "train", Epoch: 2, Metrics: m{"loss": 0, "grad_norm": math.NaN(), "learning_rate": 1e-5, "epoch": 2}, Source: "huggingface"}},
 	{"hf final", []string{"{'train_runtime': 301.2, 'train_samples_per_second': 79.7, 'train_steps_per_second': 4.98, 'train_loss': 0.41, 'epoch': 3.0}"},
 		&sdk.Progress{Phase: "done", Epoch: 3, Metrics: m{"train_runtime": 301.2, "train_samples_per_second": 79.7, "train_steps_per_second": 4.98, "train_loss": 0.41, "epoch": 3}, Source: "huggingface"}},
 	{"mlx total then iter", []string{"Starting training..., iters: 200", "Iter 50: Train loss 1.5, Learning Rate 1.000e-05, It/sec 2.0, Tokens/sec 800.0, Trained Tokens 4000, Peak mem 4.000 GB"},
@@ -92,7 +93,7 @@ var edgeCases = []struct {
 }
 
 func TestEdgeCases(t *testing.T) {
-	opt := cmpopts.EquateApprox(0, 1e-9)
+	opt := cmp.Options{cmpopts.EquateApprox(0, 1e-9), cmpopts.EquateNaNs()}
 	for _, c := range edgeCases {
 		t.Run(c.name, func(t *testing.T) {
 			var got *sdk.Progress

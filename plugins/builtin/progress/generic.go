@@ -98,7 +98,7 @@ func parseGeneric(s string, f uint64, st *state) (u sdk.Progress, ok bool) {
 	ms := st.metrics
 	lossKV := false
 	scanKV(s, func(k string, v float64) {
-		if !finite(v) || k == "" || structuralKey(k) { // as addMetric
+		if k == "" || structuralKey(k) { // as addMetric
 			return
 		}
 		isLoss := containsAny(k, kwLoss)
@@ -262,7 +262,7 @@ func spacedLoss(s string, ms []metric) []metric {
 			continue
 		}
 		v, j, ok := parseNum(s, skipSpaces(s, off))
-		if !ok || !finite(v) || j < len(s) && (isLetter(s[j]) || s[j] == ':' || s[j] == '/') {
+		if !ok || j < len(s) && (isLetter(s[j]) || s[j] == ':' || s[j] == '/') {
 			continue
 		}
 		key := "loss"

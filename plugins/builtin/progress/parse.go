@@ -50,11 +50,12 @@ type state struct {
 	sc    *scratch // where mlog and marks are borrowed from
 }
 
-// addMetric records a finite metric of the line being parsed, as
-// addMetric does into a map: a map per line costs a guest (Go compiled
-// to wasm) about as much as all the rest of the line's parsing.
+// addMetric records a metric of the line being parsed (NaN and ±Inf
+// included), as addMetric does into a map: a map per line costs a guest
+// (Go compiled to wasm) about as much as all the rest of the line's
+// parsing.
 func (st *state) addMetric(k string, v float64) {
-	if !finite(v) || k == "" {
+	if k == "" {
 		return
 	}
 	st.metrics = append(st.metrics, metric{k, v})

@@ -421,7 +421,7 @@ func kvAll(t string, st *state) {
 			a++ // "lr=[5e-05]": a one-element list
 		}
 		v, j, ok := parseNum(t, a)
-		if !ok || !finite(v) || j < len(t) && (isLetter(t[j]) || t[j] == ':' || t[j] == '/') {
+		if !ok || j < len(t) && (isLetter(t[j]) || t[j] == ':' || t[j] == '/') {
 			continue
 		}
 		name := kvName(t, i)
@@ -754,9 +754,6 @@ func recordNoKeyword(s, t string, st *state) (u sdk.Progress, ok bool) {
 // size or throughput. The duplicate check comes first: on a line another
 // reader parsed, most names are its.
 func (st *state) addNew(name string, v float64) {
-	if !finite(v) {
-		return
-	}
 	for _, m := range st.metrics {
 		if sameKey(m.k, name) {
 			return

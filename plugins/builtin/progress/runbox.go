@@ -76,12 +76,19 @@ func runboxField(u *sdk.Progress, key string, v sdk.JSONValue) {
 		var ok bool
 		switch v.Kind {
 		case sdk.JSONNumber:
-			f, ok = v.Num, finite(v.Num)
+			f, ok = v.Num, true
 		case sdk.JSONString:
 			f, ok = numString(v.Str)
 		}
 		if !ok {
 			return
+		}
+		switch key {
+		case "step", "current", "n", "total", "percentage", "percent", "pct", "progress",
+			"epoch", "epoch_total", "epochs", "total_epochs", "eta_seconds", "eta", "rate":
+			if !finite(f) {
+				return // only a metric may be NaN or ±Inf
+			}
 		}
 		switch key {
 		case "step", "current", "n":
@@ -114,21 +121,22 @@ func runboxDone(u sdk.Progress) sdk.Progress {
 	return u
 }
 
-// num accepts JSON numbers and numeric strings.
+// num reads a metric value: a JSON number or a numeric string, "NaN" and
+// "Infinity" (how JSON loggers write them) included.
 func num(v any) (float64, bool) {
 	switch x := v.(type) {
 	case float64:
-		return x, finite(x)
+		return x, true
 	case string:
 		return numString(x)
 	}
 	return 0, false
 }
 
-// numString reads a numeric string.
+// numString reads a numeric string, "NaN" and "Infinity" included.
 func numString(s string) (float64, bool) {
 	f, j, ok := parseNum(s, 0)
-	return f, ok && j == len(s) && finite(f)
+	return f, ok && j == len(s)
 }
 
 // toInt rounds a float to an int64, refusing what does not fit.

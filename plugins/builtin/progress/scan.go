@@ -6,6 +6,8 @@ import (
 	"strconv"
 	"strings"
 	"unsafe"
+
+	"github.com/runbox/runbox/sdk"
 )
 
 // Small allocation-free scanners shared by the format parsers.
@@ -74,7 +76,9 @@ func value8(x uint64, n int) uint64 {
 var pow10u = [16]uint64{1, 10, 100, 1000, 1e4, 1e5, 1e6, 1e7, 1e8}
 
 // numEnd returns the end of a float literal at s[i:] ([+-]digits[.digits]
-// [e[+-]digits], or nan/inf), or i when there is none.
+// [e[+-]digits], or [+-]nan, inf or infinity in any case), or i when there
+// is none. A word is not a number: "nan" or "inf" followed by a letter,
+// digit or '_' ("nano", "info", "infinite") is none.
 func numEnd(s string, i int) int {
 	j := i
 	if j < len(s) && (s[j] == '-' || s[j] == '+') {
@@ -84,7 +88,14 @@ func numEnd(s string, i int) int {
 		// ASCII case folding: only ASCII bytes fold to these letters.
 		a, b, c := s[j]|0x20, s[j+1]|0x20, s[j+2]|0x20
 		if a == 'n' && b == 'a' && c == 'n' || a == 'i' && b == 'n' && c == 'f' {
-			return j + 3
+			e := j + 3
+			if a == 'i' && e+5 <= len(s) && strings.EqualFold(s[e:e+5], "inity") {
+				e += 5
+			}
+			if e < len(s) && isWordByte(s[e]) {
+				return i
+			}
+			return e
 		}
 	}
 	d := j
@@ -228,11 +239,22 @@ func inRange(c byte, lo, hi uint64) uint64 {
 // isDigit8 returns 1 when the byte c is an ASCII digit, else 0.
 func isDigit8(c uint64) uint64 { return (c - '0' - 10) >> 63 &^ ((c - '0') >> 63) }
 
-// parseNumSlow is parseNum for any float literal numEnd accepts.
+// parseNumSlow is parseNum for any float literal numEnd accepts. NaN and
+// ±Inf are read here, not by strconv: it refuses a signed "-nan" (what C's
+// printf writes for a negative NaN), and a NaN's sign means nothing.
 func parseNumSlow(s string, i int) (v float64, j int, ok bool) {
 	j = numEnd(s, i)
 	if j == i {
 		return 0, i, false
+	}
+	switch s[j-1] | 0x20 { // a number's last byte is a digit or '.'
+	case 'n':
+		return math.NaN(), j, true
+	case 'f', 'y':
+		if s[i] == '-' {
+			return math.Inf(-1), j, true
+		}
+		return math.Inf(1), j, true
 	}
 	if f, ok := fastFloat(s[i:j]); ok {
 		return f, j, true
@@ -281,7 +303,9 @@ func fastFloat(t string) (float64, bool) {
 	return f, true
 }
 
-// finite reports whether v can go into JSON.
+// finite reports whether v is a number runbox computes with: a count, a
+// percentage, a time, a rate. Metric values need not be (a loss of NaN is
+// news; sdk.Metrics carries it).
 func finite(v float64) bool { return !math.IsNaN(v) && !math.IsInf(v, 0) }
 
 // parseClock parses "12", "01:02", "1:02:03", "1 day, 2:03:04" and
@@ -427,13 +451,14 @@ func indexFold(s, w string) int {
 	return -1
 }
 
-// addMetric records a finite metric, creating the map on first use.
-func addMetric(m *map[string]float64, k string, v float64) {
-	if !finite(v) || k == "" {
+// addMetric records a metric (NaN and ±Inf included), creating the map
+// on first use.
+func addMetric(m *sdk.Metrics, k string, v float64) {
+	if k == "" {
 		return
 	}
 	if *m == nil {
-		*m = make(map[string]float64, 4)
+		*m = make(sdk.Metrics, 4)
 	}
 	(*m)[k] = v
 }
