@@ -58,6 +58,28 @@ func (te *testEngine) close() {
 		te.Engine.Close()
 		te.st.Close()
 		te.Engine = nil
+		te.supervisorsDone()
+	}
+}
+
+// supervisorsDone waits (up to 10 s) until every run's exit record is in
+// place: a supervisor tells the engine its record before the record's
+// rename (the two overlap, see writeRecord), so a run the engine has
+// finished may still be writing its state directory, which the test's
+// temp dir cleanup would then find not empty.
+func (te *testEngine) supervisorsDone() {
+	dirs, _ := filepath.Glob(filepath.Join(te.home, "runs", "*", "sandbox"))
+	deadline := time.Now().Add(10 * time.Second)
+	for _, d := range dirs {
+		for time.Now().Before(deadline) {
+			tmp, _ := filepath.Glob(filepath.Join(d, "*.tmp"))
+			_, noSpec := os.Stat(filepath.Join(d, "spec.json"))
+			_, noExit := os.Stat(filepath.Join(d, "exit.json"))
+			if len(tmp) == 0 && (noSpec != nil || noExit == nil) {
+				break
+			}
+			time.Sleep(5 * time.Millisecond)
+		}
 	}
 }
 
