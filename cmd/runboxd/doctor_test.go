@@ -13,9 +13,8 @@ import (
 	"github.com/runbox/runbox/api"
 	"github.com/runbox/runbox/api/client"
 	"github.com/runbox/runbox/host/daemon"
+	"github.com/runbox/runbox/host/daemon/daemontest"
 	"github.com/runbox/runbox/sandbox"
-	"github.com/runbox/runbox/sandbox/process"
-	"github.com/runbox/runbox/sandbox/process/supervisor"
 	"github.com/runbox/runbox/sandbox/process/supervisortest"
 )
 
@@ -26,45 +25,8 @@ func TestMain(m *testing.M) { supervisortest.Main(m) }
 // serve runs a daemon on home until stop is called.
 func serve(t *testing.T, home string) (*client.Client, func()) {
 	t.Helper()
-	sockDir, err := os.MkdirTemp("", "rbd")
-	if err != nil {
-		t.Fatal(err)
-	}
-	socket := filepath.Join(sockDir, "s")
-	exe, err := os.Executable()
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() {
-		done <- daemon.Run(ctx, daemon.Options{
-			Home: home, Socket: socket, Version: "test", MaxParallel: 4,
-			Sandboxes: map[string]sandbox.Sandbox{
-				sandbox.Process: process.New(process.Options{Exe: exe, Args: []string{supervisor.Arg}}),
-			},
-		})
-	}()
-	var stopped bool
-	stop := func() {
-		if !stopped {
-			stopped = true
-			cancel()
-			if err := <-done; err != nil {
-				t.Errorf("daemon: %v", err)
-			}
-			os.RemoveAll(sockDir)
-		}
-	}
-	t.Cleanup(stop)
-	c := client.New(client.Options{Home: home, Socket: socket})
-	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(10 * time.Millisecond) {
-		if _, err := c.Health(ctx); err == nil {
-			return c, stop
-		} else if time.Now().After(deadline) {
-			t.Fatalf("daemon did not answer: %v", err)
-		}
-	}
+	d := daemontest.Start(t, daemontest.Options{Home: home})
+	return d.Client, d.Stop
 }
 
 // overwriteWAL overwrites the middle third of what the store's newest WAL

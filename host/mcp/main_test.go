@@ -3,7 +3,7 @@ package mcp
 import (
 	"context"
 	"encoding/json"
-	"log/slog"
+	"fmt"
 	"os"
 	"os/exec"
 	"os/signal"
@@ -17,12 +17,8 @@ import (
 
 	"github.com/runbox/runbox/api"
 	"github.com/runbox/runbox/api/client"
-	"github.com/runbox/runbox/host"
 	"github.com/runbox/runbox/host/daemon"
-	"github.com/runbox/runbox/plugins"
-	"github.com/runbox/runbox/plugins/builtin"
-	"github.com/runbox/runbox/sandbox"
-	"github.com/runbox/runbox/sandbox/process"
+	"github.com/runbox/runbox/host/daemon/daemontest"
 	"github.com/runbox/runbox/sandbox/process/supervisortest"
 )
 
@@ -42,30 +38,14 @@ func TestMain(m *testing.M) {
 func daemonMain(home, socket string) int {
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM)
 	defer stop()
-	exe, err := os.Executable()
+	opts, release, err := daemontest.Config(home, socket, true)
 	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
-	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
-	judge := host.NewPluginJudge(func(ctx context.Context) (*plugins.Host, error) {
-		var builtins []plugins.Builtin
-		for _, m := range builtin.Modules() {
-			builtins = append(builtins, plugins.Builtin{Name: m.Name, Kind: m.Kind, Wasm: m.Wasm, Manifest: m.Manifest()})
-		}
-		return plugins.NewHost(ctx, plugins.Config{
-			Builtins: builtins,
-			CacheDir: filepath.Join(os.TempDir(), "runbox-mcp-test-wazero"), Logger: log,
-		})
-	}, time.Minute, log)
-	defer judge.Close()
-	err = daemon.Run(ctx, daemon.Options{
-		Home: home, Socket: socket, Version: "test", MaxParallel: 4, Logger: log, Judge: judge,
-		Sandboxes: map[string]sandbox.Sandbox{
-			sandbox.Process: process.New(process.Options{Exe: exe, Args: []string{"__supervise"}}),
-		},
-	})
-	if err != nil {
-		log.Error("test daemon", "err", err)
+	defer release()
+	if err := daemon.Run(ctx, opts); err != nil {
+		fmt.Fprintln(os.Stderr, "test daemon:", err)
 		return 1
 	}
 	return 0

@@ -2,21 +2,15 @@ package ui
 
 import (
 	"context"
-	"log/slog"
 	"os"
-	"path/filepath"
 	"strconv"
 	"testing"
 	"time"
 
 	"github.com/runbox/runbox/api"
 	"github.com/runbox/runbox/api/client"
-	"github.com/runbox/runbox/host"
-	"github.com/runbox/runbox/host/daemon"
-	"github.com/runbox/runbox/plugins"
-	"github.com/runbox/runbox/plugins/builtin"
+	"github.com/runbox/runbox/host/daemon/daemontest"
 	"github.com/runbox/runbox/sandbox"
-	"github.com/runbox/runbox/sandbox/process"
 	"github.com/runbox/runbox/sandbox/process/supervisortest"
 )
 
@@ -36,61 +30,7 @@ func startEnv(t testing.TB) *testEnv { return startEnvIn(t, t.TempDir()) }
 // startEnvIn starts the daemon on home (a store may be there already).
 func startEnvIn(t testing.TB, home string) *testEnv {
 	t.Helper()
-	sockDir, err := os.MkdirTemp("", "rbu")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { os.RemoveAll(sockDir) })
-	socket := filepath.Join(sockDir, "s")
-	exe, err := os.Executable()
-	if err != nil {
-		t.Fatal(err)
-	}
-	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
-	judge := host.NewPluginJudge(func(ctx context.Context) (*plugins.Host, error) {
-		var bs []plugins.Builtin
-		for _, m := range builtin.Modules() {
-			bs = append(bs, plugins.Builtin{Name: m.Name, Kind: m.Kind, Wasm: m.Wasm, Manifest: m.Manifest()})
-		}
-		return plugins.NewHost(ctx, plugins.Config{Builtins: bs, CacheDir: filepath.Join(os.TempDir(), "runbox-ui-test-wazero"), Logger: log})
-	}, time.Minute, log)
-	t.Cleanup(judge.Close)
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() {
-		done <- daemon.Run(ctx, daemon.Options{
-			Home: home, Socket: socket, Version: "test", MaxParallel: 4, Judge: judge, Logger: log,
-			Sandboxes: map[string]sandbox.Sandbox{
-				sandbox.Process: process.New(process.Options{Exe: exe, Args: []string{"__supervise"}}),
-			},
-		})
-	}()
-	c := client.New(client.Options{Home: home, Socket: socket})
-	t.Cleanup(func() {
-		sctx, scancel := context.WithTimeout(context.Background(), 20*time.Second)
-		defer scancel()
-		if runs, err := c.List(sctx, nil); err == nil {
-			for _, r := range runs {
-				if !r.State.Terminal() {
-					_, _ = c.Stop(sctx, r.ID, time.Second)
-					_, _ = c.Wait(sctx, r.ID, 10*time.Second)
-				}
-			}
-		}
-		cancel()
-		if err := <-done; err != nil {
-			t.Errorf("daemon: %v", err)
-		}
-	})
-	deadline := time.Now().Add(20 * time.Second)
-	for {
-		if _, err := c.Health(context.Background()); err == nil {
-			break
-		} else if time.Now().After(deadline) {
-			t.Fatalf("daemon did not answer: %v", err)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	c := daemontest.Start(t, daemontest.Options{Home: home, Plugins: true}).Client
 	srv, err := Listen(c, Options{Poll: 150 * time.Millisecond})
 	if err != nil {
 		t.Fatal(err)
