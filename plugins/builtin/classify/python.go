@@ -57,6 +57,7 @@ func matchSyntax(sc *scanner, i int, l *line) bool {
 // left.
 func (sc *scanner) addGeneric() {
 	sc.orphanCaret()
+	sc.cutTraceback()
 	group, _ := sc.primary()
 	if group >= 0 {
 		root, outer := -1, -1
@@ -149,11 +150,43 @@ func (sc *scanner) wrapperCand(k int) cand {
 		}
 		c.details["kind"] = "child_failed"
 	} else if strings.HasSuffix(t.typ, "CalledProcessError") {
-		c.conf = 0.6
+		// The wrapper only relays the child's status: with the child's own
+		// error out of sight, all that is known is a non-zero exit (a
+		// signal in the status is matched as text elsewhere and wins).
+		c.code, c.conf = sdk.CodeNonzeroExit, 0.5
 		c.msg = "A subprocess the program started failed: " + clip(t.msg, 200) + " Its own error is not in the captured output."
 		c.sugg = []string{"Run the subprocess command by itself to see its error (accelerate/deepspeed launchers print the child's traceback above this one)."}
+		c.details["kind"] = "subprocess"
+		if st := childStatus(sc.lines, t.exc); st != "" {
+			c.details["child_exit_code"] = st
+		}
 	}
 	return c
+}
+
+// childStatus reads "returned non-zero exit status N" from the wrapper's
+// message, which a narrow paste may wrap onto the next lines.
+func childStatus(lines []line, at int) string {
+	const p = "exit status"
+	var b strings.Builder
+	for i := at; i < len(lines) && i < at+4; i++ {
+		b.WriteString(lines[i].lc)
+		b.WriteByte(' ')
+	}
+	s := b.String()
+	k := strings.LastIndex(s, p)
+	if k < 0 {
+		return ""
+	}
+	rest := strings.TrimLeft(s[k+len(p):], " \n")
+	j := 0
+	for j < len(rest) && (isDigit(rest[j]) || j == 0 && rest[j] == '-') {
+		j++
+	}
+	if j == 0 || rest[:j] == "-" {
+		return ""
+	}
+	return rest[:j]
 }
 
 func exceptionSuggestions(short, lm string) []string {
