@@ -107,8 +107,16 @@ func (sc *scanner) genericCand(root, outer int) cand {
 	if t.msg != "" {
 		d["message"] = clip(t.msg, 300)
 	}
-	msg := "The program raised " + typ
-	if t.msg != "" {
+	msg, lm := "The program raised "+typ, strings.ToLower(t.msg)
+	if inner := quotedError(t.msg); inner != "" {
+		// A re-raised worker error quotes the worker's traceback: its last
+		// line is the error itself.
+		d["inner_exception"] = inner
+		msg += " carrying another process's traceback, which ended in " + clip(inner, 200)
+		if it, im, ok := parseException(inner, true); ok {
+			short, lm = it[strings.LastIndexByte(it, '.')+1:], strings.ToLower(im) // advise on the root
+		}
+	} else if t.msg != "" {
 		msg += ": " + clip(t.msg, 200)
 	}
 	f := t.user
@@ -132,8 +140,26 @@ func (sc *scanner) genericCand(root, outer int) cand {
 	}
 	return cand{
 		code: sdk.CodePythonException, conf: 0.85, at: t.exc, rank: codeRank[sdk.CodePythonException],
-		msg: msg + ".", sugg: exceptionSuggestions(short, strings.ToLower(t.msg)), details: d, ev: ev,
+		msg: msg + ".", sugg: exceptionSuggestions(short, lm), details: d, ev: ev,
 	}
+}
+
+// quotedError finds the exception line at the end of a traceback quoted as
+// an escaped string inside msg ("'Traceback (most recent call
+// last):\n  File ...\nKeyError: \'height\'\n'"), unescaped; "" if
+// msg quotes none.
+func quotedError(msg string) string {
+	if !strings.Contains(msg, "Traceback (most recent call last)") {
+		return ""
+	}
+	parts := strings.Split(msg, `\n`)
+	for k := len(parts) - 1; k > 0; k-- {
+		p := strings.ReplaceAll(strings.TrimSpace(parts[k]), `\'`, "'")
+		if _, _, ok := parseException(p, true); ok {
+			return p
+		}
+	}
+	return ""
 }
 
 // wrapperCand explains a launcher wrapper whose child left no error of its own.

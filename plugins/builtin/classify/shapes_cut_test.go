@@ -1,6 +1,7 @@
 package classify
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/runbox/runbox/sdk"
@@ -28,7 +29,7 @@ func TestStructureShapes(t *testing.T) {
 			sdk.CodePythonException, [2]string{}},
 		{"exception message quoting a worker's traceback",
 			"Traceback (most recent call last):\n  File \"train.py\", line 40, in <module>\n    batch = next(it)\nValueError: 'Traceback (most recent call last):\\n  File \"w.py\", line 7, in loop\\nValueError: bad row\\n'\nshutting down\n",
-			sdk.CodePythonException, [2]string{"exception", "ValueError"}},
+			sdk.CodePythonException, [2]string{"inner_exception", "ValueError: bad row"}},
 		{"traceback on one line, newlines lost",
 			"Traceback (most recent call last):   File \"run.py\", line 3, in <module>     import model   File \"model.py\", line 1, in <module>     import einops ModuleNotFoundError: No module named 'einops'\n",
 			sdk.CodeModuleNotFound, [2]string{"module", "einops"}},
@@ -62,5 +63,19 @@ func TestStructureShapes(t *testing.T) {
 			}
 			checkFailure(t, f)
 		})
+	}
+}
+
+// A re-raised worker error quoting the worker's traceback is explained,
+// and advised on, by the error the quote ends in.
+func TestQuotedTracebackRoot(t *testing.T) {
+	tail := "Traceback (most recent call last):\n  File \"train.py\", line 40, in <module>\n    batch = next(it)\n" +
+		"KeyError: 'Traceback (most recent call last):\\n  File \"w.py\", line 7, in loop\\n    x = rows[i]\\nIndexError: list index out of range\\n'\n"
+	f := Classify(sdk.ClassifyInput{ExitCode: 1, StderrTail: tail})
+	if f.Code != sdk.CodePythonException || f.Details["inner_exception"] != "IndexError: list index out of range" {
+		t.Fatalf("%s %v: %s", f.Code, f.Details, f.Message)
+	}
+	if len(f.Suggestions) == 0 || !strings.Contains(f.Suggestions[0], "index was out of range") {
+		t.Errorf("suggestions %q do not advise on the IndexError", f.Suggestions)
 	}
 }
