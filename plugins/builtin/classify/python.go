@@ -186,8 +186,45 @@ func (sc *scanner) wrapperCand(k int) cand {
 		if st := childStatus(sc.lines, t.exc); st != "" {
 			c.details["child_exit_code"] = st
 		}
+		if cmd := childCommand(t.msg); cmd != "" {
+			c.details["child_command"] = cmd
+			c.sugg[0] = "Run the child by itself to see its error: `" + clip(cmd, 200) + "` (accelerate/deepspeed launchers print the child's traceback above this one)."
+		}
 	}
 	return c
+}
+
+// childCommand turns CalledProcessError's "Command '['python', 'train.py',
+// '--bs', '8']' returned ..." into the command line `python train.py --bs
+// 8`; "" when the list is not all there (a narrow paste wraps it).
+func childCommand(msg string) string {
+	const p = "Command '["
+	k := strings.Index(msg, p)
+	if k < 0 {
+		return ""
+	}
+	rest := msg[k+len(p):]
+	end := strings.Index(rest, "]'")
+	if end < 0 {
+		return ""
+	}
+	var args []string
+	for _, a := range strings.Split(rest[:end], ", ") {
+		if len(a) < 2 || a[0] != '\'' || a[len(a)-1] != '\'' {
+			return ""
+		}
+		a = strings.ReplaceAll(a[1:len(a)-1], `\\`, `\`)
+		if a == "" || strings.ContainsAny(a, " \t\"'") {
+			a = shellQuote(a)
+		}
+		args = append(args, a)
+	}
+	return strings.Join(args, " ")
+}
+
+// shellQuote quotes one argument for a POSIX shell.
+func shellQuote(a string) string {
+	return "'" + strings.ReplaceAll(a, "'", `'\''`) + "'"
 }
 
 // childStatus reads "returned non-zero exit status N" from the wrapper's

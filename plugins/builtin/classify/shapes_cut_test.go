@@ -66,6 +66,25 @@ func TestStructureShapes(t *testing.T) {
 	}
 }
 
+// A subprocess wrapper's suggestion is the child's own command line, read
+// back from Python's list; a list cut by a narrow paste gives none.
+func TestChildCommand(t *testing.T) {
+	for _, c := range []struct{ msg, want string }{
+		{"Command '['python', 'train.py', '--bs', '8']' returned non-zero exit status 1.", "python train.py --bs 8"},
+		{`Command '['C:\\py\\python.exe', 'a b.py']' returned non-zero exit status 2.`, `C:\py\python.exe 'a b.py'`},
+		{"Command '['python3', 'train_network.py', ", ""},
+		{"Command 'make all' returned non-zero exit status 2.", ""},
+	} {
+		if got := childCommand(c.msg); got != c.want {
+			t.Errorf("childCommand(%q) = %q, want %q", c.msg, got, c.want)
+		}
+	}
+	f := Classify(sdk.ClassifyInput{ExitCode: 1, StderrTail: "subprocess.CalledProcessError: Command '['python', 'train.py', '--bs', '8']' returned non-zero exit status 1.\n"})
+	if f.Details["child_command"] != "python train.py --bs 8" || !strings.Contains(f.Suggestions[0], "`python train.py --bs 8`") {
+		t.Errorf("%v %q", f.Details, f.Suggestions)
+	}
+}
+
 // A re-raised worker error quoting the worker's traceback is explained,
 // and advised on, by the error the quote ends in.
 func TestQuotedTracebackRoot(t *testing.T) {
