@@ -81,13 +81,65 @@ func splitTraceback(l line) []line {
 	}
 	out = append(out, t)
 	if rest := strings.TrimSpace(l.text[k+len(hdr):]); strings.HasPrefix(rest, "File \"") {
-		f := t
-		f.text, f.indent = rest, 2
-		out = append(out, f)
+		out = append(out, flatFrames(t, rest)...)
 	} else if rest != "" {
 		return []line{l}
 	}
 	return out
+}
+
+// flatFrames splits the frames of a traceback whose line breaks were lost
+// (`File "a.py", line 3, in f     x = g()   File "b.py", ... KeyError: 'k'`)
+// into frame, source and exception lines. A frame's source starts after the
+// run of spaces that followed its newline; the exception is the first
+// exception-like token in the last source.
+func flatFrames(t line, rest string) []line {
+	var out []line
+	emit := func(text string, indent int) {
+		if text = strings.TrimSpace(text); text != "" {
+			f := t
+			f.text, f.indent = text, indent
+			out = append(out, f)
+		}
+	}
+	for rest != "" {
+		next := strings.Index(rest[1:], "File \"")
+		seg := rest
+		if next >= 0 {
+			seg, rest = rest[:next+1], rest[next+1:]
+		} else {
+			rest = ""
+		}
+		head, src := seg, ""
+		if k := strings.Index(seg, ", in "); k >= 0 {
+			if j := strings.Index(seg[k:], "  "); j >= 0 {
+				head, src = seg[:k+j], seg[k+j:]
+			}
+		}
+		emit(head, 2)
+		if rest == "" {
+			if at := excStart(src); at >= 0 {
+				emit(src[:at], 4)
+				emit(src[at:], 0)
+				break
+			}
+		}
+		emit(src, 4)
+	}
+	return out
+}
+
+// excStart finds where an exception line starts inside s: after a space,
+// the first word that parses as "SomeError: message".
+func excStart(s string) int {
+	for i := 0; i < len(s); i++ {
+		if (i == 0 || s[i-1] == ' ') && s[i] >= 'A' && s[i] <= 'Z' {
+			if _, _, ok := parseException(s[i:], true); ok {
+				return i
+			}
+		}
+	}
+	return -1
 }
 
 // normalize cleans one raw line. ok is false for lines that carry nothing:
@@ -118,8 +170,20 @@ func normalize(raw string) (line, bool) {
 	}
 	l.text = strings.TrimRight(s[i:], " \t")
 	t := l.text
-	if strings.HasPrefix(t, "```") || strings.HasPrefix(t, "~~~") || strings.HasPrefix(t, "<details") ||
-		strings.HasPrefix(t, "</details") || strings.HasPrefix(t, "<summary") {
+	if strings.HasPrefix(t, "```") || strings.HasPrefix(t, "~~~") {
+		// A fence carries at most a language tag; text glued to it
+		// ("```Traceback (most recent call last): ...") is output.
+		rest := strings.TrimLeft(t, "`~")
+		if !strings.Contains(strings.TrimSpace(rest), " ") {
+			return l, false
+		}
+		l.text, t = rest, rest
+	}
+	if k := len(t) - 3; k > 0 && strings.HasSuffix(t, "```") {
+		l.text = strings.TrimRight(strings.TrimRight(t, "`"), " \t") // a closing fence glued to the last line
+		t = l.text
+	}
+	if strings.HasPrefix(t, "<details") || strings.HasPrefix(t, "</details") || strings.HasPrefix(t, "<summary") {
 		return l, false
 	}
 	if strings.HasPrefix(t, "│") && strings.HasSuffix(t, "│") && len(t) > len("││") {

@@ -158,6 +158,11 @@ func trimSeps(s string) string {
 
 // timestampLen returns the length of a leading date/time stamp such as
 // "2024-05-01 10:00:00,123", "2024-05-01T10:00:00.123456Z", "10:00:00.5".
+// monthDay matches "MM-DD " followed by a time's first digit.
+func monthDay(t string) bool {
+	return len(t) > 6 && isDigit(t[0]) && isDigit(t[1]) && t[2] == '-' && isDigit(t[3]) && isDigit(t[4]) && t[5] == ' ' && isDigit(t[6])
+}
+
 func timestampLen(t string) int {
 	i := 0
 	digits := func(n int) bool {
@@ -188,6 +193,8 @@ func timestampLen(t string) int {
 		} else {
 			return i
 		}
+	} else if monthDay(t) {
+		i, date = 6, true // vLLM's "12-25 01:10:28": month-day without a year
 	} else {
 		i = 0
 	}
@@ -276,6 +283,13 @@ func levelPrefix(t string, logged bool) (string, byte, bool) {
 // loggerField strips one "name - " or "name | " field after a timestamp, as
 // in "root - ERROR - msg" or loguru's "__main__:main:12 - msg".
 func loggerField(t string) (string, bool) {
+	// "multiproc_worker_utils.py:229]": the source location vLLM's and
+	// glog-like loggers put after the time.
+	if k := strings.IndexByte(t, ']'); k > 0 && k <= 60 && !strings.ContainsAny(t[:k], " \t[") {
+		if c := strings.LastIndexByte(t[:k], ':'); c > 0 && allDigits(t[c+1:k]) {
+			return t[k+1:], true
+		}
+	}
 	for _, sep := range []string{" - ", " | "} {
 		if k := strings.Index(t, sep); k > 0 && k <= 60 && !strings.ContainsAny(t[:k], " \t") {
 			return t[k+len(sep):], true

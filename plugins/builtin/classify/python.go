@@ -57,6 +57,7 @@ func matchSyntax(sc *scanner, i int, l *line) bool {
 // left.
 func (sc *scanner) addGeneric() {
 	sc.orphanCaret()
+	sc.cutTraceback()
 	group, _ := sc.primary()
 	if group >= 0 {
 		root, outer := -1, -1
@@ -106,8 +107,16 @@ func (sc *scanner) genericCand(root, outer int) cand {
 	if t.msg != "" {
 		d["message"] = clip(t.msg, 300)
 	}
-	msg := "The program raised " + typ
-	if t.msg != "" {
+	msg, lm := "The program raised "+typ, strings.ToLower(t.msg)
+	if inner := quotedError(t.msg); inner != "" {
+		// A re-raised worker error quotes the worker's traceback: its last
+		// line is the error itself.
+		d["inner_exception"] = inner
+		msg += " carrying another process's traceback, which ended in " + clip(inner, 200)
+		if it, im, ok := parseException(inner, true); ok {
+			short, lm = it[strings.LastIndexByte(it, '.')+1:], strings.ToLower(im) // advise on the root
+		}
+	} else if t.msg != "" {
 		msg += ": " + clip(t.msg, 200)
 	}
 	f := t.user
@@ -131,8 +140,26 @@ func (sc *scanner) genericCand(root, outer int) cand {
 	}
 	return cand{
 		code: sdk.CodePythonException, conf: 0.85, at: t.exc, rank: codeRank[sdk.CodePythonException],
-		msg: msg + ".", sugg: exceptionSuggestions(short, strings.ToLower(t.msg)), details: d, ev: ev,
+		msg: msg + ".", sugg: exceptionSuggestions(short, lm), details: d, ev: ev,
 	}
+}
+
+// quotedError finds the exception line at the end of a traceback quoted as
+// an escaped string inside msg ("'Traceback (most recent call
+// last):\n  File ...\nKeyError: \'height\'\n'"), unescaped; "" if
+// msg quotes none.
+func quotedError(msg string) string {
+	if !strings.Contains(msg, "Traceback (most recent call last)") {
+		return ""
+	}
+	parts := strings.Split(msg, `\n`)
+	for k := len(parts) - 1; k > 0; k-- {
+		p := strings.ReplaceAll(strings.TrimSpace(parts[k]), `\'`, "'")
+		if _, _, ok := parseException(p, true); ok {
+			return p
+		}
+	}
+	return ""
 }
 
 // wrapperCand explains a launcher wrapper whose child left no error of its own.
@@ -149,11 +176,80 @@ func (sc *scanner) wrapperCand(k int) cand {
 		}
 		c.details["kind"] = "child_failed"
 	} else if strings.HasSuffix(t.typ, "CalledProcessError") {
-		c.conf = 0.6
+		// The wrapper only relays the child's status: with the child's own
+		// error out of sight, all that is known is a non-zero exit (a
+		// signal in the status is matched as text elsewhere and wins).
+		c.code, c.conf = sdk.CodeNonzeroExit, 0.5
 		c.msg = "A subprocess the program started failed: " + clip(t.msg, 200) + " Its own error is not in the captured output."
 		c.sugg = []string{"Run the subprocess command by itself to see its error (accelerate/deepspeed launchers print the child's traceback above this one)."}
+		c.details["kind"] = "subprocess"
+		if st := childStatus(sc.lines, t.exc); st != "" {
+			c.details["child_exit_code"] = st
+		}
+		if cmd := childCommand(t.msg); cmd != "" {
+			c.details["child_command"] = cmd
+			c.sugg[0] = "Run the child by itself to see its error: `" + clip(cmd, 200) + "` (accelerate/deepspeed launchers print the child's traceback above this one)."
+		}
 	}
 	return c
+}
+
+// childCommand turns CalledProcessError's "Command '['python', 'train.py',
+// '--bs', '8']' returned ..." into the command line `python train.py --bs
+// 8`; "" when the list is not all there (a narrow paste wraps it).
+func childCommand(msg string) string {
+	const p = "Command '["
+	k := strings.Index(msg, p)
+	if k < 0 {
+		return ""
+	}
+	rest := msg[k+len(p):]
+	end := strings.Index(rest, "]'")
+	if end < 0 {
+		return ""
+	}
+	var args []string
+	for _, a := range strings.Split(rest[:end], ", ") {
+		if len(a) < 2 || a[0] != '\'' || a[len(a)-1] != '\'' {
+			return ""
+		}
+		a = strings.ReplaceAll(a[1:len(a)-1], `\\`, `\`)
+		if a == "" || strings.ContainsAny(a, " \t\"'") {
+			a = shellQuote(a)
+		}
+		args = append(args, a)
+	}
+	return strings.Join(args, " ")
+}
+
+// shellQuote quotes one argument for a POSIX shell.
+func shellQuote(a string) string {
+	return "'" + strings.ReplaceAll(a, "'", `'\''`) + "'"
+}
+
+// childStatus reads "returned non-zero exit status N" from the wrapper's
+// message, which a narrow paste may wrap onto the next lines.
+func childStatus(lines []line, at int) string {
+	const p = "exit status"
+	var b strings.Builder
+	for i := at; i < len(lines) && i < at+4; i++ {
+		b.WriteString(lines[i].lc)
+		b.WriteByte(' ')
+	}
+	s := b.String()
+	k := strings.LastIndex(s, p)
+	if k < 0 {
+		return ""
+	}
+	rest := strings.TrimLeft(s[k+len(p):], " \n")
+	j := 0
+	for j < len(rest) && (isDigit(rest[j]) || j == 0 && rest[j] == '-') {
+		j++
+	}
+	if j == 0 || rest[:j] == "-" {
+		return ""
+	}
+	return rest[:j]
 }
 
 func exceptionSuggestions(short, lm string) []string {

@@ -97,7 +97,7 @@ func (sc *scanner) structure(i int) {
 		}
 		return
 	}
-	if hasTracebackHeader(lc) {
+	if hasTracebackHeader(lc) && !quotesHeader(l.text) {
 		sc.startTB(i, st, strings.HasPrefix(lc, "original traceback"))
 		return
 	}
@@ -333,6 +333,15 @@ func exceptionLike(last string, dotted bool, msg string) bool {
 		}
 	}
 	return false
+}
+
+// quotesHeader: an exception line whose message carries another
+// traceback as an escaped string (Python 2 DataLoader workers re-raised
+// `KeyError: 'Traceback (most recent call last):\n  File ...'`) ends the
+// traceback it is in; it does not start one.
+func quotesHeader(t string) bool {
+	_, msg, ok := parseException(t, false)
+	return ok && strings.Contains(msg, "Traceback (most recent call last)")
 }
 
 // hasTracebackHeader finds "traceback (most recent call last)" by its
