@@ -21,6 +21,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/runbox/runbox/plugins/prefilter/tables"
 	"github.com/runbox/runbox/sdk"
 )
 
@@ -33,6 +34,10 @@ type state struct {
 	side       bool     // the line was a side bar (sidebar.go): no update
 	cols       []string // a metrics table's header (table.go), if known
 	phase      string   // phase of the latest update that named one
+	// a column table's header (grid.go): its columns by word and by
+	// cell; gridOn once one is known
+	gridOn               bool
+	gridWords, gridCells []gridCol
 	// nested: the line being parsed holds a tqdm bar drawn below another
 	// (tqdm moves the cursor back up after it: ESC [A).
 	nested bool
@@ -104,6 +109,9 @@ func newState(last *sdk.Progress) *state {
 		st.fastaiCols = fastaiColsFromMessage(last.Message)
 	}
 	st.cols = tableColsFromMessage(last.Message)
+	if h, ok := gridOf(last.Message); ok {
+		st.setGrid(h)
+	}
 	return st
 }
 
@@ -129,11 +137,31 @@ func Parse(in sdk.ParseInput) sdk.ParseOutput {
 	var acc sdk.Progress
 	n := 0
 	var st *state
+	// A table's rows hold no literal: once its header is known, a line
+	// of its shape is one (grid.go); above: the line before, when no
+	// literal let it in (a header's first line).
+	gridOn := in.Last != nil && strings.HasPrefix(in.Last.Message, gridPrefix)
+	above := ""
 	for _, raw := range in.Lines {
+		if gridOn && tables.Row(raw) && !notText(raw) {
+			if st == nil {
+				st = newState(in.Last)
+				st.borrow()
+			}
+			if u, ok := gridRow(raw, st); ok {
+				notBack(&u, &acc, in.Last)
+				st.emit(&acc, &u)
+				n++
+				above = ""
+				continue
+			}
+		}
 		f := scanLine(raw)
 		if f&fPre == 0 || notText(raw) {
+			above = raw
 			continue
 		}
+		hdr := raw // a header's columns are where raw has them
 		var s string
 		nested := false
 		if f&fRaw != 0 {
@@ -158,7 +186,16 @@ func Parse(in sdk.ParseInput) sdk.ParseOutput {
 			st.borrow()
 		}
 		st.nested = nested
-		if u, ok := parseLine(s, f, st); ok && !st.side {
+		u, ok := parseLine(s, f, st)
+		if (!ok || u.Source == "table") && !st.side && tables.Header(s) {
+			if f&fRaw != 0 {
+				hdr = s
+			}
+			u, ok = gridHeader(hdr, above, st), true
+			gridOn = true
+		}
+		above = ""
+		if ok && !st.side {
 			st.emit(&acc, &u)
 			n++
 		}
