@@ -105,6 +105,7 @@ func readRecord(s string, st *state, counted, keywords, open bool) (u sdk.Progre
 	} else if n, end, ok := leadingCounter(t); ok {
 		u.Step, found = n, true
 		t = t[end:]
+		valueNames(t, st)
 	} else if n, m, ok := spacedCounter(t); ok {
 		u.Step, u.Total, found = n, m, true
 	}
@@ -462,6 +463,15 @@ func kvName(t string, e int) string {
 		break
 	}
 	name := strings.Trim(t[b:end], "-./'")
+	if k := strings.LastIndexByte(name, ' '); k >= 0 && k+1 < len(name) && isDigit(name[k+1]) {
+		// "learn 0.63passed:": the name is glued to the value before it
+		w := name[k+1:]
+		i := 0
+		for i < len(w) && (isDigit(w[i]) || w[i] == '.') {
+			i++
+		}
+		name = w[i:]
+	}
 	if name == "" || !isLetter(name[0]) && name[0] != '_' || len(name) > 48 {
 		return ""
 	}
@@ -472,7 +482,7 @@ func kvName(t string, e int) string {
 // time, a size or a throughput rather than a metric.
 var nonMetricWords = newWordSet("time", "eta", "mem", "wps", "ups", "wpb", "bsz", "/s", "sec", "speed", "fps", "elapsed",
 	"remaining", "num_updates", "batch", "v_num", "gpu", "iter", "step", "epoch", "example", "token", "sample", "pid",
-	"rank", "n_jobs", "chain", "trial", "line", "size", "seed", "total", "ms/", "data")
+	"rank", "n_jobs", "chain", "trial", "line", "size", "seed", "total", "ms/", "data", "passed")
 
 // nonMetric reports names that are counters, times, sizes or throughput
 // (a name with "loss" in it is always a metric). No allocation: a guest
@@ -526,7 +536,7 @@ func kvSpaced(t string, st *state) {
 			continue
 		}
 		v, j, ok := parseNum(t, i)
-		if !ok || !finite(v) || j < len(t) && !(t[j] == ' ' || t[j] == ',' || t[j] == '|' || t[j] == '(' || t[j] == '\t' || t[j] == ';') {
+		if !ok || !finite(v) || j < len(t) && !(t[j] == ' ' || t[j] == ',' || t[j] == '|' || t[j] == '(' || t[j] == '\t' || t[j] == ';') && !gluedKey(t, j) {
 			continue
 		}
 		// the name: words before the value, back to a separator.
@@ -566,6 +576,16 @@ func kvSpaced(t string, st *state) {
 		}
 		i = j
 	}
+}
+
+// gluedKey reports the next record's "name:" glued to a value at t[j:]
+// ("0.6356passed: 17.4 sec"): the value ends where the letters start.
+func gluedKey(t string, j int) bool {
+	k := j
+	for k < len(t) && isLetter(t[k]) {
+		k++
+	}
+	return k >= j+3 && k < len(t) && t[k] == ':'
 }
 
 // dedupe drops the metrics from m0 on whose name, folded (case, space
@@ -731,13 +751,25 @@ func recordNoKeyword(s, t string, st *state) (u sdk.Progress, ok bool) {
 		}
 		m0 := len(st.metrics)
 		kvAll(t[end:], st)
-		if len(st.metrics) == m0 {
+		kvSpaced(t[end:], st) // "45:  learn 0.63passed: 17 sec" (old CatBoost)
+		st.metrics = dedupe(st.metrics, m0)
+		if len(st.metrics) == m0 && !valueNames(t[end:], st) {
 			return u, false
 		}
 		u.Step, u.Phase, u.Source = n, "train", "generic"
 		return u, true
 	case c == '|' && t[len(t)-1] == '|':
 		return tableRow(t, st)
+	}
+	if n, m, ok := ofFraction(t); ok {
+		// "built tree 3 of 100, train score = 1.2": a count beside a
+		// training metric
+		m0 := len(st.metrics)
+		kvAll(t, st)
+		if hasLossLike(st.metrics[m0:]) {
+			return sdk.Progress{Step: n, Total: m, Percentage: pct(n, m), Phase: "train", Source: "generic"}, true
+		}
+		st.metrics = st.metrics[:m0]
 	}
 	switch {
 	case finishedMark(s):
