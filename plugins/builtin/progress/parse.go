@@ -27,7 +27,10 @@ import (
 
 // state is what Parse knows while it walks one batch.
 type state struct {
-	total      int64    // step total known so far (inner bar)
+	total      int64 // step total known so far (inner bar)
+	step       int64 // the step known so far
+	epoch      int64 // the epoch known so far, and its total
+	epochTotal int64
 	source     string   // format of the latest update
 	fastaiCols []string // fastai table header, if known
 	glued      string   // text printed right after a bar, to parse next
@@ -103,6 +106,7 @@ func newState(last *sdk.Progress) *state {
 		return st
 	}
 	st.total = last.Total
+	st.step, st.epoch, st.epochTotal = last.Step, last.Epoch, last.EpochTotal
 	st.source = last.Source
 	st.phase = last.Phase
 	if last.Source == "fastai" {
@@ -119,6 +123,7 @@ func (st *state) apply(u *sdk.Progress) {
 	if u.Total != 0 {
 		st.total = u.Total
 	}
+	st.step, st.epoch, st.epochTotal = orInt(u.Step, st.step), orInt(u.Epoch, st.epoch), orInt(u.EpochTotal, st.epochTotal)
 	if u.Source != "" {
 		st.source = u.Source
 	}

@@ -1,10 +1,17 @@
 package progress
 
-import "github.com/runbox/runbox/sdk"
+import (
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
+	"github.com/runbox/runbox/sdk"
+)
 
 // recordShapes: record shapes with no keyword the generic reader knows
 // (value before name, a value glued to the next key, a count of trees),
-// and the lines around them that must stay nothing. They join edgeCases,
+// the lines around them that must stay nothing, and Keras's evaluate bar
+// after training. They join edgeCases,
 // so TestEdgeCases, TestPrefilterCovers and the fuzzers see them.
 var recordShapes = []struct {
 	name  string
@@ -27,8 +34,31 @@ var recordShapes = []struct {
 		&sdk.Progress{Step: 4, Total: 250, Percentage: 1.6, Phase: "train", Source: "generic", Metrics: m{"train score": 0.75}}},
 	{"a tree count with no metric is nothing", []string{
 		"Pruning tree 4 of 250"}, nil},
+	// model.evaluate after fit: not the training bar (issue #15)
+	{"an evaluate bar after the last epoch", []string{
+		"Epoch 5/5",
+		"300/300 [==============================] - 2s 6ms/step - loss: 0.2500 - acc: 0.9000",
+		"120/120 [==============================] - 0s 2ms/step - loss: 0.3000 - acc: 0.8800"},
+		&sdk.Progress{Step: 300, Total: 300, Percentage: 100, Epoch: 5, EpochTotal: 5, Rate: 6, RateUnit: "ms/step",
+			Source: "keras", Metrics: m{"loss": 0.25, "acc": 0.9}}},
 }
 
 func init() {
 	edgeCases = append(edgeCases, recordShapes...)
+}
+
+// TestKerasNewEpochBar: a bar of another size once a new epoch's header
+// came is that epoch's (in one batch: across batches the header leaves no
+// mark, and a last epoch of another size reads as evaluation).
+func TestKerasNewEpochBar(t *testing.T) {
+	got := run([]string{
+		"Epoch 4/5",
+		"300/300 [==============================] - 2s 6ms/step - loss: 0.2500",
+		"Epoch 5/5",
+		"150/310 [=============>................] - ETA: 1s - loss: 0.2400"}, 1000, true)
+	want := &sdk.Progress{Step: 150, Total: 310, Percentage: 150.0 / 310 * 100, Epoch: 5, EpochTotal: 5, ETASeconds: 1,
+		Rate: 6, RateUnit: "ms/step", Source: "keras", Metrics: m{"loss": 0.24}}
+	if d := cmp.Diff(want, got, cmpopts.EquateApprox(0, 1e-9)); d != "" {
+		t.Errorf("(-want +got):\n%s", d)
+	}
 }
