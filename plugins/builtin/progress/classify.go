@@ -407,7 +407,7 @@ func fillUnknown(u, r *sdk.Progress) {
 	if u.Step == 0 {
 		u.Step = r.Step
 	}
-	if u.Epoch == 0 {
+	if u.Epoch == 0 && u.EpochTotal == 0 { // "epoch 0 / 100" knows its total
 		u.Epoch, u.EpochTotal = r.Epoch, r.EpochTotal
 	}
 	if u.Percentage == 0 {

@@ -87,10 +87,15 @@ func parseGeneric(s string, f uint64, st *state) (u sdk.Progress, ok bool) {
 			u.Step, u.Total, found = n, m, true
 		}
 	}
+	if !found && f&maskEpoch != 0 {
+		found = countedEpoch(s, &u) // "91300 iter, 7 epoch / 20 epochs"
+	}
 	if u.Total > 0 {
 		u.Percentage = pct(u.Step, u.Total)
 	} else if p, ok := kwPercent(s, f); ok {
 		u.Percentage, found = p, true
+	} else if p, ok := hashBar(s); ok && !found && f&maskEpoch != 0 {
+		u.Percentage, found = p, true // "this epoch [#####.....] 10.84%"
 	}
 	if !found && f&fLossAny == 0 {
 		return sdk.Progress{}, false // no key can hold "loss"

@@ -34,6 +34,19 @@ var recordShapes = []struct {
 		&sdk.Progress{Step: 4, Total: 250, Percentage: 1.6, Phase: "train", Source: "generic", Metrics: m{"train score": 0.75}}},
 	{"a tree count with no metric is nothing", []string{
 		"Pruning tree 4 of 250"}, nil},
+	{"counts before their words, an epoch of a total", []string{
+		"       2500 iter, 3 epoch / 40 epochs"},
+		&sdk.Progress{Step: 2500, Epoch: 3, EpochTotal: 40, Source: "generic"}},
+	{"the first epoch (0) of a total", []string{
+		"         40 iter, 0 epoch / 25 epochs"},
+		&sdk.Progress{Step: 40, EpochTotal: 25, Source: "generic"}},
+	{"a '#' bar of the epoch with its percentage", []string{
+		"this epoch [##########################........................] 52.10%"},
+		&sdk.Progress{Percentage: 52.1, Source: "generic"}},
+	{"a '#' bar with no epoch word is not read", []string{
+		"copying [##########################........................] 52.10%"}, nil},
+	{"an epoch count alone is a setting", []string{
+		"training for 3 epoch / 40 epochs max"}, nil},
 	// model.evaluate after fit: not the training bar (issue #15)
 	{"an evaluate bar after the last epoch", []string{
 		"Epoch 5/5",
