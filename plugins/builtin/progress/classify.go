@@ -327,7 +327,7 @@ func parseFormats(s string, f uint64, st *state) (u sdk.Progress, ok bool) {
 		}
 		st.metrics = st.metrics[:0] // the parser declined: drop its metrics
 	}
-	if f&fBraceQuote != 0 && f&(fEpochLow|fLossLow) != 0 {
+	if f&fBraceQuote != 0 && f&(fEpochLow|fLossAny) != 0 {
 		if u, ok = parseHFDict(s, st); ok {
 			return u, true
 		}

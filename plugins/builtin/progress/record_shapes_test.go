@@ -47,6 +47,9 @@ var recordShapes = []struct {
 		"copying [##########################........................] 52.10%"}, nil},
 	{"an epoch count alone is a setting", []string{
 		"training for 3 epoch / 40 epochs max"}, nil},
+	{"a log dict with capitalised keys and numbers as strings, cut short", []string{
+		"{'Step': 40, 'Loss': '2.7183', 'Learning Rate': '2.00e-05'"},
+		&sdk.Progress{Step: 40, Phase: "train", Source: "huggingface", Metrics: m{"Loss": 2.7183, "Learning Rate": 2e-05}}},
 	// model.evaluate after fit: not the training bar (issue #15)
 	{"an evaluate bar after the last epoch", []string{
 		"Epoch 5/5",
