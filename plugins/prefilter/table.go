@@ -13,7 +13,9 @@ import "github.com/runbox/runbox/plugins/prefilter/tables"
 // list of literals can let it through; but a header usually does
 // ("Loss", "iteration", "epoch"). Rows extends a Filter with that: once
 // a line that passes looks like a header, the lines that look like its
-// rows pass too, until rowGap lines in a row are neither. The shapes are
+// rows pass too, until rowGap lines in a row are neither. A name/value
+// table drawn with pipes ("| policy_loss | -0.01 |") has no header: a
+// row of it that passes (its name has a literal) lets the others pass. The shapes are
 // strict (aligned columns, mostly numbers, no "key: value") so that prose
 // and ordinary log records do not arm it or pass through it; a plugin
 // that reads tables checks the same shapes (package tables).
@@ -36,7 +38,7 @@ type Rows struct {
 // line, to be sent before it.
 func (r *Rows) Match(f *Filter, line string) (pass bool, before string) {
 	if f.Match(line) {
-		if tables.Header(line) {
+		if tables.Header(line) || tables.KVRow(line) {
 			r.on, r.miss = true, 0
 			if r.prev != "" && tables.Header(r.prev) {
 				before = r.prev
@@ -46,7 +48,7 @@ func (r *Rows) Match(f *Filter, line string) (pass bool, before string) {
 		return true, before
 	}
 	if r.on {
-		if tables.Row(line) {
+		if tables.Row(line) || tables.KVRow(line) {
 			r.miss, r.prev = 0, ""
 			return true, ""
 		}

@@ -37,6 +37,25 @@ func TestTableShapes(t *testing.T) {
 	}
 }
 
+func TestKVRow(t *testing.T) {
+	for _, c := range []struct {
+		line string
+		want bool
+	}{
+		{"|    policy_entropy       | 3.34        |", true},
+		{"| ep_rew_mean | nan |", true},
+		{"| time/                   |             |", false}, // a heading
+		{"| a | b | c |", false},
+		{"| two words | 1 |", false},
+		{"| name | 1.5s |", false},
+		{"name | 1.5 |", false},
+	} {
+		if got := tables.KVRow(c.line); got != c.want {
+			t.Errorf("KVRow(%q) = %v", c.line, got)
+		}
+	}
+}
+
 // TestRows: a table's rows pass once its header did, with the header's
 // first line before it; a gap of other lines ends the table.
 func TestRows(t *testing.T) {

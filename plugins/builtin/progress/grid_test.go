@@ -70,6 +70,20 @@ func TestGridTables(t *testing.T) {
 			"train_loss": 0.5, "val_loss": 0.6, "accuracy": 0.81,
 		}},
 	}, {
+		name: "a name/value table: rows pass once one with a literal did",
+		lines: []string{
+			"-------------------------------------",
+			"| grad_norm             | 1.5   |", // before any row passed: not sent
+			"| total_timesteps       | 2048      |",
+			"| kl_divergence         | 0.012     |",
+			"| reward_mean           | nan       |",
+			"| advantage_std         | 0.98      |",
+			"-------------------------------------",
+		},
+		want: sdk.Progress{Step: 2048, Phase: "train", Metrics: map[string]float64{
+			"kl_divergence": 0.012, "advantage_std": 0.98,
+		}},
+	}, {
 		name: "rows under a live bar do not move its counters back",
 		lines: []string{
 			"[ 450/1000 10:12 < 12:30, 0.73 it/s, Epoch 2.35/4]",

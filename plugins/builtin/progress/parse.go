@@ -146,8 +146,21 @@ func Parse(in sdk.ParseInput) sdk.ParseOutput {
 	// of its shape is one (grid.go); above: the line before, when no
 	// literal let it in (a header's first line).
 	gridOn := in.Last != nil && strings.HasPrefix(in.Last.Message, gridPrefix)
+	kvOn := in.Last != nil && in.Last.Source == "table" // a name/value table's rows
 	above := ""
 	for _, raw := range in.Lines {
+		if kvOn && tables.KVRow(raw) && !notText(raw) {
+			if st == nil {
+				st = newState(in.Last)
+				st.borrow()
+			}
+			st.metrics = st.metrics[:0]
+			if u, ok := tableRow(strings.TrimSpace(raw), st); ok {
+				st.emit(&acc, &u)
+				n++
+				continue
+			}
+		}
 		if gridOn && tables.Row(raw) && !notText(raw) {
 			if st == nil {
 				st = newState(in.Last)
@@ -201,6 +214,7 @@ func Parse(in sdk.ParseInput) sdk.ParseOutput {
 		}
 		above = ""
 		if ok && !st.side {
+			kvOn = kvOn || u.Source == "table"
 			st.emit(&acc, &u)
 			n++
 		}

@@ -1,5 +1,5 @@
 // Package tables knows the shapes of a column table's lines: a header of
-// names, rows of bare numbers under it. The host's prefilter
+// names, rows of bare numbers under it; and of a name/value table's rows. The host's prefilter
 // (prefilter.Rows) and the progress plugin that reads the rows check the
 // same shapes; the plugin is a guest, so this package needs only strings.
 package tables
@@ -147,3 +147,23 @@ func TrimEscText(line string) string {
 func isDigit(c byte) bool  { return c >= '0' && c <= '9' }
 func isLetter(c byte) bool { return c|0x20 >= 'a' && c|0x20 <= 'z' }
 func isBlank(c byte) bool  { return c == ' ' || c == '\t' }
+
+// KVRow reports a row of a name/value table drawn with pipes, one metric
+// a line (stable-baselines' logger, many RL loggers):
+//
+//	|    policy_entropy       | 3.34        |
+//
+// The value may be missing ("nan", "unknown").
+func KVRow(line string) bool {
+	t := strings.TrimSpace(line)
+	if len(t) < 5 || t[0] != '|' || t[len(t)-1] != '|' {
+		return false
+	}
+	name, value, ok := strings.Cut(t[1:len(t)-1], "|")
+	if !ok || strings.IndexByte(value, '|') >= 0 {
+		return false
+	}
+	name, value = strings.TrimSpace(name), strings.TrimSpace(value)
+	return name != "" && isLetter(name[0]) && !strings.ContainsAny(name, " \t") &&
+		(IsNumber(value) || Missing(value))
+}
