@@ -52,3 +52,40 @@ func hashBar(s string) (float64, bool) {
 	}
 	return v, true
 }
+
+// countedWords reads counts written before "epoch" and "iter" in a list
+// of counts (each a whole singular word, then a comma or the end):
+// "000 epoch, 06000 iter, average time 0.66, loss 37.2" (zero-padded, as
+// printf's %03d writes them). Plural words are settings ("20 epochs").
+func countedWords(s string, u *sdk.Progress) bool {
+	found := false
+	for _, w := range [...]string{" epoch", " iter", " iteration"} {
+		for off := 0; off < len(s); {
+			k := index(s[off:], w)
+			if k < 0 {
+				break
+			}
+			k += off
+			off = k + len(w)
+			if k == 0 || !isDigit(s[k-1]) || off < len(s) && s[off] != ',' {
+				continue
+			}
+			b := k - digitsBefore(s, k)
+			if b > 0 && s[b-1] != ' ' && s[b-1] != ',' {
+				continue
+			}
+			n, _, ok := parseUint(s, b)
+			if !ok {
+				continue
+			}
+			if w == " epoch" {
+				u.Epoch = n
+			} else {
+				u.Step = n
+			}
+			found = true
+			break
+		}
+	}
+	return found
+}

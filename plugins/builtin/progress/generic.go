@@ -90,6 +90,9 @@ func parseGeneric(s string, f uint64, st *state) (u sdk.Progress, ok bool) {
 	if !found && f&maskEpoch != 0 {
 		found = countedEpoch(s, &u) // "91300 iter, 7 epoch / 20 epochs"
 	}
+	if !found && f&(fEpochLow|fIterLow) != 0 {
+		found = countedWords(s, &u) // "000 epoch, 06000 iter, loss 37.2"
+	}
 	if u.Total > 0 {
 		u.Percentage = pct(u.Step, u.Total)
 	} else if p, ok := kwPercent(s, f); ok {
@@ -103,15 +106,18 @@ func parseGeneric(s string, f uint64, st *state) (u sdk.Progress, ok bool) {
 	ms := st.metrics
 	lossKV := false
 	scanKV(s, func(k string, v float64) {
-		if !finite(v) || k == "" || structuralKey(k) { // as addMetric
+		if k == "" || structuralKey(k) {
 			return
 		}
-		isLoss := containsAny(k, kwLoss)
-		lossKV = lossKV || isLoss
-		if found || isLoss {
+		// a loss makes the line a training report, whatever its value
+		lossKV = lossKV || containsAny(k, kwLoss)
+		if finite(v) { // as addMetric
 			ms = append(ms, metric{k, v})
 		}
 	})
+	if !found && !lossKV {
+		ms = ms[:len(st.metrics)] // no counter, no loss: settings
+	}
 	if !lossKV && f&fLossAny != 0 {
 		ms = spacedLoss(s, ms)
 	}
@@ -232,7 +238,19 @@ func heading(s string, end int, total int64) bool {
 		return false
 	}
 	i := skipSpaces(s, end+1)
-	return i < len(s) && isLetter(s[i]) && !strings.ContainsAny(s[i:], "=:") && len(spacedLoss(s[i:], nil)) == 0
+	return i < len(s) && isLetter(s[i]) && !strings.ContainsAny(s[i:], "=:") && len(spacedLoss(s[i:], nil)) == 0 &&
+		!lossNaN(s[i:])
+}
+
+// lossNaN reports "loss nan" (or inf): a training report whose loss is
+// not a number, which spacedLoss does not record.
+func lossNaN(s string) bool {
+	k := indexFold(s, "loss ")
+	if k < 0 {
+		return false
+	}
+	v, _, ok := parseNum(s, skipSpaces(s, k+5))
+	return ok && !finite(v)
 }
 
 // spacedFraction reads "N / M" or "N/M" at s[i:].

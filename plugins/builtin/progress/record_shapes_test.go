@@ -50,6 +50,15 @@ var recordShapes = []struct {
 	{"a log dict with capitalised keys and numbers as strings, cut short", []string{
 		"{'Step': 40, 'Loss': '2.7183', 'Learning Rate': '2.00e-05'"},
 		&sdk.Progress{Step: 40, Phase: "train", Source: "huggingface", Metrics: m{"Loss": 2.7183, "Learning Rate": 2e-05}}},
+	{"zero-padded counts before their words", []string{
+		"002 epoch, 04500 iter, average time 0.5120, loss 12.5000"},
+		&sdk.Progress{Step: 4500, Epoch: 2, Source: "generic", Metrics: m{"loss": 12.5}}},
+	{"a step whose loss is nan is still a step", []string{
+		"iter 3010: loss 2.5, time 100.5ms", "iter 3020: loss nan, time 101.2ms"},
+		&sdk.Progress{Step: 3020, Source: "generic", Metrics: m{"loss": 2.5}}},
+	{"a loss among key=value pairs makes the others metrics", []string{
+		"summary: kl=0.25, recon=1.5, loss=1.75"},
+		&sdk.Progress{Source: "generic", Metrics: m{"kl": 0.25, "recon": 1.5, "loss": 1.75}}},
 	// model.evaluate after fit: not the training bar (issue #15)
 	{"an evaluate bar after the last epoch", []string{
 		"Epoch 5/5",
