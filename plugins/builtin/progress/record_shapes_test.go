@@ -59,6 +59,14 @@ var recordShapes = []struct {
 	{"a loss among key=value pairs makes the others metrics", []string{
 		"summary: kl=0.25, recon=1.5, loss=1.75"},
 		&sdk.Progress{Source: "generic", Metrics: m{"kl": 0.25, "recon": 1.5, "loss": 1.75}}},
+	{"a message glued to a bar's last value", []string{
+		"Epoch 2/4",
+		"  3/900 [..............................] - ETA: 50s - loss: 1.2500 - acc: 0.6250Stopping: loss went up"},
+		&sdk.Progress{Step: 3, Total: 900, Percentage: 100.0 / 300, Epoch: 2, EpochTotal: 4, ETASeconds: 50,
+			Source: "keras", Metrics: m{"loss": 1.25, "acc": 0.625}}},
+	{"a unit after a value is not a glued word", []string{
+		"step: 5, loss: 0.5, mem: 1.5GB, bw: 4.0Mb/s"},
+		&sdk.Progress{Step: 5, Source: "generic", Metrics: m{"loss": 0.5}}},
 	// model.evaluate after fit: not the training bar (issue #15)
 	{"an evaluate bar after the last epoch", []string{
 		"Epoch 5/5",
