@@ -67,6 +67,12 @@ var recordShapes = []struct {
 	{"a unit after a value is not a glued word", []string{
 		"step: 5, loss: 0.5, mem: 1.5GB, bw: 4.0Mb/s"},
 		&sdk.Progress{Step: 5, Source: "generic", Metrics: m{"loss": 0.5}}},
+	{"a rich bar drawn in ASCII", []string{
+		"Epoch 2/9 ------------------------------ 45/100 0:00:10 • 0:00:12 4.50it/s v_num: 0 train_loss: 0.125"},
+		&sdk.Progress{Step: 45, Total: 100, Percentage: 45, Phase: "train", Epoch: 2, EpochTotal: 9, ETASeconds: 12,
+			Rate: 4.5, RateUnit: "it/s", Source: "lightning", Metrics: m{"train_loss": 0.125}}},
+	{"dashes and a bullet without a count are not a bar", []string{
+		"note ---------- see • 4.50it/s"}, nil},
 	// model.evaluate after fit: not the training bar (issue #15)
 	{"an evaluate bar after the last epoch", []string{
 		"Epoch 5/5",
