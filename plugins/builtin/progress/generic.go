@@ -111,6 +111,10 @@ func parseGeneric(s string, f uint64, st *state) (u sdk.Progress, ok bool) {
 		}
 		// a loss makes the line a training report, whatever its value
 		lossKV = lossKV || containsAny(k, kwLoss)
+		if (k == "Pass" || k == "pass") && found && u.Epoch == 0 && v >= 0 && v < 1e6 && v == float64(int64(v)) {
+			u.Epoch = int64(v) // "Pass: 3, Batch: 4200": a pass over the data is an epoch
+			return
+		}
 		if finite(v) { // as addMetric
 			ms = append(ms, metric{k, v})
 		}

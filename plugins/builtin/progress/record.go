@@ -482,7 +482,7 @@ func kvName(t string, e int) string {
 // time, a size or a throughput rather than a metric.
 var nonMetricWords = newWordSet("time", "eta", "mem", "wps", "ups", "wpb", "bsz", "/s", "sec", "speed", "fps", "elapsed",
 	"remaining", "num_updates", "batch", "v_num", "gpu", "iter", "step", "epoch", "example", "token", "sample", "pid",
-	"rank", "n_jobs", "chain", "trial", "line", "size", "seed", "total", "ms/", "data", "passed")
+	"rank", "n_jobs", "chain", "trial", "line", "size", "seed", "total", "ms/", "data", "pass")
 
 // nonMetric reports names that are counters, times, sizes or throughput
 // (a name with "loss" in it is always a metric). No allocation: a guest

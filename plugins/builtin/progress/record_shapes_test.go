@@ -73,6 +73,9 @@ var recordShapes = []struct {
 			Rate: 4.5, RateUnit: "it/s", Source: "lightning", Metrics: m{"train_loss": 0.125}}},
 	{"dashes and a bullet without a count are not a bar", []string{
 		"note ---------- see • 4.50it/s"}, nil},
+	{"a pass over the data is an epoch", []string{
+		"Pass: 2, Batch: 300, TrainCost: 1.25"},
+		&sdk.Progress{Step: 300, Epoch: 2, Source: "generic", Metrics: m{"TrainCost": 1.25}}},
 	// model.evaluate after fit: not the training bar (issue #15)
 	{"an evaluate bar after the last epoch", []string{
 		"Epoch 5/5",
