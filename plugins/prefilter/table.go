@@ -37,8 +37,12 @@ type Rows struct {
 // header too (a name split over two lines: "average" above "loss"), that
 // line, to be sent before it.
 func (r *Rows) Match(f *Filter, line string) (pass bool, before string) {
+	if Opens(line) {
+		r.on, r.miss, r.prev = true, 0, ""
+		return true, ""
+	}
 	if f.Match(line) {
-		if tables.Header(line) || tables.KVRow(line) {
+		if tables.Header(line) || kvRow(line) {
 			r.on, r.miss = true, 0
 			if r.prev != "" && tables.Header(r.prev) {
 				before = r.prev
@@ -48,7 +52,7 @@ func (r *Rows) Match(f *Filter, line string) (pass bool, before string) {
 		return true, before
 	}
 	if r.on {
-		if tables.Row(line) || tables.KVRow(line) {
+		if tables.Row(line) || kvRow(line) || tables.PipeRow(line) {
 			r.miss, r.prev = 0, ""
 			return true, ""
 		}
@@ -58,4 +62,17 @@ func (r *Rows) Match(f *Filter, line string) (pass bool, before string) {
 	}
 	r.prev = line
 	return false, ""
+}
+
+func kvRow(line string) bool {
+	_, _, ok := tables.KVRow(line)
+	return ok
+}
+
+// Opens reports a line that starts a table with no literal needed: a
+// header drawn with pipes names its columns between them. It passes
+// whatever the filter; a caller that asks a Filter alone whether a
+// stream may hold progress (Host.ProgressFilter) asks this too.
+func Opens(line string) bool {
+	return len(line) > 0 && (line[0] == '|' || line[0] == ' ') && tables.PipeHeader(line)
 }

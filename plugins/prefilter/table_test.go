@@ -49,9 +49,33 @@ func TestKVRow(t *testing.T) {
 		{"| two words | 1 |", false},
 		{"| name | 1.5s |", false},
 		{"name | 1.5 |", false},
+		{"\u2502 training_iteration          20 \u2502", true},
+		{"\u2502 config/train_loop_config/lr   0.003 \u2502", true},
+		{"\u2502 Trial X result                  \u2502", false},
 	} {
-		if got := tables.KVRow(c.line); got != c.want {
+		if _, _, got := tables.KVRow(c.line); got != c.want {
 			t.Errorf("KVRow(%q) = %v", c.line, got)
+		}
+	}
+}
+
+func TestPipeTable(t *testing.T) {
+	for _, c := range []struct {
+		line        string
+		header, row bool
+	}{
+		{"| Trial name | status | iter | reward |", true, false},
+		{"|------------+--------+------+--------|", false, false},
+		{"| trial_1    | RUNNING |   66 | -1105.8 |", false, true},
+		{"| a | b |", false, false}, // two cells: a name/value row, if any
+		{"| x | 1 |", false, false},
+		{"| Trial name | 3 | iter |", false, true},
+	} {
+		if got := tables.PipeHeader(c.line); got != c.header {
+			t.Errorf("PipeHeader(%q) = %v", c.line, got)
+		}
+		if got := tables.PipeRow(c.line); got != c.row {
+			t.Errorf("PipeRow(%q) = %v", c.line, got)
 		}
 	}
 }
@@ -86,6 +110,10 @@ func TestRows(t *testing.T) {
 	steps = append(steps, step{line: "0.1      0.1      80"}) // the table ended
 	steps = append(steps, step{line: "Train Loss   Val Loss   Epoch", pass: true})
 	steps = append(steps, step{line: "  0.1        0.2          3", pass: true})
+	steps = append(steps, gap...)
+	// a header drawn with pipes needs no literal
+	steps = append(steps, step{line: "| trial | status | it | reward |", pass: true})
+	steps = append(steps, step{line: "| t_01  | RUNNING | 3 | -12.5 |", pass: true})
 	var r Rows
 	for i, s := range steps {
 		pass, before := r.Match(f, s.line)

@@ -67,6 +67,13 @@ func (st *state) setGrid(text string) {
 	}
 	st.gridWords = st.gridWords[:0]
 	st.gridCells = st.gridCells[:0]
+	st.gridOn = true
+	if st.gridPipe = tables.PipeHeader(h); st.gridPipe {
+		for _, c := range tables.PipeCells(h) {
+			st.gridWords = append(st.gridWords, gridCol{name: c})
+		}
+		return
+	}
 	var up []string
 	if above != "" {
 		up = strings.Fields(above)
@@ -128,6 +135,9 @@ func eachCell(s string, gap int, fn func(a, b int)) {
 
 // gridRow reads raw, a row of the table st knows.
 func gridRow(raw string, st *state) (u sdk.Progress, ok bool) {
+	if st.gridPipe {
+		return pipeRow(raw, st)
+	}
 	row := tables.TrimEscText(raw)
 	n := 0
 	eachCell(row, 1, func(int, int) { n++ })
@@ -161,21 +171,7 @@ func gridRow(raw string, st *state) (u sdk.Progress, ok bool) {
 		}
 		used |= 1 << (c & 63)
 		v, _, _ := parseNum(cell, 0)
-		switch gridRole(cols[c].name) {
-		case roleStep:
-			if v >= 0 && v < 1e15 {
-				u.Step, ok = int64(v), true
-			}
-		case roleEpoch:
-			if v >= 0 && v < 1e9 {
-				u.Epoch, ok = int64(v), true
-			}
-		case roleMetric:
-			if finite(v) {
-				st.addMetric(cols[c].name, v)
-				ok = true
-			}
-		}
+		gridCell(cols[c].name, v, &u, &ok, st)
 	})
 	if !ok {
 		st.metrics = st.metrics[:0]
@@ -183,6 +179,49 @@ func gridRow(raw string, st *state) (u sdk.Progress, ok bool) {
 	}
 	u.Phase, u.Source = "train", "table"
 	return u, true
+}
+
+// pipeRow reads a row of a table drawn with pipes, cell by cell under
+// the header's names; text cells (a trial's name, its status) are
+// skipped.
+func pipeRow(raw string, st *state) (u sdk.Progress, ok bool) {
+	cells := tables.PipeCells(raw)
+	if len(cells) != len(st.gridWords) {
+		return u, false
+	}
+	for i, c := range cells {
+		if !tables.IsNumber(c) {
+			continue
+		}
+		v, _, _ := parseNum(c, 0)
+		gridCell(st.gridWords[i].name, v, &u, &ok, st)
+	}
+	if !ok {
+		st.metrics = st.metrics[:0]
+		return sdk.Progress{}, false
+	}
+	u.Phase, u.Source = "train", "table"
+	return u, true
+}
+
+// gridCell records cell value v of column name: the step, the epoch or a
+// metric, as the column's name says.
+func gridCell(name string, v float64, u *sdk.Progress, ok *bool, st *state) {
+	switch gridRole(name) {
+	case roleStep:
+		if v >= 0 && v < 1e15 {
+			u.Step, *ok = int64(v), true
+		}
+	case roleEpoch:
+		if v >= 0 && v < 1e9 {
+			u.Epoch, *ok = int64(v), true
+		}
+	case roleMetric:
+		if finite(v) {
+			st.addMetric(name, v)
+			*ok = true
+		}
+	}
 }
 
 // notBack drops a row's step or epoch when the screen already showed a
@@ -227,4 +266,43 @@ func gridRole(name string) int {
 		return roleSkip
 	}
 	return roleMetric
+}
+
+// tableLine reads raw when it is a table's line that no literal may have
+// let in (the host's prefilter.Rows sends them): a header drawn with
+// pipes (always), a row of a name/value table (once one was read, or
+// with a literal), a row under a known header. f is raw's scanLine bits;
+// *stp is made when needed. A header's update carries its Message.
+func tableLine(raw string, f uint64, kvOn, gridOn bool, in sdk.ParseInput, stp **state) (u sdk.Progress, ok bool) {
+	t := raw
+	for len(t) > 0 && t[0] == ' ' {
+		t = t[1:]
+	}
+	if len(t) == 0 || notText(raw) {
+		return u, false
+	}
+	pipe := t[0] == '|'
+	if !pipe && t[0] != 0xe2 && !gridOn {
+		return u, false // the common line: nothing to look at
+	}
+	st := *stp
+	if st == nil {
+		st = newState(in.Last)
+		st.borrow()
+		*stp = st
+	}
+	st.metrics = st.metrics[:0]
+	if pipe && tables.PipeHeader(raw) {
+		return gridHeader(raw, "", st), true
+	}
+	if name, value, ok := tables.KVRow(raw); ok && (kvOn || f&fPre != 0) {
+		if pipe {
+			return tableRow(strings.TrimSpace(raw), st)
+		}
+		return kvPair(name, value, st) // box rows keep their whole name
+	}
+	if gridOn && (tables.Row(raw) || pipe && tables.PipeRow(raw)) {
+		return gridRow(raw, st)
+	}
+	return u, false
 }

@@ -84,6 +84,30 @@ func TestGridTables(t *testing.T) {
 			"kl_divergence": 0.012, "advantage_std": 0.98,
 		}},
 	}, {
+		name: "a status table drawn with pipes: text cells skipped, times too",
+		lines: []string{
+			"+------------------+----------+-------+--------------+---------+",
+			"| Trial name       | status   |  iter |   time (s)   |   score |",
+			"|------------------+----------+-------+--------------+---------|",
+			"| PPO_cart_0001    | RUNNING  |    12 |       40.5   |   181.5 |",
+			"+------------------+----------+-------+--------------+---------+",
+		},
+		want: sdk.Progress{Step: 12, Phase: "train", Metrics: map[string]float64{"score": 181.5}},
+	}, {
+		name: "a result box of names and values, and the trial's end",
+		lines: []string{
+			"Trial Trainer_0003 completed training after 8 iterations at 2024-01-01 10:00:00.",
+			"╭───────────────╮",
+			"│ Trial Trainer_0003 result      │",
+			"│ time_this_iter_s        0.25   │",
+			"│ training_iteration         8   │",
+			"│ config/optim/momentum    0.9   │",
+			"│ val_loss                 0.45  │",
+		},
+		want: sdk.Progress{Step: 8, Percentage: 100, Phase: "train", Metrics: map[string]float64{
+			"config/optim/momentum": 0.9, "val_loss": 0.45,
+		}},
+	}, {
 		name: "rows under a live bar do not move its counters back",
 		lines: []string{
 			"[ 450/1000 10:12 < 12:30, 0.73 it/s, Epoch 2.35/4]",

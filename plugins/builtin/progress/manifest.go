@@ -50,6 +50,8 @@ var Prefilter = []string{
 	"avg, ",
 	// a round's "learn" without a tab or colon: "13:     learn 0.29"
 	"learn ",
+	// Ray's trial end: "Trial X completed training after 20 iterations"
+	"training after ",
 	// boosting rounds counted in trees: "built tree 3 of 100, train
 	// score = 1.2" (confirmed below: a count of a total after it)
 	"tree ",
@@ -118,6 +120,8 @@ var PrefilterConfirm = slices.Concat(
 		{Literal: "rogress", Before: escBefore}, {Literal: "rogress", After: escAfter},
 		{Literal: "learn ", Before: `(?:^|[^A-Za-z0-9_])\d+:[ \t]+`},
 		{Literal: "tree ", After: `\d+ of \d+`},
+		// Ray's "training_iteration: 20" (a row of its result box too)
+		{Literal: "iter", Before: `training_`, After: `ation[ \t:=|]*\d`},
 	},
 )
 

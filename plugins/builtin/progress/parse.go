@@ -39,7 +39,7 @@ type state struct {
 	phase      string   // phase of the latest update that named one
 	// a column table's header (grid.go): its columns by word and by
 	// cell; gridOn once one is known
-	gridOn               bool
+	gridOn, gridPipe     bool // gridPipe: the header is drawn with pipes
 	gridWords, gridCells []gridCol
 	// nested: the line being parsed holds a tqdm bar drawn below another
 	// (tqdm moves the cursor back up after it: ESC [A).
@@ -149,32 +149,19 @@ func Parse(in sdk.ParseInput) sdk.ParseOutput {
 	kvOn := in.Last != nil && in.Last.Source == "table" // a name/value table's rows
 	above := ""
 	for _, raw := range in.Lines {
-		if kvOn && tables.KVRow(raw) && !notText(raw) {
-			if st == nil {
-				st = newState(in.Last)
-				st.borrow()
-			}
-			st.metrics = st.metrics[:0]
-			if u, ok := tableRow(strings.TrimSpace(raw), st); ok {
-				st.emit(&acc, &u)
-				n++
-				continue
-			}
-		}
-		if gridOn && tables.Row(raw) && !notText(raw) {
-			if st == nil {
-				st = newState(in.Last)
-				st.borrow()
-			}
-			if u, ok := gridRow(raw, st); ok {
-				notBack(&u, &acc, in.Last)
-				st.emit(&acc, &u)
-				n++
-				above = ""
-				continue
-			}
-		}
 		f := scanLine(raw)
+		if u, ok := tableLine(raw, f, kvOn, gridOn, in, &st); ok {
+			if u.Message != "" {
+				gridOn = true // a header drawn with pipes
+			} else {
+				notBack(&u, &acc, in.Last)
+			}
+			kvOn = kvOn || u.Message == ""
+			st.emit(&acc, &u)
+			n++
+			above = ""
+			continue
+		}
 		if f&fPre == 0 || notText(raw) {
 			above = raw
 			continue

@@ -43,7 +43,7 @@ func readRecord(s string, st *state, counted, keywords, open bool) (u sdk.Progre
 		return recordNoKeyword(s, t, st)
 	}
 	if finishedMark(s) { // its own literal: the host sends it
-		u.Percentage = 100
+		u.Percentage, u.Step = 100, finishedAfter(s)
 		return u, true
 	}
 	if !open {
@@ -154,7 +154,22 @@ func recordText(s string) string {
 // finishedMark reports a line that says the whole job completed (each
 // mark holds a prefilter literal).
 func finishedMark(s string) bool {
-	return index(s, "`Trainer.fit` stopped") >= 0 || index(s, "[Info] Finish train") >= 0
+	return index(s, "`Trainer.fit` stopped") >= 0 || index(s, "[Info] Finish train") >= 0 ||
+		index(s, "completed training after ") >= 0
+}
+
+// finishedAfter returns N of "completed training after N iterations"
+// (Ray's trial end), or 0.
+func finishedAfter(s string) int64 {
+	k := index(s, "completed training after ")
+	if k < 0 {
+		return 0
+	}
+	n, j, ok := parseUint(s, k+len("completed training after "))
+	if !ok || !hasAt(s, j, " iteration") && !hasAt(s, j, " step") && !hasAt(s, j, " epoch") {
+		return 0
+	}
+	return n
 }
 
 // joblibLine reads "[Parallel(n_jobs=8)]: Done   8 out of  10 | elapsed:
@@ -231,12 +246,17 @@ func tableRow(t string, st *state) (u sdk.Progress, ok bool) {
 	if k := strings.LastIndexByte(name, '/'); k >= 0 {
 		name = name[k+1:] // "train/loss" rows under a "train/" heading
 	}
-	v, j, ok := parseNum(strings.TrimSpace(f[1]), 0)
-	if !ok || j != len(strings.TrimSpace(f[1])) || name == "" || !isLetter(name[0]) {
+	return kvPair(name, strings.TrimSpace(f[1]), st)
+}
+
+// kvPair reads one row of a name/value table.
+func kvPair(name, value string, st *state) (u sdk.Progress, ok bool) {
+	v, j, ok := parseNum(value, 0)
+	if !ok || j != len(value) || name == "" || !isLetter(name[0]) {
 		return u, false
 	}
 	switch name {
-	case "total_timesteps", "total timesteps":
+	case "total_timesteps", "total timesteps", "training_iteration":
 		u.Step = toInt(v)
 	case "fps", "time_elapsed", "iterations", "episodes", "n_updates", "nupdates", "serial_timesteps", "time_elapsed_s":
 	default:

@@ -148,22 +148,88 @@ func isDigit(c byte) bool  { return c >= '0' && c <= '9' }
 func isLetter(c byte) bool { return c|0x20 >= 'a' && c|0x20 <= 'z' }
 func isBlank(c byte) bool  { return c == ' ' || c == '\t' }
 
-// KVRow reports a row of a name/value table drawn with pipes, one metric
-// a line (stable-baselines' logger, many RL loggers):
+// KVRow reports a row of a name/value table, one metric a line, drawn
+// with pipes (stable-baselines' logger, many RL loggers) or in a box
+// (rich tables, Ray's result box), and returns its name and value:
 //
 //	|    policy_entropy       | 3.34        |
+//	│ training_iteration                   20 │
 //
 // The value may be missing ("nan", "unknown").
-func KVRow(line string) bool {
+func KVRow(line string) (name, value string, ok bool) {
+	t := strings.TrimSpace(line)
+	if inner, ok := strings.CutPrefix(t, box); ok {
+		inner, ok = strings.CutSuffix(inner, box)
+		f := strings.Fields(inner)
+		if !ok || len(f) != 2 {
+			return "", "", false
+		}
+		name, value = f[0], f[1]
+	} else {
+		if len(t) < 5 || t[0] != '|' || t[len(t)-1] != '|' {
+			return "", "", false
+		}
+		var two bool
+		name, value, two = strings.Cut(t[1:len(t)-1], "|")
+		if !two || strings.IndexByte(value, '|') >= 0 {
+			return "", "", false
+		}
+		name, value = strings.TrimSpace(name), strings.TrimSpace(value)
+	}
+	if name == "" || !isLetter(name[0]) || strings.ContainsAny(name, " \t") || !IsNumber(value) && !Missing(value) {
+		return "", "", false
+	}
+	return name, value, true
+}
+
+// box is the vertical line a box-drawn table is drawn with.
+const box = "\u2502"
+
+// PipeHeader reports the header of a table drawn with pipes, three names
+// or more, none a number ("| Trial name | status | iter | reward |").
+func PipeHeader(line string) bool {
+	cells, ok := pipeCells(line)
+	if !ok || len(cells) < 3 {
+		return false
+	}
+	for _, c := range cells {
+		if c == "" || !isLetter(c[0]) && c[0] != '#' {
+			return false // a separator ("|----+----|"), a number, a blank
+		}
+	}
+	return true
+}
+
+// PipeRow reports a row of a table drawn with pipes: three cells or more,
+// one a number at least; text cells may sit among them ("| trial_1 |
+// RUNNING | 66 | -1105.85 |").
+func PipeRow(line string) bool {
+	cells, ok := pipeCells(line)
+	if !ok || len(cells) < 3 {
+		return false
+	}
+	for _, c := range cells {
+		if IsNumber(c) {
+			return true
+		}
+	}
+	return false
+}
+
+// PipeCells returns the cells of a line drawn with pipes, trimmed.
+func PipeCells(line string) []string {
+	cells, _ := pipeCells(line)
+	return cells
+}
+
+func pipeCells(line string) ([]string, bool) {
 	t := strings.TrimSpace(line)
 	if len(t) < 5 || t[0] != '|' || t[len(t)-1] != '|' {
-		return false
+		return nil, false
 	}
-	name, value, ok := strings.Cut(t[1:len(t)-1], "|")
-	if !ok || strings.IndexByte(value, '|') >= 0 {
-		return false
+	cells := strings.Split(t[1:len(t)-1], "|")
+	for i := range cells {
+		cells[i] = strings.TrimSpace(cells[i])
 	}
-	name, value = strings.TrimSpace(name), strings.TrimSpace(value)
-	return name != "" && isLetter(name[0]) && !strings.ContainsAny(name, " \t") &&
-		(IsNumber(value) || Missing(value))
+	return cells, true
 }
