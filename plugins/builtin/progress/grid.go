@@ -278,11 +278,11 @@ func tableLine(raw string, f uint64, kvOn, gridOn bool, in sdk.ParseInput, stp *
 	for len(t) > 0 && t[0] == ' ' {
 		t = t[1:]
 	}
-	if len(t) == 0 || notText(raw) {
+	if len(t) == 0 {
 		return u, false
 	}
 	pipe := t[0] == '|'
-	if !pipe && t[0] != 0xe2 && !gridOn {
+	if !pipe && t[0] != 0xe2 && !gridOn || notText(raw) {
 		return u, false // the common line: nothing to look at
 	}
 	st := *stp
