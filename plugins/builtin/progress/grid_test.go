@@ -38,6 +38,20 @@ func TestGridTables(t *testing.T) {
 			"mean loss": 0.4, "last loss": 0.3, "current label": 1,
 		}},
 	}, {
+		name: "the end of a Vowpal Wabbit table",
+		lines: []string{
+			"average  since       example  example",
+			"loss     last        counter   weight",
+			"0.500000 0.500000          2      2.0",
+			"0.250000 0.000000          4      4.0",
+			"",
+			"finished run",
+			"number of examples = 4",
+		},
+		want: sdk.Progress{Step: 4, Percentage: 100, Phase: "train", Metrics: map[string]float64{
+			"average loss": 0.25, "since last": 0, "example weight": 4,
+		}},
+	}, {
 		name: "left-aligned with blank cells and escape text, epoch and iteration columns",
 		lines: []string{
 			"epoch       iteration   train/loss  val/loss    train/acc   elapsed_time",

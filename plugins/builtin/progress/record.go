@@ -152,10 +152,11 @@ func recordText(s string) string {
 }
 
 // finishedMark reports a line that says the whole job completed (each
-// mark holds a prefilter literal).
+// mark holds a prefilter literal; Vowpal Wabbit's is "finished run" on a
+// line of its own, before its summary).
 func finishedMark(s string) bool {
 	return index(s, "`Trainer.fit` stopped") >= 0 || index(s, "[Info] Finish train") >= 0 ||
-		index(s, "completed training after ") >= 0
+		index(s, "completed training after ") >= 0 || strings.TrimSpace(s) == "finished run"
 }
 
 // finishedAfter returns N of "completed training after N iterations"
