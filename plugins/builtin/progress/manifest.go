@@ -53,6 +53,7 @@ var Prefilter = []string{
 	// Ray's trial end: "Trial X completed training after 20 iterations"
 	"training after ",
 	"finished run", // Vowpal Wabbit's end, on a line of its own
+	" TERMINATED)", // Ray Tune: "Number of trials: 4/4 (4 TERMINATED)"
 	// boosting rounds counted in trees: "built tree 3 of 100, train
 	// score = 1.2" (confirmed below: a count of a total after it)
 	"tree ",

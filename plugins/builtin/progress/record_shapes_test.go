@@ -76,6 +76,14 @@ var recordShapes = []struct {
 	{"a pass over the data is an epoch", []string{
 		"Pass: 2, Batch: 300, TrainCost: 1.25"},
 		&sdk.Progress{Step: 300, Epoch: 2, Source: "generic", Metrics: m{"TrainCost": 1.25}}},
+	{"a result block's iteration, and every trial ended", []string{
+		"Result for objective_3f2a1_00000:",
+		"  mean_reward: 12.5",
+		"  training_iteration: 7",
+		"Number of trials: 2/2 (2 TERMINATED)"},
+		&sdk.Progress{Step: 7, Percentage: 100, Phase: "train", Source: "generic"}},
+	{"trials still running have not ended", []string{
+		"Number of trials: 4/4 (2 RUNNING, 2 TERMINATED)"}, nil},
 	// model.evaluate after fit: not the training bar (issue #15)
 	{"an evaluate bar after the last epoch", []string{
 		"Epoch 5/5",
