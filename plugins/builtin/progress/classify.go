@@ -381,6 +381,17 @@ func parseFormats(s string, f uint64, st *state) (u sdk.Progress, ok bool) {
 		st.metrics = st.metrics[:0]
 		return readRecord(s, st, false, true, f&fOpen != 0)
 	}
+	if st.total > 0 && u.Total > 0 && u.Total != st.total && f&fBracket != 0 {
+		// Two counters, "[1/3][100/1000] | 399/1932 batches": the one
+		// whose total the run announced ("Total optimization steps =
+		// 1000") is the run's.
+		if e, et, n, m, ok := bracketPairs(recordText(s)); ok && m == st.total {
+			u.Step, u.Total, u.Percentage = n, m, pct(n, m)
+			if u.Epoch == 0 {
+				u.Epoch, u.EpochTotal = e, et
+			}
+		}
+	}
 	// The record reader knows shapes the keyword reader does not (a
 	// spaced total, bracket pairs, names of several words): it fills
 	// what the keyword reader left unknown.

@@ -84,6 +84,11 @@ var recordShapes = []struct {
 		&sdk.Progress{Step: 7, Percentage: 100, Phase: "train", Source: "generic"}},
 	{"trials still running have not ended", []string{
 		"Number of trials: 4/4 (2 RUNNING, 2 TERMINATED)"}, nil},
+	{"the counter whose total the banner announced", []string{
+		"  Total optimization steps = 600",
+		"| [   1/   2][    50/   600] |  120/800 batches | loss 0.5"},
+		&sdk.Progress{Step: 50, Total: 600, Percentage: 100.0 / 12, Epoch: 1, EpochTotal: 2, Phase: "train", Source: "generic",
+			Metrics: m{"loss": 0.5}}},
 	// model.evaluate after fit: not the training bar (issue #15)
 	{"an evaluate bar after the last epoch", []string{
 		"Epoch 5/5",
