@@ -117,7 +117,7 @@ func (h *Host) ProgressFilter() func(line string) bool {
 				return true
 			}
 		}
-		return false
+		return prefilter.Opens(line) // a table's header: its rows follow (prefilter.Rows)
 	}
 }
 

@@ -51,6 +51,7 @@ type parseTarget struct {
 	resolved bool              // m finished loading: filter is its own, or dead
 	dead     bool              // not a progress plugin, or not loaded: not fed
 	filter   *prefilter.Filter // before resolved: the known manifest's, or nil (keep all)
+	rows     prefilter.Rows    // the stream's column table, for filter
 	lines    []string          // the backlog while loading, then the queue to send
 	bytes    int
 	head     uint64 // sequence number of lines[0]: lines taken or dropped so far
@@ -99,15 +100,16 @@ func (p *Parser) Feed(stream, line string) {
 			continue
 		}
 		if !t.resolved && !p.tryResolve(t) {
-			if t.filter == nil || t.filter.Match(line) {
+			if t.filter == nil {
 				p.push(t, line, 4*p.h.cfg.BatchLines)
+			} else {
+				p.offer(t, line, 4*p.h.cfg.BatchLines)
 			}
 			continue
 		}
-		if t.dead || !t.filter.Match(line) {
+		if t.dead || !p.offer(t, line, queueBatches*p.h.cfg.BatchLines) {
 			continue
 		}
-		p.push(t, line, queueBatches*p.h.cfg.BatchLines)
 		if p.full(t) {
 			p.kick(t)
 		}
@@ -239,16 +241,28 @@ func (p *Parser) tryResolve(t *parseTarget) bool {
 	}
 	t.filter = f
 	backlog := t.lines
-	t.lines, t.bytes = nil, 0
+	t.lines, t.bytes, t.rows = nil, 0, prefilter.Rows{}
 	for _, l := range backlog {
-		if f.Match(l) {
-			p.push(t, l, queueBatches*p.h.cfg.BatchLines)
-		}
+		p.offer(t, l, queueBatches*p.h.cfg.BatchLines)
 	}
 	if p.full(t) {
 		p.kick(t)
 	}
 	return true
+}
+
+// offer queues line for t when t's prefilter passes it, and before it
+// the line prefilter.Rows hands back (a table header's first line); it
+// reports whether line passed. p.mu is held.
+func (p *Parser) offer(t *parseTarget, line string, limit int) bool {
+	ok, before := t.rows.Match(t.filter, line)
+	if before != "" {
+		p.push(t, before, limit)
+	}
+	if ok {
+		p.push(t, line, limit)
+	}
+	return ok
 }
 
 // push queues line for t, dropping the oldest beyond limit lines. p.mu is

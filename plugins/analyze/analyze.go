@@ -61,12 +61,17 @@ func Analyze(ctx context.Context, h *plugins.Host, r io.Reader, end sdk.Classify
 	if h != nil && mayProgress == nil {
 		newParser()
 	}
+	var before string // the line before the first that passes
 	feed := func(line string) {
 		if p == nil {
 			if h == nil || !mayProgress(line) {
+				before = line
 				return
 			}
 			newParser()
+			// It may be a column table's first header line, which the
+			// parser's prefilter sends with the header (prefilter.Rows).
+			p.Feed("stdout", before)
 		}
 		p.Feed("stdout", line)
 	}

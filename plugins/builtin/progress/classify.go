@@ -327,7 +327,7 @@ func parseFormats(s string, f uint64, st *state) (u sdk.Progress, ok bool) {
 		}
 		st.metrics = st.metrics[:0] // the parser declined: drop its metrics
 	}
-	if f&fBraceQuote != 0 && f&(fEpochLow|fLossLow) != 0 {
+	if f&fBraceQuote != 0 && f&(fEpochLow|fLossAny) != 0 {
 		if u, ok = parseHFDict(s, st); ok {
 			return u, true
 		}
@@ -381,6 +381,17 @@ func parseFormats(s string, f uint64, st *state) (u sdk.Progress, ok bool) {
 		st.metrics = st.metrics[:0]
 		return readRecord(s, st, false, true, f&fOpen != 0)
 	}
+	if st.total > 0 && u.Total > 0 && u.Total != st.total && f&fBracket != 0 {
+		// Two counters, "[1/3][100/1000] | 399/1932 batches": the one
+		// whose total the run announced ("Total optimization steps =
+		// 1000") is the run's.
+		if e, et, n, m, ok := bracketPairs(recordText(s)); ok && m == st.total {
+			u.Step, u.Total, u.Percentage = n, m, pct(n, m)
+			if u.Epoch == 0 {
+				u.Epoch, u.EpochTotal = e, et
+			}
+		}
+	}
 	// The record reader knows shapes the keyword reader does not (a
 	// spaced total, bracket pairs, names of several words): it fills
 	// what the keyword reader left unknown.
@@ -407,7 +418,7 @@ func fillUnknown(u, r *sdk.Progress) {
 	if u.Step == 0 {
 		u.Step = r.Step
 	}
-	if u.Epoch == 0 {
+	if u.Epoch == 0 && u.EpochTotal == 0 { // "epoch 0 / 100" knows its total
 		u.Epoch, u.EpochTotal = r.Epoch, r.EpochTotal
 	}
 	if u.Percentage == 0 {

@@ -87,10 +87,18 @@ func parseGeneric(s string, f uint64, st *state) (u sdk.Progress, ok bool) {
 			u.Step, u.Total, found = n, m, true
 		}
 	}
+	if !found && f&maskEpoch != 0 {
+		found = countedEpoch(s, &u) // "91300 iter, 7 epoch / 20 epochs"
+	}
+	if !found && f&(fEpochLow|fIterLow) != 0 {
+		found = countedWords(s, &u) // "000 epoch, 06000 iter, loss 37.2"
+	}
 	if u.Total > 0 {
 		u.Percentage = pct(u.Step, u.Total)
 	} else if p, ok := kwPercent(s, f); ok {
 		u.Percentage, found = p, true
+	} else if p, ok := hashBar(s); ok && !found && f&maskEpoch != 0 {
+		u.Percentage, found = p, true // "this epoch [#####.....] 10.84%"
 	}
 	if !found && f&fLossAny == 0 {
 		return sdk.Progress{}, false // no key can hold "loss"
@@ -101,12 +109,17 @@ func parseGeneric(s string, f uint64, st *state) (u sdk.Progress, ok bool) {
 		if k == "" || structuralKey(k) { // as addMetric
 			return
 		}
-		isLoss := containsAny(k, kwLoss)
-		lossKV = lossKV || isLoss
-		if found || isLoss {
-			ms = append(ms, metric{k, v})
+		// a loss makes the line a training report, whatever its value
+		lossKV = lossKV || containsAny(k, kwLoss)
+		if (k == "Pass" || k == "pass") && found && u.Epoch == 0 && v >= 0 && v < 1e6 && v == float64(int64(v)) {
+			u.Epoch = int64(v) // "Pass: 3, Batch: 4200": a pass over the data is an epoch
+			return
 		}
+		ms = append(ms, metric{k, v}) // NaN and ±Inf included, as addMetric
 	})
+	if !found && !lossKV {
+		ms = ms[:len(st.metrics)] // no counter, no loss: settings
+	}
 	if !lossKV && f&fLossAny != 0 {
 		ms = spacedLoss(s, ms)
 	}
@@ -227,7 +240,19 @@ func heading(s string, end int, total int64) bool {
 		return false
 	}
 	i := skipSpaces(s, end+1)
-	return i < len(s) && isLetter(s[i]) && !strings.ContainsAny(s[i:], "=:") && len(spacedLoss(s[i:], nil)) == 0
+	return i < len(s) && isLetter(s[i]) && !strings.ContainsAny(s[i:], "=:") && len(spacedLoss(s[i:], nil)) == 0 &&
+		!lossNaN(s[i:])
+}
+
+// lossNaN reports "loss nan" (or inf): a training report whose loss is
+// not a number, which spacedLoss does not record.
+func lossNaN(s string) bool {
+	k := indexFold(s, "loss ")
+	if k < 0 {
+		return false
+	}
+	v, _, ok := parseNum(s, skipSpaces(s, k+5))
+	return ok && !finite(v)
 }
 
 // spacedFraction reads "N / M" or "N/M" at s[i:].

@@ -20,7 +20,7 @@ func parseHFDict(s string, st *state) (u sdk.Progress, ok bool) {
 	if b < 0 || b+2 >= len(s) || (s[b+1] != '\'' && s[b+1] != '"') {
 		return u, false
 	}
-	if index(s, "epoch") < 0 && index(s, "loss") < 0 {
+	if index(s, "epoch") < 0 && indexFold(s, "loss") < 0 {
 		return u, false
 	}
 	eval := false
@@ -58,7 +58,7 @@ func parseHFDict(s string, st *state) (u sdk.Progress, ok bool) {
 					}
 				}
 				st.addMetric(key, v)
-			case "step", "global_step":
+			case "step", "global_step", "Step":
 				u.Step = toInt(v)
 			default:
 				st.addMetric(key, v)
@@ -90,7 +90,7 @@ func parseHFDict(s string, st *state) (u sdk.Progress, ok bool) {
 		u.Phase = "done"
 	} else if eval {
 		u.Phase = "evaluation"
-	} else if st.hasMetric("loss") {
+	} else if st.hasMetric("loss") || st.hasMetric("Loss") {
 		u.Phase = "train"
 	}
 	return u, true

@@ -17,6 +17,7 @@ func parseKeras(s string, st *state) (u sdk.Progress, ok bool) {
 	if strings.HasPrefix(s, "Epoch ") {
 		n, m, ok := fraction(s, indexByte(s, '/'))
 		if ok && indexByte(s, '/') > 6 && len(strings.Fields(s)) == 2 {
+			st.step = 0 // the new epoch's bar has not started
 			return sdk.Progress{Source: "keras", Epoch: n, EpochTotal: m}, true
 		}
 	}
@@ -65,6 +66,13 @@ func parseKeras(s string, st *state) (u sdk.Progress, ok bool) {
 	}
 	if !found {
 		return u, false
+	}
+	if st.source == "keras" && st.epochTotal > 0 && st.epoch == st.epochTotal && st.total > 0 &&
+		st.step == st.total && m != st.total {
+		// The last epoch's bar is done; a bar of another size after it
+		// is model.evaluate's or model.predict's: a side bar.
+		st.side = true
+		return u, true
 	}
 	u = sdk.Progress{Source: "keras", Step: n, Total: m, Percentage: pct(n, m)}
 	kerasSegments(rest, n < m && keras3, &u, st)

@@ -46,6 +46,17 @@ var Prefilter = []string{
 	"-rmse:", "-auc:", "g-error:", "n-error:", "l-error:", "t-error:",
 	// LightGBM's "<data>'s <metric>:" ("[30]:  train's l2:0.085")
 	"'s l2:", "'s l1:", "'s rmse:",
+	// value-first records: darknet "4: 2.85, 2.89 avg, 0.0001 rate, ..."
+	"avg, ",
+	// a round's "learn" without a tab or colon: "13:     learn 0.29"
+	"learn ",
+	// Ray's trial end: "Trial X completed training after 20 iterations"
+	"training after ",
+	"finished run", // Vowpal Wabbit's end, on a line of its own
+	" TERMINATED)", // Ray Tune: "Number of trials: 4/4 (4 TERMINATED)"
+	// boosting rounds counted in trees: "built tree 3 of 100, train
+	// score = 1.2" (confirmed below: a count of a total after it)
+	"tree ",
 	// fastai table rows: the epoch column is padded to the width of the
 	// header ("epoch" + 3) plus two spaces.
 	"0       ", "1       ", "2       ", "3       ", "4       ",
@@ -97,9 +108,9 @@ var PrefilterConfirm = slices.Concat(
 	[]sdk.PrefilterConfirm{
 		// stable-baselines "| total_timesteps | 100096 |"
 		{Literal: "tep", Before: `times`, After: `s *\| *[0-9]`},
-		// a "| name_mean | value |" row
-		{Literal: "w_mean ", After: ` *\| *-?[0-9]`},
-		{Literal: "n_mean ", After: ` *\| *-?[0-9]`},
+		// a "| name_mean | value |" row; "nan" before the first episode ends
+		{Literal: "w_mean ", After: ` *\| *(?:-?[0-9]|[-+]?(?i:nan|inf))`},
+		{Literal: "n_mean ", After: ` *\| *(?:-?[0-9]|[-+]?(?i:nan|inf))`},
 	},
 	confirmKeyword("atch", "[Bb]"),
 	confirmKeyword("Iter", ""), confirmKeyword("iter", ""), confirmKeyword("ITER", ""),
@@ -109,6 +120,10 @@ var PrefilterConfirm = slices.Concat(
 		{Literal: "Iter", After: `(?:\([^)]*\))?:?[ \t]*\[`},  // mmengine "Iter(train) [  50/1000]"
 		{Literal: "rogress", After: `[ \t:=\[(#]*[+-]?\.?\d`}, // "Progress: 45%"
 		{Literal: "rogress", Before: escBefore}, {Literal: "rogress", After: escAfter},
+		{Literal: "learn ", Before: `(?:^|[^A-Za-z0-9_])\d+:[ \t]+`},
+		{Literal: "tree ", After: `\d+ of \d+`},
+		// Ray's "training_iteration: 20" (a row of its result box too)
+		{Literal: "iter", Before: `training_`, After: `ation[ \t:=|]*\d`},
 	},
 )
 

@@ -93,6 +93,8 @@ func mmRest(s string, u *sdk.Progress, st *state) {
 		// tab-separated, no ':'.
 		st.metrics = spacedLoss(s, st.metrics)
 	}
+	// Hand-written loops mix the two: "Loss:0.38 (Avg 0.55) LR 1.00e-03".
+	kvSpaced(s, st)
 }
 
 // etaToken cuts "0:10:00, time: ..." or "1 day, 2:03:04  iter: ..." to

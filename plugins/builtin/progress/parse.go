@@ -21,18 +21,26 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/runbox/runbox/plugins/prefilter/tables"
 	"github.com/runbox/runbox/sdk"
 )
 
 // state is what Parse knows while it walks one batch.
 type state struct {
-	total      int64    // step total known so far (inner bar)
+	total      int64 // step total known so far (inner bar)
+	step       int64 // the step known so far
+	epoch      int64 // the epoch known so far, and its total
+	epochTotal int64
 	source     string   // format of the latest update
 	fastaiCols []string // fastai table header, if known
 	glued      string   // text printed right after a bar, to parse next
 	side       bool     // the line was a side bar (sidebar.go): no update
 	cols       []string // a metrics table's header (table.go), if known
 	phase      string   // phase of the latest update that named one
+	// a column table's header (grid.go): its columns by word and by
+	// cell; gridOn once one is known
+	gridOn, gridPipe     bool // gridPipe: the header is drawn with pipes
+	gridWords, gridCells []gridCol
 	// nested: the line being parsed holds a tqdm bar drawn below another
 	// (tqdm moves the cursor back up after it: ESC [A).
 	nested bool
@@ -99,12 +107,16 @@ func newState(last *sdk.Progress) *state {
 		return st
 	}
 	st.total = last.Total
+	st.step, st.epoch, st.epochTotal = last.Step, last.Epoch, last.EpochTotal
 	st.source = last.Source
 	st.phase = last.Phase
 	if last.Source == "fastai" {
 		st.fastaiCols = fastaiColsFromMessage(last.Message)
 	}
 	st.cols = tableColsFromMessage(last.Message)
+	if h, ok := gridOf(last.Message); ok {
+		st.setGrid(h)
+	}
 	return st
 }
 
@@ -112,6 +124,7 @@ func (st *state) apply(u *sdk.Progress) {
 	if u.Total != 0 {
 		st.total = u.Total
 	}
+	st.step, st.epoch, st.epochTotal = orInt(u.Step, st.step), orInt(u.Epoch, st.epoch), orInt(u.EpochTotal, st.epochTotal)
 	if u.Source != "" {
 		st.source = u.Source
 	}
@@ -130,11 +143,31 @@ func Parse(in sdk.ParseInput) sdk.ParseOutput {
 	var acc sdk.Progress
 	n := 0
 	var st *state
+	// A table's rows hold no literal: once its header is known, a line
+	// of its shape is one (grid.go); above: the line before, when no
+	// literal let it in (a header's first line).
+	gridOn := in.Last != nil && strings.HasPrefix(in.Last.Message, gridPrefix)
+	kvOn := in.Last != nil && in.Last.Source == "table" // a name/value table's rows
+	above := ""
 	for _, raw := range in.Lines {
 		f := scanLine(raw)
-		if f&fPre == 0 || notText(raw) {
+		if u, ok := tableLine(raw, f, kvOn, gridOn, in, &st); ok {
+			if u.Message != "" {
+				gridOn = true // a header drawn with pipes
+			} else {
+				notBack(&u, &acc, in.Last)
+			}
+			kvOn = kvOn || u.Message == ""
+			st.emit(&acc, &u)
+			n++
+			above = ""
 			continue
 		}
+		if f&fPre == 0 || notText(raw) {
+			above = raw
+			continue
+		}
+		hdr := raw // a header's columns are where raw has them
 		var s string
 		nested := false
 		if f&fRaw != 0 {
@@ -159,7 +192,17 @@ func Parse(in sdk.ParseInput) sdk.ParseOutput {
 			st.borrow()
 		}
 		st.nested = nested
-		if u, ok := parseLine(s, f, st); ok && !st.side {
+		u, ok := parseLine(s, f, st)
+		if (!ok || u.Source == "table") && !st.side && tables.Header(s) {
+			if f&fRaw != 0 {
+				hdr = s
+			}
+			u, ok = gridHeader(hdr, above, st), true
+			gridOn = true
+		}
+		above = ""
+		if ok && !st.side {
+			kvOn = kvOn || u.Source == "table"
 			st.emit(&acc, &u)
 			n++
 		}

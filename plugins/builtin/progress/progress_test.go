@@ -11,8 +11,13 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/runbox/runbox/plugins/prefilter"
 	"github.com/runbox/runbox/sdk"
 )
+
+// hostFilter is the host's prefilter for Manifest (its literals and
+// confirm entries; plugins/prefilter holds it to hostPasses).
+var hostFilter, _ = prefilter.New(Prefilter, PrefilterConfirm)
 
 var update = flag.Bool("update", false, "rewrite testdata/*.json from the parser's output")
 
@@ -31,7 +36,7 @@ func splitLines(data string) []string {
 
 // run feeds lines to Parse in batches, threading the state through Last
 // exactly as the host does. With filter set, only lines that pass the
-// host's prefilter (hostPasses) are sent.
+// host's prefilter (hostFilter, with a table's rows) are sent.
 func run(lines []string, batch int, filter bool) *sdk.Progress {
 	var last *sdk.Progress
 	var buf []string
@@ -48,9 +53,16 @@ func run(lines []string, batch int, filter bool) *sdk.Progress {
 		}
 		buf = buf[:0]
 	}
+	var rows prefilter.Rows // the host's table rows, as plugins.Parser keeps them
 	for _, l := range lines {
-		if filter && !hostPasses(l) {
-			continue
+		if filter {
+			ok, before := rows.Match(hostFilter, l)
+			if before != "" {
+				buf = append(buf, before)
+			}
+			if !ok {
+				continue
+			}
 		}
 		buf = append(buf, l)
 		if len(buf) == batch {

@@ -43,7 +43,7 @@ func readRecord(s string, st *state, counted, keywords, open bool) (u sdk.Progre
 		return recordNoKeyword(s, t, st)
 	}
 	if finishedMark(s) { // its own literal: the host sends it
-		u.Percentage = 100
+		u.Percentage, u.Step = 100, finishedAfter(s)
 		return u, true
 	}
 	if !open {
@@ -58,6 +58,10 @@ func readRecord(s string, st *state, counted, keywords, open bool) (u sdk.Progre
 		}
 		n, m, ok := spacedCounter(t)
 		if !ok {
+			if n, ok := iterationKey(t); ok {
+				// "training_iteration: 20" (Ray's result), as confirmed
+				return sdk.Progress{Step: n, Phase: "train", Source: "generic"}, true
+			}
 			return startBanner(t)
 		}
 		u.Step, u.Total, u.Percentage, u.Phase, u.Source = n, m, pct(n, m), "train", "generic"
@@ -105,6 +109,7 @@ func readRecord(s string, st *state, counted, keywords, open bool) (u sdk.Progre
 	} else if n, end, ok := leadingCounter(t); ok {
 		u.Step, found = n, true
 		t = t[end:]
+		valueNames(t, st)
 	} else if n, m, ok := spacedCounter(t); ok {
 		u.Step, u.Total, found = n, m, true
 	}
@@ -148,12 +153,6 @@ func recordText(s string) string {
 		}
 	}
 	return s
-}
-
-// finishedMark reports a line that says the whole job completed (each
-// mark holds a prefilter literal).
-func finishedMark(s string) bool {
-	return index(s, "`Trainer.fit` stopped") >= 0 || index(s, "[Info] Finish train") >= 0
 }
 
 // joblibLine reads "[Parallel(n_jobs=8)]: Done   8 out of  10 | elapsed:
@@ -230,12 +229,17 @@ func tableRow(t string, st *state) (u sdk.Progress, ok bool) {
 	if k := strings.LastIndexByte(name, '/'); k >= 0 {
 		name = name[k+1:] // "train/loss" rows under a "train/" heading
 	}
-	v, j, ok := parseNum(strings.TrimSpace(f[1]), 0)
-	if !ok || j != len(strings.TrimSpace(f[1])) || name == "" || !isLetter(name[0]) {
+	return kvPair(name, strings.TrimSpace(f[1]), st)
+}
+
+// kvPair reads one row of a name/value table.
+func kvPair(name, value string, st *state) (u sdk.Progress, ok bool) {
+	v, j, ok := parseNum(value, 0)
+	if !ok || j != len(value) || name == "" || !isLetter(name[0]) {
 		return u, false
 	}
 	switch name {
-	case "total_timesteps", "total timesteps":
+	case "total_timesteps", "total timesteps", "training_iteration":
 		u.Step = toInt(v)
 	case "fps", "time_elapsed", "iterations", "episodes", "n_updates", "nupdates", "serial_timesteps", "time_elapsed_s":
 	default:
@@ -462,6 +466,15 @@ func kvName(t string, e int) string {
 		break
 	}
 	name := strings.Trim(t[b:end], "-./'")
+	if k := strings.LastIndexByte(name, ' '); k >= 0 && k+1 < len(name) && isDigit(name[k+1]) {
+		// "learn 0.63passed:": the name is glued to the value before it
+		w := name[k+1:]
+		i := 0
+		for i < len(w) && (isDigit(w[i]) || w[i] == '.') {
+			i++
+		}
+		name = w[i:]
+	}
 	if name == "" || !isLetter(name[0]) && name[0] != '_' || len(name) > 48 {
 		return ""
 	}
@@ -472,7 +485,7 @@ func kvName(t string, e int) string {
 // time, a size or a throughput rather than a metric.
 var nonMetricWords = newWordSet("time", "eta", "mem", "wps", "ups", "wpb", "bsz", "/s", "sec", "speed", "fps", "elapsed",
 	"remaining", "num_updates", "batch", "v_num", "gpu", "iter", "step", "epoch", "example", "token", "sample", "pid",
-	"rank", "n_jobs", "chain", "trial", "line", "size", "seed", "total", "ms/", "data")
+	"rank", "n_jobs", "chain", "trial", "line", "size", "seed", "total", "ms/", "data", "pass")
 
 // nonMetric reports names that are counters, times, sizes or throughput
 // (a name with "loss" in it is always a metric). No allocation: a guest
@@ -526,7 +539,7 @@ func kvSpaced(t string, st *state) {
 			continue
 		}
 		v, j, ok := parseNum(t, i)
-		if !ok || !finite(v) || j < len(t) && !(t[j] == ' ' || t[j] == ',' || t[j] == '|' || t[j] == '(' || t[j] == '\t' || t[j] == ';') {
+		if !ok || !finite(v) || j < len(t) && !(t[j] == ' ' || t[j] == ',' || t[j] == '|' || t[j] == '(' || t[j] == '\t' || t[j] == ';') && !gluedKey(t, j) {
 			continue
 		}
 		// the name: words before the value, back to a separator.
@@ -566,6 +579,16 @@ func kvSpaced(t string, st *state) {
 		}
 		i = j
 	}
+}
+
+// gluedKey reports the next record's "name:" glued to a value at t[j:]
+// ("0.6356passed: 17.4 sec"): the value ends where the letters start.
+func gluedKey(t string, j int) bool {
+	k := j
+	for k < len(t) && isLetter(t[k]) {
+		k++
+	}
+	return k >= j+3 && k < len(t) && t[k] == ':'
 }
 
 // dedupe drops the metrics from m0 on whose name, folded (case, space
@@ -731,13 +754,25 @@ func recordNoKeyword(s, t string, st *state) (u sdk.Progress, ok bool) {
 		}
 		m0 := len(st.metrics)
 		kvAll(t[end:], st)
-		if len(st.metrics) == m0 {
+		kvSpaced(t[end:], st) // "45:  learn 0.63passed: 17 sec" (old CatBoost)
+		st.metrics = dedupe(st.metrics, m0)
+		if len(st.metrics) == m0 && !valueNames(t[end:], st) {
 			return u, false
 		}
 		u.Step, u.Phase, u.Source = n, "train", "generic"
 		return u, true
 	case c == '|' && t[len(t)-1] == '|':
 		return tableRow(t, st)
+	}
+	if n, m, ok := ofFraction(t); ok {
+		// "built tree 3 of 100, train score = 1.2": a count beside a
+		// training metric
+		m0 := len(st.metrics)
+		kvAll(t, st)
+		if hasLossLike(st.metrics[m0:]) {
+			return sdk.Progress{Step: n, Total: m, Percentage: pct(n, m), Phase: "train", Source: "generic"}, true
+		}
+		st.metrics = st.metrics[:m0]
 	}
 	switch {
 	case finishedMark(s):

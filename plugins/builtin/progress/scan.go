@@ -493,7 +493,7 @@ func scanKV(s string, fn func(k string, v float64)) {
 		}
 		if k < len(s) {
 			d := s[k]
-			if d == ':' || d == '/' || isLetter(d) || isDigit(d) || d == '.' && k+1 < len(s) && isDigit(s[k+1]) {
+			if d == ':' || d == '/' || isLetter(d) && !gluedWord(s, j, k) || isDigit(d) || d == '.' && k+1 < len(s) && isDigit(s[k+1]) {
 				continue
 			}
 			if d == '%' {
@@ -503,6 +503,15 @@ func scanKV(s string, fn func(k string, v float64)) {
 		fn(s[b:e], v)
 		i = k - 1
 	}
+}
+
+// gluedWord reports a capitalised word printed right after the decimal
+// s[j:k] ("accuracy: 0.1384Batch 7: Invalid loss", a callback's message
+// glued to a bar): the value ends at the word. A unit ("1.5GB", "3.2ms",
+// "4.0Mb") is not one.
+func gluedWord(s string, j, k int) bool {
+	return k+2 < len(s) && s[k] >= 'A' && s[k] <= 'Z' && s[k+1] >= 'a' && s[k+1] <= 'z' &&
+		s[k+2] >= 'a' && s[k+2] <= 'z' && strings.IndexByte(s[j:k], '.') >= 0
 }
 
 // indexKV returns the index of the first '=' or ':' in s, or -1.

@@ -21,6 +21,15 @@ func tableColsFromMessage(m string) []string {
 	if rest, ok := strings.CutPrefix(m, tablePrefix); ok {
 		return strings.Fields(rest)
 	}
+	// the same header as a column table's (grid.go) keeps its columns
+	if h, ok := gridOf(m); ok {
+		if i := strings.LastIndexByte(h, '\n'); i >= 0 {
+			h = h[i+1:]
+		}
+		if h = strings.TrimSpace(h); strings.HasPrefix(h, "Epoch ") || strings.HasPrefix(h, "epoch ") {
+			return strings.Fields(h)
+		}
+	}
 	return nil
 }
 

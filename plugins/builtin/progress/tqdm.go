@@ -16,8 +16,17 @@ func parseTqdm(s string, st *state) (u sdk.Progress, ok bool) {
 	if p := lastIndex(s, "%|"); p >= 0 {
 		return tqdmBar(s, p, st)
 	}
-	if index(s, "━") >= 0 && index(s, "•") >= 0 {
-		return richBar(s, st)
+	if b := index(s, "━"); b >= 0 && index(s, "•") >= 0 {
+		return richBar(s, b, st)
+	}
+	if k := index(s, "•"); k > 0 {
+		// a rich bar drawn in ASCII: "Epoch 0/0 ------------ 2/2 0:00:15 • ..."
+		if b := index(s[:k], " ----------"); b >= 0 {
+			if u, ok = richBar(s, b+1, st); ok {
+				return u, true
+			}
+			st.metrics = st.metrics[:0]
+		}
 	}
 	if b := index(s, "━"); b > 0 {
 		if u, ok := heavyBar(s, b, st); ok {
@@ -438,13 +447,13 @@ func tqdmNoBar(s string, st *state) (u sdk.Progress, ok bool) {
 	return u, false
 }
 
-// richBar reads Lightning's RichProgressBar:
+// richBar reads Lightning's RichProgressBar, whose bar starts at s[b]
+// (━, or '-' where the paste lost it):
 //
 //	Epoch 3/9  ━━━━━━━━━━━━ 45/100 0:00:10 • 0:00:12 4.50it/s v_num: 0 loss: 0.1
-func richBar(s string, st *state) (u sdk.Progress, ok bool) {
-	b := index(s, "━")
+func richBar(s string, b int, st *state) (u sdk.Progress, ok bool) {
 	i := b
-	for i < len(s) && (s[i] >= 0x80 || s[i] == ' ') {
+	for i < len(s) && (s[i] >= 0x80 || s[i] == ' ' || s[i] == '-') {
 		i++
 	}
 	n, total, end, ok := tqdmCount(s, i)
