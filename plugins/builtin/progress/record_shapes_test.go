@@ -25,6 +25,9 @@ var recordShapes = []struct {
 	{"value first with a loss keyword and hours left", []string{
 		" 900: 1.500000, 1.750000 avg loss, 0.002000 rate, 3.5 seconds, 57600 images, 12.5 hours left"},
 		&sdk.Progress{Step: 900, Phase: "train", Source: "generic", Metrics: m{"loss": 1.5, "avg_loss": 1.75, "rate": 0.002}}},
+	{"name-space-value pairs among Name:value ones", []string{
+		"  [Train] Epoch: [2][40/200]  Loss:0.250 (Avg 0.3000) Acc:0.8100 (Avg 0.7000) LR 2.50e-04   (AvgTime 0.9)"},
+		&sdk.Progress{Step: 40, Total: 200, Percentage: 20, Epoch: 2, Phase: "train", Source: "mmcv", Metrics: m{"Loss": 0.25, "Acc": 0.81, "LR": 2.5e-4}}},
 	{"prose with commas after a counter is not value-first", []string{
 		"3: 12 apples, 4 pears, and more"}, nil},
 	{"a value glued to the next key", []string{
