@@ -252,12 +252,13 @@ func (p *Parser) tryResolve(t *parseTarget) bool {
 }
 
 // offer queues line for t when t's prefilter passes it, and before it
-// the line prefilter.Rows hands back (a table header's first line); it
+// the lines prefilter.Rows hands back (a table header's first line, a
+// name/value table's rows above the first that passed); it
 // reports whether line passed. p.mu is held.
 func (p *Parser) offer(t *parseTarget, line string, limit int) bool {
 	ok, before := t.rows.Match(t.filter, line)
-	if before != "" {
-		p.push(t, before, limit)
+	for _, b := range before {
+		p.push(t, b, limit)
 	}
 	if ok {
 		p.push(t, line, limit)

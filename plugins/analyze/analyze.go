@@ -61,17 +61,26 @@ func Analyze(ctx context.Context, h *plugins.Host, r io.Reader, end sdk.Classify
 	if h != nil && mayProgress == nil {
 		newParser()
 	}
-	var before string // the line before the first that passes
+	// The lines before the first that passes, up to backlog of them: a
+	// column table's first header line, a name/value table's rows above
+	// its first with a literal; the parser's prefilter sends them with
+	// the line that passes (prefilter.Rows), or not at all.
+	const backlog = 64
+	var before []string
 	feed := func(line string) {
 		if p == nil {
 			if h == nil || !mayProgress(line) {
-				before = line
+				if len(before) == backlog {
+					before = append(before[:0], before[1:]...)
+				}
+				before = append(before, line)
 				return
 			}
 			newParser()
-			// It may be a column table's first header line, which the
-			// parser's prefilter sends with the header (prefilter.Rows).
-			p.Feed("stdout", before)
+			for _, b := range before {
+				p.Feed("stdout", b)
+			}
+			before = nil
 		}
 		p.Feed("stdout", line)
 	}

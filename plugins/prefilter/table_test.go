@@ -1,6 +1,7 @@
 package prefilter
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/runbox/runbox/plugins/prefilter/tables"
@@ -116,7 +117,8 @@ func TestRows(t *testing.T) {
 	steps = append(steps, step{line: "| t_01  | RUNNING | 3 | -12.5 |", pass: true})
 	var r Rows
 	for i, s := range steps {
-		pass, before := r.Match(f, s.line)
+		pass, b := r.Match(f, s.line)
+		before := strings.Join(b, "\n")
 		if pass != s.pass || before != s.before {
 			t.Errorf("%d %q: pass %v before %q, want %v %q", i, s.line, pass, before, s.pass, s.before)
 		}

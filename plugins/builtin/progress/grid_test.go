@@ -85,10 +85,10 @@ func TestGridTables(t *testing.T) {
 			"train_loss": 0.5, "val_loss": 0.6, "accuracy": 0.81,
 		}},
 	}, {
-		name: "a name/value table: rows pass once one with a literal did",
+		name: "a name/value table: its rows pass with the first that has a literal",
 		lines: []string{
 			"-------------------------------------",
-			"| grad_norm             | 1.5   |", // before any row passed: not sent
+			"| grad_norm             | 1.5   |", // above: sent with the first that passes
 			"| total_timesteps       | 2048      |",
 			"| kl_divergence         | 0.012     |",
 			"| reward_mean           | nan       |",
@@ -96,8 +96,17 @@ func TestGridTables(t *testing.T) {
 			"-------------------------------------",
 		},
 		want: sdk.Progress{Step: 2048, Phase: "train", Metrics: map[string]float64{
-			"kl_divergence": 0.012, "reward_mean": math.NaN(), "advantage_std": 0.98,
+			"grad_norm": 1.5, "kl_divergence": 0.012, "reward_mean": math.NaN(), "advantage_std": 0.98,
 		}},
+	}, {
+		name: "trap: name/value rows with no row of a literal stay out",
+		lines: []string{
+			"| grad_norm             | 1.5   |",
+			"| kl_divergence         | 0.012     |",
+			"Saving the model",
+			"| total_timesteps       | 2048      |",
+		},
+		want: sdk.Progress{Step: 2048, Phase: "train"},
 	}, {
 		name: "a status table drawn with pipes: text cells skipped, times too",
 		lines: []string{

@@ -139,6 +139,10 @@ func (st *state) apply(u *sdk.Progress) {
 // into it; at most sdk.MaxUpdates, evenly thinned, the last kept), so the
 // host's metric history sees each step of a fast run; no update when no
 // line yields one.
+//
+// The rows of a name/value table above its first row with a literal come
+// in the same batch, before it (prefilter.Rows): a batch with such a row
+// reads the others too (kvLiteral).
 func Parse(in sdk.ParseInput) sdk.ParseOutput {
 	var acc sdk.Progress
 	n := 0
@@ -147,7 +151,7 @@ func Parse(in sdk.ParseInput) sdk.ParseOutput {
 	// of its shape is one (grid.go); above: the line before, when no
 	// literal let it in (a header's first line).
 	gridOn := in.Last != nil && strings.HasPrefix(in.Last.Message, gridPrefix)
-	kvOn := in.Last != nil && in.Last.Source == "table" // a name/value table's rows
+	kvOn := in.Last != nil && in.Last.Source == "table" || kvLiteral(in.Lines) // a name/value table's rows
 	above := ""
 	for _, raw := range in.Lines {
 		f := scanLine(raw)
@@ -492,4 +496,19 @@ func unquoteHTML(s string) string {
 		return s
 	}
 	return strings.ReplaceAll(s, "&quot;", "\"")
+}
+
+// kvLiteral reports a name/value table row among lines that a literal let
+// in: the rows around it, which the host sent with it, are that table's.
+func kvLiteral(lines []string) bool {
+	for _, raw := range lines {
+		t := strings.TrimLeft(raw, " ")
+		if len(t) == 0 || t[0] != '|' && t[0] != 0xe2 {
+			continue
+		}
+		if _, _, ok := tables.KVRow(raw); ok && scanLine(raw)&fPre != 0 {
+			return true
+		}
+	}
+	return false
 }

@@ -57,9 +57,7 @@ func run(lines []string, batch int, filter bool) *sdk.Progress {
 	for _, l := range lines {
 		if filter {
 			ok, before := rows.Match(hostFilter, l)
-			if before != "" {
-				buf = append(buf, before)
-			}
+			buf = append(buf, before...)
 			if !ok {
 				continue
 			}

@@ -241,9 +241,11 @@ func kvPair(name, value string, st *state) (u sdk.Progress, ok bool) {
 	switch name {
 	case "total_timesteps", "total timesteps", "training_iteration":
 		u.Step = toInt(v)
-	case "fps", "time_elapsed", "iterations", "episodes", "n_updates", "nupdates", "serial_timesteps", "time_elapsed_s":
+	case "fps", "iterations", "episodes", "n_updates", "nupdates", "serial_timesteps", "timestamp":
 	default:
-		st.addMetric(name, v)
+		if !strings.HasPrefix(name, "time_") { // time_elapsed, time_this_iter_s, time_total_s: clocks
+			st.addMetric(name, v)
+		}
 	}
 	if u.Step == 0 && len(st.metrics) == 0 {
 		return u, false
