@@ -29,6 +29,10 @@ var edgeCases = []struct {
 		&sdk.Progress{Step: 2, Total: 10, Percentage: 20, Phase: "a", ETASeconds: 8, Rate: 1, RateUnit: "it/s", Source: "tqdm"}},
 	// A download is not the job's main work (issue #15): no progress.
 	{"tqdm unit_scale bytes", []string{"Downloading: 100%|██████████| 1.00G/1.00G [00:20<00:00, 50.0MB/s]"}, nil},
+	{"a record reader's bar (no description, no total, 10k+ it/s) is not training", []string{
+		"84it [00:00, 23512.40it/s]"}, nil},
+	{"an unknown-total training bar at a training rate still counts", []string{"1234it [05:00, 4.11it/s]"},
+		&sdk.Progress{Step: 1234, Rate: 4.11, RateUnit: "it/s", Source: "tqdm"}},
 	{"download bar then the training bar", []string{
 		"model.safetensors:  64%|██████▍   | 351M/548M [00:07<00:04, 48.0MB/s]",
 		"Loading checkpoint shards: 100%|██████████| 2/2 [00:03<00:00,  1.50s/it]",

@@ -1,5 +1,7 @@
 package progress
 
+import "github.com/runbox/runbox/sdk"
+
 // The training bar (issue #15): of the bars a job draws, only its main
 // work's sets Step, Total, Percentage and Phase. Downloads and uploads
 // (byte rates, file names), loading checkpoint shards, dataset
@@ -30,4 +32,15 @@ func sideBar(desc, phase, unit string) bool {
 		return false
 	}
 	return sideWords.in(desc, letterMask(desc)) || indexWord(desc, "map") >= 0
+}
+
+// dataPassRate is a rate no training step reaches and a pass over records
+// (reading a dataset, counting a vocabulary) easily does.
+const dataPassRate = 10000
+
+// dataPass reports a bar with neither description nor total at a record
+// reader's rate ("21it [00:00, 11770.73it/s]" while a dataset is read):
+// it counts records, not the job's steps.
+func dataPass(desc string, total int64, u *sdk.Progress) bool {
+	return desc == "" && total == 0 && u.RateUnit == "it/s" && u.Rate >= dataPassRate
 }

@@ -124,7 +124,7 @@ func applyDesc(desc string, n, total int64, disp float64, u *sdk.Progress, st *s
 		})
 	}
 	d := describe(desc)
-	if sideBar(desc, d.phase, u.RateUnit) {
+	if sideBar(desc, d.phase, u.RateUnit) || dataPass(desc, total, u) {
 		// Not the job's main work: the line is read (no other parser
 		// takes it) but changes nothing.
 		*u = sdk.Progress{}
