@@ -31,6 +31,11 @@ var edgeCases = []struct {
 	{"tqdm unit_scale bytes", []string{"Downloading: 100%|██████████| 1.00G/1.00G [00:20<00:00, 50.0MB/s]"}, nil},
 	{"a record reader's bar (no description, no total, 10k+ it/s) is not training", []string{
 		"84it [00:00, 23512.40it/s]"}, nil},
+	{"a bar done within its first second at 10k+ it/s is a pass over data", []string{
+		"100%|██████████| 84/84 [00:00<00:00, 60512.40it/s]"}, nil},
+	{"a long loop that fast keeps its bar", []string{
+		"100%|██████████| 2000000/2000000 [02:40<00:00, 12500.00it/s]"},
+		&sdk.Progress{Step: 2000000, Total: 2000000, Percentage: 100, Rate: 12500, RateUnit: "it/s", Source: "tqdm"}},
 	{"an unknown-total training bar at a training rate still counts", []string{"1234it [05:00, 4.11it/s]"},
 		&sdk.Progress{Step: 1234, Rate: 4.11, RateUnit: "it/s", Source: "tqdm"}},
 	{"download bar then the training bar", []string{

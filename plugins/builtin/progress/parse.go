@@ -35,6 +35,7 @@ type state struct {
 	fastaiCols []string // fastai table header, if known
 	glued      string   // text printed right after a bar, to parse next
 	side       bool     // the line was a side bar (sidebar.go): no update
+	instant    bool     // the line's bar took under a second so far ([00:00<...)
 	cols       []string // a metrics table's header (table.go), if known
 	phase      string   // phase of the latest update that named one
 	// a column table's header (grid.go): its columns by word and by
@@ -210,7 +211,7 @@ func Parse(in sdk.ParseInput) sdk.ParseOutput {
 			st.emit(&acc, &u)
 			n++
 		}
-		st.side = false
+		st.side, st.instant = false, false
 		// At most one glued piece per line: a glued piece's own glued
 		// text is dropped.
 		if g := st.glued; g != "" {
@@ -219,7 +220,7 @@ func Parse(in sdk.ParseInput) sdk.ParseOutput {
 				st.emit(&acc, &u)
 				n++
 			}
-			st.side = false
+			st.side, st.instant = false, false
 			st.glued = ""
 		}
 	}

@@ -38,9 +38,14 @@ func sideBar(desc, phase, unit string) bool {
 // (reading a dataset, counting a vocabulary) easily does.
 const dataPassRate = 10000
 
-// dataPass reports a bar with neither description nor total at a record
-// reader's rate ("21it [00:00, 11770.73it/s]" while a dataset is read):
-// it counts records, not the job's steps.
-func dataPass(desc string, total int64, u *sdk.Progress) bool {
-	return desc == "" && total == 0 && u.RateUnit == "it/s" && u.Rate >= dataPassRate
+// dataPass reports a bar with no description at a record reader's rate,
+// with no total ("21it [00:00, 11770.73it/s]" while a dataset is read) or
+// done within its first second ("21/21 [00:00<00:00, 198379.24it/s]"): it
+// counts records, not the job's steps. A long training loop that fast
+// takes more than a second, and keeps its bar.
+func dataPass(desc string, n, total int64, u *sdk.Progress, st *state) bool {
+	if desc != "" || u.RateUnit != "it/s" || u.Rate < dataPassRate {
+		return false
+	}
+	return total == 0 || n == total && st.instant
 }

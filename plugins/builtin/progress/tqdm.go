@@ -124,7 +124,7 @@ func applyDesc(desc string, n, total int64, disp float64, u *sdk.Progress, st *s
 		})
 	}
 	d := describe(desc)
-	if sideBar(desc, d.phase, u.RateUnit) || dataPass(desc, total, u) {
+	if sideBar(desc, d.phase, u.RateUnit) || dataPass(desc, n, total, u, st) {
 		// Not the job's main work: the line is read (no other parser
 		// takes it) but changes nothing.
 		*u = sdk.Progress{}
@@ -370,6 +370,10 @@ func tqdmBracket(s string, i int, u *sdk.Progress, st *state) {
 		in = in[:k]
 	}
 	times, rest, _ := strings.Cut(in, ",")
+	el, _, _ := strings.Cut(times, "<")
+	if e, ok := parseClock(el); ok {
+		st.instant = e < 1
+	}
 	if _, rem, ok := strings.Cut(times, "<"); ok {
 		if eta, ok := parseClock(rem); ok {
 			u.ETASeconds = eta
