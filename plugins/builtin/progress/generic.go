@@ -305,6 +305,9 @@ func spacedLoss(s string, ms []metric) []metric {
 				key = "eval_loss"
 			case "test":
 				key = "test_loss"
+			case "with":
+				// "batch 71 ends with loss 0.25", "epoch 3 finished with
+				// loss nan": the event's own loss
 			default:
 				continue // "best loss 0.5": prose, not a metric
 			}

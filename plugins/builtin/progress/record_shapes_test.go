@@ -28,6 +28,9 @@ var recordShapes = []struct {
 	{"name-space-value pairs among Name:value ones", []string{
 		"  [Train] Epoch: [2][40/200]  Loss:0.250 (Avg 0.3000) Acc:0.8100 (Avg 0.7000) LR 2.50e-04   (AvgTime 0.9)"},
 		&sdk.Progress{Step: 40, Total: 200, Percentage: 20, Epoch: 2, Phase: "train", Source: "mmcv", Metrics: m{"Loss": 0.25, "Acc": 0.81, "LR": 2.5e-4}}},
+	{"an event that ends with its loss", []string{
+		"Training batch 12 ends with loss 0.75.", "Training batch 13 ends with loss NaN."},
+		&sdk.Progress{Step: 13, Source: "generic", Metrics: m{"loss": math.NaN()}}},
 	{"prose with commas after a counter is not value-first", []string{
 		"3: 12 apples, 4 pears, and more"}, nil},
 	{"a value glued to the next key", []string{
