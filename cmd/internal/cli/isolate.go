@@ -11,7 +11,7 @@ import (
 
 // IsolateFlags confine a process run (run, plan, exec).
 type IsolateFlags struct {
-	Isolate   string   `help:"Confine a process run: none, net (no network), fs (writable only in the workspace, its temp dir and --rw paths; home secrets unreadable) or full (both). Default: what the plan promises (none without a plan)." enum:",none,net,fs,full" default:"" placeholder:"LEVEL"`
+	Isolate   string   `help:"Confine a process run: none, net (no network), fs (writable only in the workspace, its temp dir and --rw paths; home secrets unreadable) or full (both). Default: what the plan promises (none without a plan). A container already gives any level (refused only against --network bridge/host); a Slurm job refuses it." enum:",none,net,fs,full" default:"" placeholder:"LEVEL"`
 	RW        []string `name:"rw" help:"With --isolate fs or full, also let the run write PATH (it must exist). Repeatable." placeholder:"PATH"`
 	AllowRisk bool     `help:"Run a plan's critical risk even when this host cannot give the isolation the plan promised (refused otherwise)."`
 }
