@@ -87,7 +87,7 @@ func TestDockerDaemonDownIsSandboxError(t *testing.T) {
 	if r.code != 125 {
 		t.Errorf("exit %d, want 125", r.code)
 	}
-	if !strings.Contains(r.stderr, "SANDBOX_ERROR") || !strings.Contains(r.stderr, "docker daemon not reachable") {
+	if !strings.Contains(r.stderr, "SANDBOX_ERROR") || !strings.Contains(r.stderr, "no Docker daemon answers") {
 		t.Errorf("stderr %q", r.stderr)
 	}
 	// auto falls back to the process sandbox and says why.

@@ -20,7 +20,9 @@ import (
 	"path/filepath"
 	"slices"
 	"sort"
+	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/docker/docker/api/types/image"
@@ -215,8 +217,20 @@ func (s *Sandbox) ready(ctx context.Context) (*client.Client, error) {
 }
 
 func unreachable(cli *client.Client, err error) error {
-	return fmt.Errorf("%w: docker daemon not reachable at %s: %w (is dockerd running? try 'docker info')",
-		sandbox.ErrUnavailable, cli.DaemonHost(), err)
+	return fmt.Errorf("%w: %s: %w", sandbox.ErrUnavailable, whyUnreachable(cli.DaemonHost(), err), err)
+}
+
+// whyUnreachable says in a few words why the daemon at host did not
+// answer, and what to do: the three causes people meet are a socket this
+// user may not use, no daemon, and anything else.
+func whyUnreachable(host string, err error) string {
+	switch {
+	case errors.Is(err, syscall.EACCES) || strings.Contains(err.Error(), "permission denied"):
+		return fmt.Sprintf("this user may not use the Docker socket at %s (permission denied): add it to the docker group (sudo usermod -aG docker $USER, then log in again)", host)
+	case client.IsErrConnectionFailed(err) || errors.Is(err, syscall.ENOENT) || errors.Is(err, syscall.ECONNREFUSED):
+		return fmt.Sprintf("no Docker daemon answers at %s (start dockerd; 'docker info' checks)", host)
+	}
+	return fmt.Sprintf("docker daemon not reachable at %s (is dockerd running? try 'docker info')", host)
 }
 
 // Health pings the daemon and reports its version and runtimes.
@@ -231,7 +245,7 @@ func (s *Sandbox) Health(ctx context.Context) sandbox.Health {
 	defer cancel()
 	ping, err := cli.Ping(ctx)
 	if err != nil {
-		h.Detail = fmt.Sprintf("docker daemon not reachable at %s: %v", cli.DaemonHost(), err)
+		h.Detail = whyUnreachable(cli.DaemonHost(), err)
 		return h
 	}
 	if err := s.initReady(); err != nil {

@@ -3,9 +3,11 @@ package docker
 import (
 	"context"
 	"errors"
+	"net"
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -252,7 +254,7 @@ func TestStats(t *testing.T) {
 func TestUnreachableDaemon(t *testing.T) {
 	sb := New(Options{Host: "unix:///tmp/runbox-none.sock", DefaultImage: "busybox"})
 	h := sb.Health(context.Background())
-	if h.Available || !strings.Contains(h.Detail, "docker daemon not reachable at unix:///tmp/runbox-none.sock") {
+	if h.Available || !strings.Contains(h.Detail, "no Docker daemon answers at unix:///tmp/runbox-none.sock") {
 		t.Errorf("health %+v", h)
 	}
 	_, err := sb.Start(context.Background(), sandbox.Spec{RunID: "x", Command: []string{"true"}, LogPath: filepath.Join(t.TempDir(), "log"), Workdir: t.TempDir()})
@@ -260,6 +262,28 @@ func TestUnreachableDaemon(t *testing.T) {
 		t.Errorf("start: %v, want ErrUnavailable naming the socket", err)
 	}
 	if _, err := sb.Recover(context.Background(), sandbox.Spec{RunID: "x", LogPath: filepath.Join(t.TempDir(), "log")}); !errors.Is(err, sandbox.ErrUnavailable) {
-		t.Errorf("recover: %v", err)
+		t.Errorf("recover: %v, want ErrUnavailable", err)
+	}
+}
+
+// A socket whose daemon is gone (the file is left, nothing listens) says
+// the same as no socket; one this user may not use says how to get in.
+func TestUnreachableDaemonSaysWhy(t *testing.T) {
+	sock := filepath.Join(t.TempDir(), "docker.sock")
+	l, err := net.ListenUnix("unix", &net.UnixAddr{Name: sock, Net: "unix"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	l.SetUnlinkOnClose(false)
+	l.Close()
+	h := New(Options{Host: "unix://" + sock}).Health(context.Background())
+	if h.Available || !strings.Contains(h.Detail, "no Docker daemon answers at unix://"+sock) {
+		t.Errorf("a socket nobody listens on: %+v", h)
+	}
+	// As root (CI) the socket's mode does not apply, so the error a
+	// non-member of the docker group gets is built here.
+	denied := &net.OpError{Op: "dial", Net: "unix", Err: os.NewSyscallError("connect", syscall.EACCES)}
+	if why := whyUnreachable("unix:///var/run/docker.sock", denied); !strings.Contains(why, "usermod -aG docker") {
+		t.Errorf("permission denied: %q", why)
 	}
 }
