@@ -70,14 +70,14 @@ func Analyze(ctx context.Context, h *plugins.Host, r io.Reader, end sdk.Classify
 	feed := func(line string) {
 		if p == nil {
 			if h == nil || !mayProgress(line) {
-				if len(before) == backlog {
-					before = append(before[:0], before[1:]...)
+				if len(before) == 2*backlog { // keep the last backlog, copying once per backlog lines
+					before = append(before[:0], before[backlog:]...)
 				}
 				before = append(before, line)
 				return
 			}
 			newParser()
-			for _, b := range before {
+			for _, b := range before[max(0, len(before)-backlog):] {
 				p.Feed("stdout", b)
 			}
 			before = nil

@@ -22,7 +22,6 @@ import (
 	"sort"
 	"strings"
 	"sync"
-	"syscall"
 	"time"
 
 	"github.com/docker/docker/api/types/image"
@@ -225,9 +224,9 @@ func unreachable(cli *client.Client, err error) error {
 // user may not use, no daemon, and anything else.
 func whyUnreachable(host string, err error) string {
 	switch {
-	case errors.Is(err, syscall.EACCES) || strings.Contains(err.Error(), "permission denied"):
+	case strings.Contains(err.Error(), "permission denied"): // the client's own words; its cause is not wrapped
 		return fmt.Sprintf("this user may not use the Docker socket at %s (permission denied): add it to the docker group (sudo usermod -aG docker $USER, then log in again)", host)
-	case client.IsErrConnectionFailed(err) || errors.Is(err, syscall.ENOENT) || errors.Is(err, syscall.ECONNREFUSED):
+	case client.IsErrConnectionFailed(err):
 		return fmt.Sprintf("no Docker daemon answers at %s (start dockerd; 'docker info' checks)", host)
 	}
 	return fmt.Sprintf("docker daemon not reachable at %s (is dockerd running? try 'docker info')", host)

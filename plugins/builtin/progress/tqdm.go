@@ -370,17 +370,18 @@ func tqdmBracket(s string, i int, u *sdk.Progress, st *state) {
 		in = in[:k]
 	}
 	times, rest, _ := strings.Cut(in, ",")
-	el, _, _ := strings.Cut(times, "<")
-	if e, ok := parseClock(el); ok {
-		st.instant = e < 1
-	}
-	if _, rem, ok := strings.Cut(times, "<"); ok {
+	el, rem, hasETA := strings.Cut(times, "<")
+	if hasETA {
 		if eta, ok := parseClock(rem); ok {
 			u.ETASeconds = eta
 		}
 	}
 	rate, post, _ := strings.Cut(rest, ",")
 	u.Rate, u.RateUnit = parseRate(rate)
+	if u.Rate >= dataPassRate { // only dataPass asks; most bars are slower
+		e, ok := parseClock(el)
+		st.instant = ok && e < 1
+	}
 	if post != "" {
 		scanKV(post, func(k string, v float64) {
 			if !structuralKey(k) {
