@@ -2,29 +2,38 @@ package main
 
 import (
 	"fmt"
-	"os"
 	"os/exec"
 	"strings"
 	"syscall"
 	"testing"
 
 	"github.com/runbox/runbox/api"
+	"github.com/runbox/runbox/internal/testwait"
 )
 
 // These tests submit real jobs to a real Slurm cluster (.ci/slurm-up.sh
 // brings up a single-node one); without one they skip, or fail with
 // RUNBOX_REQUIRE_SLURM=1.
 
+// needSlurm waits (bounded) for the controller to answer: another
+// package's test may be using it at that moment.
 func needSlurm(t *testing.T) {
 	t.Helper()
-	out, err := exec.Command("scontrol", "ping").CombinedOutput()
-	if err == nil && strings.Contains(string(out), "UP") {
+	const env = "RUNBOX_REQUIRE_SLURM"
+	err := testwait.For("the Slurm controller (scontrol ping)", testwait.Budget(env), func() error {
+		out, err := exec.Command("scontrol", "ping").CombinedOutput()
+		if err == nil && strings.Contains(string(out), "UP") {
+			return nil
+		}
+		return fmt.Errorf("scontrol ping: %v %s", err, strings.TrimSpace(string(out)))
+	})
+	if err == nil {
 		return
 	}
-	if os.Getenv("RUNBOX_REQUIRE_SLURM") == "1" {
-		t.Fatalf("slurm required (RUNBOX_REQUIRE_SLURM=1): scontrol ping: %v %s", err, out)
+	if testwait.Required(env) {
+		t.Fatalf("slurm required (%s=1): %v", env, err)
 	}
-	t.Skip("no Slurm controller (run .ci/slurm-up.sh as root)")
+	t.Skipf("no Slurm controller: %v (run .ci/slurm-up.sh as root)", err)
 }
 
 func TestSlurmRunPassesExitCodeAndOutput(t *testing.T) {

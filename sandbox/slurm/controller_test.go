@@ -3,12 +3,8 @@ package slurm
 import (
 	"context"
 	"fmt"
-	"os"
-	"os/exec"
-	"strconv"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
@@ -16,17 +12,14 @@ import (
 	"github.com/runbox/runbox/sandbox/runlog"
 )
 
-// Fault: the controller goes down mid-run. It is stopped for real
-// (slurmctld by its pid file, as .ci/slurm-up.sh started it) and started
-// again; the job keeps running under slurmd meanwhile. The run must wait,
-// say so, and end as the job did, with its whole output.
+// Fault: the controller goes down mid-run. It is stopped for real and
+// started again; the job keeps running under slurmd meanwhile. The run
+// must wait, say so, and end as the job did, with its whole output. The
+// controller is the test's own (privateCluster): stopping the machine's
+// shared one would fail every other package's Slurm test running beside
+// this one.
 func TestControllerDownMidRunWaits(t *testing.T) {
-	sb := needSlurm(t)
-	b, err := os.ReadFile("/run/slurmctld.pid")
-	pid, _ := strconv.Atoi(strings.TrimSpace(string(b)))
-	if err != nil || pid <= 0 || os.Getuid() != 0 {
-		t.Skip("needs root and slurmctld's pid file (.ci/slurm-up.sh)")
-	}
+	c, sb := privateCluster(t)
 	spec := testSpec(t, `for i in $(seq 1 60); do echo line $i; sleep 0.1; done`)
 	h := start(t, sb, spec)
 	var mu sync.Mutex
@@ -39,16 +32,12 @@ func TestControllerDownMidRunWaits(t *testing.T) {
 	eventually(t, 30*time.Second, "the job's first lines", func() bool {
 		return strings.Contains(streams(t, spec.LogPath)[runlog.Stdout], "line 2\n")
 	})
-	if err := syscall.Kill(pid, syscall.SIGTERM); err != nil {
-		t.Fatal(err)
-	}
+	c.stopController(t)
 	restarted := false
 	restart := func() {
 		if !restarted {
 			restarted = true
-			if out, err := exec.Command("slurmctld").CombinedOutput(); err != nil {
-				t.Errorf("restart slurmctld: %v %s", err, out)
-			}
+			c.startController(t)
 		}
 	}
 	defer restart()

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -12,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/runbox/runbox/internal/testwait"
 	"github.com/runbox/runbox/sandbox"
 	"github.com/runbox/runbox/sandbox/runlog"
 )
@@ -44,18 +46,30 @@ func helperMain(specJSON string) int {
 }
 
 // needSlurm skips without a reachable Slurm controller, or fails when
-// RUNBOX_REQUIRE_SLURM=1 (CI brings one up with .ci/slurm-up.sh).
+// RUNBOX_REQUIRE_SLURM=1 (CI brings one up with .ci/slurm-up.sh). A
+// controller that is busy or restarting is waited for (bounded), not
+// sampled once.
 func needSlurm(t *testing.T) *Sandbox {
 	t.Helper()
-	sb := New(Options{Poll: 100 * time.Millisecond})
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	h := sb.Health(ctx)
-	if !h.Available {
-		if os.Getenv("RUNBOX_REQUIRE_SLURM") == "1" {
-			t.Fatalf("slurm required (RUNBOX_REQUIRE_SLURM=1): %s", h.Detail)
+	return needCluster(t, New(Options{Poll: 100 * time.Millisecond}))
+}
+
+func needCluster(t *testing.T, sb *Sandbox) *Sandbox {
+	t.Helper()
+	const env = "RUNBOX_REQUIRE_SLURM"
+	err := testwait.For("the Slurm controller", testwait.Budget(env), func() error {
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		if h := sb.Health(ctx); !h.Available {
+			return errors.New(h.Detail)
 		}
-		t.Skipf("no Slurm cluster: %s (run .ci/slurm-up.sh as root)", h.Detail)
+		return nil
+	})
+	if err != nil {
+		if testwait.Required(env) {
+			t.Fatalf("slurm required (%s=1): %v", env, err)
+		}
+		t.Skipf("no Slurm cluster: %v (run .ci/slurm-up.sh as root)", err)
 	}
 	return sb
 }
