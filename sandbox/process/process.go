@@ -263,7 +263,9 @@ func diagnostics(path string) string {
 		return "no diagnostics"
 	}
 	defer f.Close()
-	end := tail.New(2048)
+	// Head and tail: a Go runtime crash says why in its first line
+	// ("fatal error: ...") and where in its last ones.
+	end := tail.NewHeadTail(4096)
 	_, _ = io.Copy(end, f)
 	if s := strings.TrimSpace(end.String()); s != "" {
 		return s

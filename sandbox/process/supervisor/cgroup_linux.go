@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -32,6 +33,7 @@ type runCgroup struct {
 	track  string   // directory whose cgroup.procs lists the run
 	mem    string   // directory enforcing the memory limit, "" if none
 	pids   string   // directory enforcing the pids limit, "" if none
+	pidMax int64    // the pids limit written there
 	memErr error    // why the memory limit is not enforced here
 	pidErr error    // why the pids limit is not enforced here
 }
@@ -69,7 +71,7 @@ func newRunCgroup(name string, mem, pids int64) (*runCgroup, error) {
 		dir, err := c.makeV1(own, "pids", name)
 		if err == nil && pids > 0 {
 			if err = writeCg(dir, "pids.max", strconv.FormatInt(pids, 10)); err == nil {
-				c.pids = dir
+				c.pids, c.pidMax = dir, pids
 			}
 		}
 		if err == nil && c.track == "" {
@@ -228,15 +230,34 @@ func (c *runCgroup) attr(a *syscall.SysProcAttr) {
 // starts a child, so the child is born inside (v1 has no
 // CLONE_INTO_CGROUP): moved after it started, it could fork first, and
 // what it forked would escape the run's limits. leave moves it back.
+//
+// While inside, the supervisor's own threads count against a v1 pids
+// limit, and the Go runtime cannot survive a thread it fails to create
+// (a limit below its thread count crashed the supervisor now and then,
+// whenever the scheduler wanted one more thread in that window). So the
+// limit is raised by the supervisor's threads and some headroom while it
+// is inside, and set back once it has left: the run can overshoot its
+// limit by at most that headroom, for the few microseconds between its
+// exec and leave, and every process it makes is in the cgroup.
 func (c *runCgroup) enter() (leave func() error, err error) {
 	self := strconv.Itoa(os.Getpid())
 	var entered []int
+	raised := false
 	leave = func() error {
 		var errs []error
 		for _, i := range entered {
 			errs = append(errs, writeCg(c.v1From[i], "cgroup.procs", self))
 		}
+		if raised {
+			errs = append(errs, writeCg(c.pids, "pids.max", strconv.FormatInt(c.pidMax, 10)))
+		}
 		return errors.Join(errs...)
+	}
+	if c.pids != "" && slices.Contains(c.v1, c.pids) {
+		if err := writeCg(c.pids, "pids.max", strconv.FormatInt(c.pidMax+int64(threads())+enterHeadroom, 10)); err != nil {
+			return leave, err
+		}
+		raised = true
 	}
 	for i, d := range c.v1 {
 		if err := writeCg(d, "cgroup.procs", self); err != nil {
@@ -245,6 +266,27 @@ func (c *runCgroup) enter() (leave func() error, err error) {
 		entered = append(entered, i)
 	}
 	return leave, nil
+}
+
+// enterHeadroom is how many more threads the supervisor may start while it
+// is inside the run's v1 pids cgroup.
+const enterHeadroom = 32
+
+// threads is this process's thread count (/proc/self/status), or a
+// generous guess when it cannot be read.
+func threads() int {
+	b, err := os.ReadFile("/proc/self/status")
+	if err == nil {
+		if _, rest, ok := strings.Cut(string(b), "\nThreads:"); ok {
+			f := strings.Fields(rest)
+			if len(f) > 0 {
+				if n, err := strconv.Atoi(f[0]); err == nil {
+					return n
+				}
+			}
+		}
+	}
+	return 64
 }
 
 // add moves a just-started child into the v1 directories, should enter
