@@ -170,12 +170,26 @@ func fetchLocal(ctx context.Context, p, root string, anyLocal bool, limit int64,
 		return err
 	}
 	if !st.Mode().IsRegular() {
-		return fmt.Errorf("%s: %w: not a regular file (%s)", p, ErrRefusedSource, st.Mode().Type())
+		return fmt.Errorf("%s: %w: not a regular file (%s)", p, ErrRefusedSource, kind(st.Mode()))
 	}
 	if st.Size() > limit {
 		return tooLarge(p, limit)
 	}
 	return copyCapped(ctx, w, fh, p, limit)
+}
+
+func kind(m os.FileMode) string {
+	switch {
+	case m&os.ModeNamedPipe != 0:
+		return "a FIFO"
+	case m&os.ModeDevice != 0:
+		return "a device"
+	case m&os.ModeSocket != 0:
+		return "a socket"
+	case m.IsDir():
+		return "a directory"
+	}
+	return m.Type().String()
 }
 
 func tooLarge(what string, limit int64) error {
