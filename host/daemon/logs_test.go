@@ -39,11 +39,11 @@ func TestTailBytesBoundsAHugeLine(t *testing.T) {
 		return sent, frames
 	}
 	const bound = 1 << 20
-	sent, frames := view(url.Values{"tail": {"10"}, "stream": {"stdout"}})
+	sent, _ := view(url.Values{"tail": {"10"}, "stream": {"stdout"}})
 	if sent < 64<<20 {
 		t.Fatalf("baseline: tail=10 alone sent %d bytes; the huge line should be all of it", sent)
 	}
-	sent, frames = view(url.Values{"tail": {"10"}, "tail_bytes": {"1048576"}, "stream": {"stdout"}})
+	sent, frames := view(url.Values{"tail": {"10"}, "tail_bytes": {"1048576"}, "stream": {"stdout"}})
 	if sent > bound+200 {
 		t.Fatalf("tail_bytes=%d sent %d bytes", bound, sent)
 	}
