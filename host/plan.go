@@ -33,6 +33,9 @@ func (e *Engine) Plan(ctx context.Context, req api.RunRequest) (*store.Plan, err
 	if err := checkLimits(req); err != nil {
 		return nil, err
 	}
+	if err := checkInput(req); err != nil { // checkinput.go
+		return nil, err
+	}
 	var parentID string
 	if req.ParentRunID != "" {
 		parent, err := e.cfg.Store.GetRun(ctx, req.ParentRunID)

@@ -85,6 +85,9 @@ func (e *Engine) Submit(ctx context.Context, req api.RunRequest) (*store.Run, er
 	if err := checkLimits(req); err != nil {
 		return nil, err
 	}
+	if err := checkInput(req); err != nil { // checkinput.go
+		return nil, err
+	}
 	fromPlan := (req.Sandbox == "" || req.Sandbox == sandbox.Auto) && plan != nil
 	if fromPlan {
 		req.Sandbox = plan.Sandbox

@@ -2,7 +2,9 @@ package store
 
 import (
 	"regexp"
+	"slices"
 	"strings"
+	"unicode"
 )
 
 // Redacted replaces the value of a secret environment variable.
@@ -10,21 +12,55 @@ const Redacted = "<redacted>"
 
 // secretWords make a variable secret wherever they appear in its name.
 var secretWords = []string{
-	"TOKEN", "SECRET", "PASSWORD", "PASSWD", "PASSPHRASE", "API_KEY", "APIKEY",
+	"SECRET", "PASSWORD", "PASSWD", "PASSPHRASE", "API_KEY", "APIKEY",
 	"ACCESS_KEY", "CREDENTIAL", "PRIVATE", "COOKIE", "SESSION_KEY", "SIGNATURE",
 }
 
-// secretParts make a variable secret when they are a whole _-separated
-// part of its name (DB_PASS, MYSQL_PWD, but not PWD or PASSENGER).
-var secretParts = []string{"PASS", "PWD", "AUTH", "SALT", "DSN", "JWT", "BEARER", "OTP", "PIN"}
+// secretParts make a variable secret when they are a whole part of its
+// name, parts being split at _ - . and camelCase (DB_PASS, MYSQL_PWD,
+// GITHUB_PAT, githubPat, SSH_KEY, but not PWD, PASSENGER, PATH or
+// KEYBOARD_LAYOUT).
+var secretParts = []string{
+	"PASS", "PWD", "AUTH", "SALT", "DSN", "JWT", "BEARER", "OTP", "PIN",
+	"PAT", "KEY", "KEYS", "CRED", "CREDS",
+}
 
 // secretValue catches secrets by their look whatever the name: URLs with a
-// password, and well-known token formats.
-var secretValue = regexp.MustCompile(`://[^/@\s:]+:[^/@\s]+@|^(gh[pousr]_|github_pat_|glpat-|sk-|xox[abprs]-|hf_|AKIA|ASIA|AIza)[A-Za-z0-9_\-]{12,}`)
+// password, well-known token formats, private keys and JWTs.
+var secretValue = regexp.MustCompile(`://[^/@\s:]+:[^/@\s]+@|^(gh[pousr]_|github_pat_|glpat-|sk-|xox[abprs]-|hf_|AKIA|ASIA|AIza)[A-Za-z0-9_\-]{12,}|-----BEGIN [A-Z ]*PRIVATE KEY-----|^eyJ[A-Za-z0-9_\-]{8,}\.eyJ[A-Za-z0-9_\-]{8,}\.`)
+
+// nameParts splits a variable name at _ - . and lower-to-upper case
+// changes, upper-cased: "githubPat" and "GITHUB_PAT" are both GITHUB PAT.
+func nameParts(key string) []string {
+	var parts []string
+	var cur []rune
+	var prev rune
+	flush := func() {
+		if len(cur) > 0 {
+			parts = append(parts, strings.ToUpper(string(cur)))
+			cur = cur[:0]
+		}
+	}
+	for _, r := range key {
+		switch {
+		case r == '_' || r == '-' || r == '.':
+			flush()
+		case unicode.IsUpper(r) && (unicode.IsLower(prev) || unicode.IsDigit(prev)):
+			flush()
+			cur = append(cur, r)
+		default:
+			cur = append(cur, r)
+		}
+		prev = r
+	}
+	flush()
+	return parts
+}
 
 // IsSecretKey reports whether an environment variable name looks like it
-// holds a secret: it contains TOKEN, SECRET, PASSWORD, PASSWD, API_KEY,
-// CREDENTIAL, PRIVATE, AUTH (not AUTHOR), ..., or it ends in KEY.
+// holds a secret: it names a token (HF_TOKEN, not TOKENIZERS_PARALLELISM or
+// MAX_TOKENS), a secret, password, credential, private or API key, or has
+// PAT, KEY, PASS, AUTH (not AUTHOR), ... as a whole part, or ends in KEY.
 func IsSecretKey(key string) bool {
 	k := strings.ToUpper(key)
 	if k == "PWD" || k == "OLDPWD" { // the shell's working directory
@@ -38,13 +74,17 @@ func IsSecretKey(key string) bool {
 			return true
 		}
 	}
-	// AUTHORIZATION is a secret, AUTHOR is not.
-	k = strings.ReplaceAll(k, "AUTHORIZ", "AUTH")
-	for _, p := range strings.FieldsFunc(k, func(r rune) bool { return r == '_' || r == '-' || r == '.' }) {
-		for _, w := range secretParts {
-			if p == w || (w == "AUTH" && strings.HasPrefix(p, "AUTH") && !strings.HasPrefix(p, "AUTHOR")) {
-				return true
-			}
+	for _, p := range nameParts(key) {
+		// A token is a secret; tokens (a count) and a tokenizer are not.
+		if strings.Contains(p, "TOKEN") && p != "TOKENS" && !strings.HasPrefix(p, "TOKENIZ") {
+			return true
+		}
+		// AUTHORIZATION is a secret, AUTHOR is not.
+		if strings.HasPrefix(p, "AUTH") && !strings.HasPrefix(p, "AUTHOR") || strings.HasPrefix(p, "AUTHORIZ") {
+			return true
+		}
+		if slices.Contains(secretParts, p) {
+			return true
 		}
 	}
 	return false

@@ -252,6 +252,9 @@ func (c *Client) do(ctx context.Context, method, path string, q url.Values, in, 
 // for every call of this API: reads and stops are idempotent, and a
 // submission carries an idempotency key, so sent twice it still creates
 // one run.
+// ErrNoID is returned for a request about a run (or plan) whose id is empty.
+var ErrNoID = errors.New("a run id is required")
+
 func (c *Client) send(ctx context.Context, method, path string, q url.Values, in any) (*http.Response, error) {
 	var body []byte
 	if in != nil {
@@ -260,6 +263,11 @@ func (c *Client) send(ctx context.Context, method, path string, q url.Values, in
 			return nil, err
 		}
 		body = b
+	}
+	if strings.Contains(path, "//") || strings.HasSuffix(path, "/") {
+		// An empty id: /v1/runs//logs would be cleaned to /v1/runs/logs,
+		// and "run logs not found" blames the wrong thing.
+		return nil, ErrNoID
 	}
 	u := "http://runbox" + path
 	if len(q) > 0 {

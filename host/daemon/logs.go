@@ -58,7 +58,7 @@ func (fw *frameWriter) flush() error {
 	return nil
 }
 
-// logs streams a run's log: GET /v1/runs/{id}/logs?follow=1&stream=stdout&tail=N
+// logs streams a run's log: GET /v1/runs/{id}/logs?follow=1&stream=stdout&tail=N&tail_bytes=B
 func (s *server) logs(w http.ResponseWriter, r *http.Request) {
 	run, err := s.eng.Get(r.Context(), r.PathValue("id"))
 	if err != nil {
@@ -87,6 +87,17 @@ func (s *server) logs(w http.ResponseWriter, r *http.Request) {
 		}
 		tail = n
 	}
+	// tail_bytes bounds a tail view by size as well: one 500 MB line is
+	// one line.
+	var tailBytes int64
+	if v := q.Get("tail_bytes"); v != "" {
+		n, err := strconv.ParseInt(v, 10, 64)
+		if err != nil || n < 0 {
+			writeError(w, fmt.Errorf("%w: bad tail_bytes %q", host.ErrBadRequest, v))
+			return
+		}
+		tailBytes = n
+	}
 	skip := 0 // records to pass over first: a client resuming a stream
 	if v := q.Get("skip"); v != "" {
 		n, err := strconv.Atoi(v)
@@ -107,8 +118,8 @@ func (s *server) logs(w http.ResponseWriter, r *http.Request) {
 	}
 	fw := newFrameWriter(w)
 	from := int64(0)
-	if tail >= 0 {
-		off, err := tailOffset(path, want, tail, fw)
+	if tail >= 0 || tailBytes > 0 {
+		off, err := tailOffset(path, want, tail, tailBytes, fw)
 		if err != nil && !errors.Is(err, os.ErrNotExist) {
 			s.log.Warn("logs: tail", "run", run.ID, "err", err)
 			return
@@ -142,44 +153,75 @@ func (s *server) logs(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
-// tailOffset writes the part of the record holding the first of the last n
-// lines (of the wanted streams) and returns the offset after it.
-func tailOffset(path string, want map[runlog.Stream]bool, n int, fw *frameWriter) (int64, error) {
-	var total int
-	err := runlog.ReadAll(path, func(rec runlog.Record) error {
+// tailOffset writes the part of the log a tail view starts with and
+// returns the offset after it. The view starts at the later of two
+// points: the first of the last n lines (n < 0: no line bound) and the
+// last maxBytes bytes (≤ 0: no byte bound), counting the wanted streams
+// only. When the byte bound is the later one — a huge line, or many long
+// ones — a meta record first says how much was cut, so a reader never
+// takes a cut line for the whole.
+func tailOffset(path string, want map[runlog.Stream]bool, n int, maxBytes int64, fw *frameWriter) (int64, error) {
+	var lines int
+	var size int64
+	err := readShared(path, func(rec runlog.Record) error {
 		if want == nil || want[rec.Stream] {
-			total += bytes.Count(rec.Data, []byte{'\n'})
+			lines += bytes.Count(rec.Data, []byte{'\n'})
+			size += int64(len(rec.Data))
 		}
 		return nil
 	})
 	if err != nil {
 		return 0, err
 	}
-	skip := total - n // newlines to pass before output starts
-	if skip <= 0 {
+	skip := 0 // newlines to pass before the line tail starts
+	if n >= 0 {
+		skip = max(lines-n, 0)
+	}
+	byteStart := int64(0)
+	if maxBytes > 0 {
+		byteStart = max(size-maxBytes, 0)
+	}
+	if skip == 0 && byteStart == 0 {
 		return 0, nil
 	}
-	var off int64
+	var off, pos int64 // pos: wanted bytes before rec
+	lineStart := int64(-1)
+	if skip == 0 {
+		lineStart = 0
+	}
 	seen := 0
 	errStop := errors.New("stop")
-	err = runlog.ReadAll(path, func(rec runlog.Record) error {
+	err = readShared(path, func(rec runlog.Record) error {
 		if want != nil && !want[rec.Stream] {
 			return nil
 		}
-		c := bytes.Count(rec.Data, []byte{'\n'})
-		if seen+c < skip {
-			seen += c
+		data := rec.Data
+		defer func() { pos += int64(len(rec.Data)) }()
+		cut := 0 // where the view starts in data, once both points are reached
+		if lineStart < 0 {
+			if seen+bytes.Count(data, []byte{'\n'}) < skip {
+				seen += bytes.Count(data, []byte{'\n'})
+				return nil
+			}
+			for seen < skip { // the skip-th newline is in this record
+				cut += bytes.IndexByte(data[cut:], '\n') + 1
+				seen++
+			}
+			lineStart = pos + int64(cut)
+		}
+		end := pos + int64(len(data))
+		if byteStart >= end && byteStart > lineStart {
 			return nil
 		}
-		// The skip-th newline is in this record: emit what follows it.
-		data := rec.Data
-		for seen < skip {
-			i := bytes.IndexByte(data, '\n')
-			data = data[i+1:]
-			seen++
+		if byteStart > lineStart {
+			cut = int(byteStart - pos)
+			note := fmt.Sprintf("[runbox: %s of output cut here; this view shows the last %s]\n", sizeText(byteStart-lineStart), sizeText(maxBytes))
+			if err := fw.frame(uint8(runlog.Meta), rec.Time, []byte(note)); err != nil {
+				return err
+			}
 		}
-		if len(data) > 0 {
-			if err := fw.frame(uint8(rec.Stream), rec.Time, data); err != nil {
+		if cut < len(data) {
+			if err := fw.frame(uint8(rec.Stream), rec.Time, data[cut:]); err != nil {
 				return err
 			}
 		}
@@ -190,6 +232,27 @@ func tailOffset(path string, want map[runlog.Stream]bool, n int, fw *frameWriter
 		return 0, err
 	}
 	return off, nil
+}
+
+// readShared is runlog.ReadAll without an allocation per record: a tail
+// of a 500 MB log reads it twice, and should not allocate it twice.
+func readShared(path string, fn func(runlog.Record) error) error {
+	closed := make(chan struct{})
+	close(closed)
+	return runlog.FollowShared(context.Background(), path, 0, closed, fn)
+}
+
+// sizeText is n bytes for a person: "512 bytes", "63.0 MiB".
+func sizeText(n int64) string {
+	switch {
+	case n >= 1<<30:
+		return fmt.Sprintf("%.1f GiB", float64(n)/(1<<30))
+	case n >= 1<<20:
+		return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20))
+	case n >= 1<<10:
+		return fmt.Sprintf("%.1f KiB", float64(n)/(1<<10))
+	}
+	return fmt.Sprintf("%d bytes", n)
 }
 
 // attachSmoke streams the smoke run's output, marked as such

@@ -112,16 +112,35 @@ func (s *Server) metrics(w http.ResponseWriter, r *http.Request) {
 	reply(w, m, err)
 }
 
+// MaxLogView bounds the log a run page shows: the last 400 lines, and no
+// more than this many bytes of them. A run that printed one 500 MB line
+// made the dashboard hold and send all of it.
+const MaxLogView = 1 << 20
+
 func (s *Server) log(w http.ResponseWriter, r *http.Request) {
 	tail := "400"
 	if v := r.URL.Query().Get("tail"); v != "" {
 		tail = v
 	}
+	q := url.Values{"tail": {tail}, "tail_bytes": {strconv.Itoa(MaxLogView)}}
 	lines := []LogLine{}
-	err := s.c.Logs(r.Context(), r.PathValue("id"), url.Values{"tail": {tail}}, func(f client.Frame) error {
+	// The daemon keeps to tail_bytes; the budget holds against one that
+	// does not (an older daemon), with a frame's worth of slack for the
+	// cut marker.
+	budget := MaxLogView + 4<<10
+	errFull := errors.New("full")
+	err := s.c.Logs(r.Context(), r.PathValue("id"), q, func(f client.Frame) error {
+		if len(f.Data) > budget {
+			lines = append(lines, LogLine{S: 5, T: fmt.Sprintf("[runbox: the log view stops here: more than %d KiB]\n", MaxLogView>>10)})
+			return errFull
+		}
+		budget -= len(f.Data)
 		lines = append(lines, LogLine{S: f.Stream, T: string(f.Data)})
 		return nil
 	})
+	if errors.Is(err, errFull) {
+		err = nil
+	}
 	reply(w, map[string]any{"lines": lines}, err)
 }
 

@@ -2,13 +2,10 @@ package bundle
 
 import (
 	"context"
-	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
-	"net/http"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -41,6 +38,9 @@ type IndexEntry struct {
 	Signer string `json:"signer,omitempty"`
 	// Index is the configured index the entry came from (filled in).
 	Index string `json:"index,omitempty"`
+	// root is the directory a local download may come from: a local
+	// index's own; "" for an http(s) index (and an entry built by hand).
+	root string
 }
 
 // IndexRef is a configured index: a name and where to fetch it.
@@ -49,79 +49,11 @@ type IndexRef struct {
 	URL  string `json:"url"` // https://, http://, or a path
 }
 
-// maxIndex bounds an index download.
-const maxIndex = 16 << 20
-
-// Fetcher downloads indexes and bundles.
-type Fetcher struct {
-	// Client is used for http(s) sources; nil: a client with a 60 s
-	// timeout. Redirects to another host are refused in any case.
-	Client *http.Client
-}
-
-// get returns the bytes at src (a URL or a path), at most limit bytes.
-func (f Fetcher) get(ctx context.Context, src string, limit int64) ([]byte, error) {
-	u, err := url.Parse(src)
-	if err != nil || (u.Scheme != "http" && u.Scheme != "https") {
-		if u != nil && u.Scheme == "file" {
-			src = u.Path
-		}
-		return readCapped(src, limit)
-	}
-	c := http.Client{Timeout: 60e9}
-	if f.Client != nil {
-		c = *f.Client
-	}
-	host := u.Host
-	c.CheckRedirect = func(req *http.Request, via []*http.Request) error {
-		if req.URL.Host != host {
-			return fmt.Errorf("refused: %s redirects to another host, %s", src, req.URL.Host)
-		}
-		if req.URL.Scheme != u.Scheme && u.Scheme == "https" {
-			return fmt.Errorf("refused: %s redirects from https to %s", src, req.URL.Scheme)
-		}
-		if len(via) >= 5 {
-			return errors.New("too many redirects")
-		}
-		return nil
-	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, src, nil)
-	if err != nil {
-		return nil, err
-	}
-	resp, err := c.Do(req)
-	if err != nil {
-		return nil, err
-	}
-	defer resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		return nil, fmt.Errorf("GET %s: %s", src, resp.Status)
-	}
-	b, err := io.ReadAll(io.LimitReader(resp.Body, limit+1))
-	if err == nil && int64(len(b)) > limit {
-		err = fmt.Errorf("GET %s: larger than %d bytes", src, limit)
-	}
-	return b, err
-}
-
-func readCapped(p string, limit int64) ([]byte, error) {
-	fh, err := os.Open(p)
-	if err != nil {
-		return nil, err
-	}
-	defer fh.Close()
-	b, err := io.ReadAll(io.LimitReader(fh, limit+1))
-	if err == nil && int64(len(b)) > limit {
-		err = fmt.Errorf("%s larger than %d bytes", p, limit)
-	}
-	return b, err
-}
-
 // FetchIndex downloads and decodes one index; each entry's URL is made
 // absolute (relative to the index) and its Index set to ref.Name.
 func (f Fetcher) FetchIndex(ctx context.Context, ref IndexRef) (Index, error) {
 	var ix Index
-	b, err := f.get(ctx, ref.URL, maxIndex)
+	b, err := f.getIndex(ctx, ref.URL)
 	if err != nil {
 		return ix, fmt.Errorf("index %s: %w", ref.Name, err)
 	}
@@ -132,6 +64,7 @@ func (f Fetcher) FetchIndex(ctx context.Context, ref IndexRef) (Index, error) {
 		e := &ix.Bundles[i]
 		e.Index = ref.Name
 		e.URL = resolveRef(ref.URL, e.URL)
+		e.root = indexRoot(ref.URL)
 	}
 	return ix, nil
 }
@@ -204,22 +137,17 @@ var ErrDigest = errors.New("download does not match the index's sha256")
 // The previous install of the bundle stays until the new one has passed
 // every check.
 func (f Fetcher) InstallEntry(ctx context.Context, e IndexEntry, pluginsDir string, p Policy) (Manifest, Signature, error) {
-	b, err := f.get(ctx, e.URL, maxBundleFile*4)
-	if err != nil {
-		return Manifest{}, Signature{}, fmt.Errorf("install %s@%s: download: %w", e.Name, e.Version, err)
-	}
-	sum := sha256.Sum256(b)
-	if got := hex.EncodeToString(sum[:]); !strings.EqualFold(got, e.SHA256) {
-		return Manifest{}, Signature{}, fmt.Errorf("install %s@%s from %s: sha256 %s, index %s says %s; not installed: %w", e.Name, e.Version, e.URL, got, e.Index, e.SHA256, ErrDigest)
-	}
 	dir, err := os.MkdirTemp("", "runbox-bundle-")
 	if err != nil {
 		return Manifest{}, Signature{}, err
 	}
 	defer os.RemoveAll(dir)
-	tmp := filepath.Join(dir, "bundle.tar.gz")
-	if err := os.WriteFile(tmp, b, 0o600); err != nil {
-		return Manifest{}, Signature{}, err
+	tmp, h, err := f.download(ctx, e, dir)
+	if err != nil {
+		return Manifest{}, Signature{}, fmt.Errorf("install %s@%s: download: %w", e.Name, e.Version, err)
+	}
+	if got := hex.EncodeToString(h.Sum(nil)); !strings.EqualFold(got, e.SHA256) {
+		return Manifest{}, Signature{}, fmt.Errorf("install %s@%s from %s: sha256 %s, index %s says %s; not installed: %w", e.Name, e.Version, e.URL, got, e.Index, e.SHA256, ErrDigest)
 	}
 	bm, sig, err := Inspect(tmp, p.Trust, p.Extra...)
 	if err != nil {

@@ -246,6 +246,7 @@ func (h *handle) finish(e sandbox.Exit) {
 	if err := h.rec.update(func(r *record) { ex := e; r.Exit = &ex }); err != nil && e.Error == "" {
 		e.Error = err.Error()
 	}
+	removeEnvFile(h.spec.StateDir) // start.go: the env's secrets end with the run
 	h.exit = e
 	h.startOnce.Do(func() { close(h.started) })
 	close(h.done)

@@ -21,6 +21,7 @@ const (
 	setupErrFile = "setup.err"
 	setupFailed  = "setup.failed" // holds the failing setup command's code
 	stateFile    = "slurm.json"
+	envFile      = "env.sh" // the run's env, 0600, removed when the run ends
 )
 
 // jobName ties a job to its run: a job id Slurm reuses (after a
@@ -37,14 +38,18 @@ func quote(s string) string {
 	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
 
-// script is the batch script: setup commands (their output to the setup
-// files, a failure recorded and ending the job with its code), then the
-// command exec'd so that scancel's signals reach it. It holds no env
-// values: those travel in sbatch's own environment (--export=ALL), so a
-// secret is never written to the shared filesystem in clear.
+// script is the batch script: the run's environment read from its file,
+// setup commands (their output to the setup files, a failure recorded and
+// ending the job with its code), then the command exec'd so that
+// scancel's signals reach it. It holds no env values (Slurm keeps every
+// batch script in its state directory).
 func script(spec sandbox.Spec) string {
 	var b strings.Builder
-	b.WriteString("#!/bin/sh\n# runbox run " + spec.RunID + " (generated; env comes from sbatch --export)\n")
+	b.WriteString("#!/bin/sh\n# runbox run " + spec.RunID + " (generated; env comes from " + envFile + ")\n")
+	env := quote(filepath.Join(spec.StateDir, envFile))
+	// A requeued attempt reads the file again; one that finds it gone
+	// (the run was ended) fails rather than run without its env.
+	fmt.Fprintf(&b, "[ -r %s ] || { echo \"runbox: %s is gone: the run's environment cannot be set\" >&2; exit 125; }\n. %s\n", env, env, env)
 	dir := spec.StateDir
 	for _, s := range spec.Setup {
 		fmt.Fprintf(&b, "sh -c %s >>%s 2>>%s </dev/null || { c=$?; echo $c >%s; exit $c; }\n",
@@ -60,6 +65,54 @@ func script(spec sandbox.Spec) string {
 		fmt.Fprintf(&b, "exec %s\n", strings.Join(q, " "))
 	}
 	return b.String()
+}
+
+// The run's environment does not travel in sbatch's: slurmctld keeps a
+// batch job's environment in its state directory (StateSaveLocation) for
+// the job's life, and accounting may store it (AccountingStoreFlags=
+// job_env), so HF_TOKEN=... given to runbox would sit there in clear.
+// Instead it goes in a 0600 file in the run's own state dir (0700, on the
+// filesystem the nodes share, like the workspace), which the batch script
+// sources; the file is removed when the run ends. sbatch gets only what
+// configures Slurm itself.
+
+// splitEnv returns what sbatch's own environment keeps — SLURM_* and
+// SBATCH_* (Slurm's options and settings), and names no shell can set —
+// and what goes in the env file.
+func splitEnv(env []string) (sbatch, file []string) {
+	sbatch = []string{} // not nil: a nil env would inherit the daemon's
+	for _, kv := range env {
+		k, _, ok := strings.Cut(kv, "=")
+		switch {
+		case !ok:
+		case strings.HasPrefix(k, "SLURM_") || strings.HasPrefix(k, "SBATCH_") || !shellName(k):
+			sbatch = append(sbatch, kv)
+		default:
+			file = append(file, kv)
+		}
+	}
+	return sbatch, file
+}
+
+func shellName(k string) bool {
+	for i, r := range k {
+		if !(r == '_' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || i > 0 && r >= '0' && r <= '9') {
+			return false
+		}
+	}
+	return k != ""
+}
+
+// envScript is the env file: each variable set unless the job already has
+// it, so that what Slurm sets in the job (SLURM_*, CUDA_VISIBLE_DEVICES for
+// its GPUs) still wins, as it did over sbatch's exported environment.
+func envScript(vars []string) []byte {
+	var b strings.Builder
+	for _, kv := range vars {
+		k, v, _ := strings.Cut(kv, "=")
+		fmt.Fprintf(&b, "[ -n \"${%s+x}\" ] || export %s=%s\n", k, k, quote(v))
+	}
+	return []byte(b.String())
 }
 
 // sbatchArgs maps the spec onto sbatch options.

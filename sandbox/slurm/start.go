@@ -35,6 +35,10 @@ func (s *Sandbox) Start(ctx context.Context, spec sandbox.Spec) (sandbox.Handle,
 	if err := os.WriteFile(path, []byte(script(spec)), 0o700); err != nil {
 		return nil, fmt.Errorf("write batch script: %w", err)
 	}
+	sbatchEnv, fileEnv := splitEnv(runEnv(spec))
+	if err := writePrivate(filepath.Join(spec.StateDir, envFile), envScript(fileEnv)); err != nil {
+		return nil, fmt.Errorf("write env file: %w", err)
+	}
 	if len(spec.Stdin) > 0 && spec.StdinFile == "" {
 		if err := os.WriteFile(filepath.Join(spec.StateDir, stdinFile), spec.Stdin, 0o600); err != nil {
 			return nil, fmt.Errorf("write stdin: %w", err)
@@ -50,8 +54,9 @@ func (s *Sandbox) Start(ctx context.Context, spec sandbox.Spec) (sandbox.Handle,
 	if err != nil {
 		return nil, err
 	}
-	id, err := s.submit(ctx, spec, args, path)
+	id, err := s.submit(ctx, spec, sbatchEnv, args, path)
 	if err != nil {
+		removeEnvFile(spec.StateDir)
 		w.Close()
 		rf.update(func(r *record) { r.Exit = &sandbox.Exit{Error: err.Error(), EndedAt: time.Now()} })
 		return nil, err
@@ -69,14 +74,38 @@ func (s *Sandbox) Start(ctx context.Context, spec sandbox.Spec) (sandbox.Handle,
 	return h, nil
 }
 
-// submit runs sbatch with the run's env as sbatch's own environment
-// (--export=ALL carries it to the job). When sbatch does not answer, the
-// job may have been accepted all the same: it is looked for by name.
-func (s *Sandbox) submit(ctx context.Context, spec sandbox.Spec, args []string, path string) (int64, error) {
-	env := spec.Env
+// runEnv is the run's whole environment.
+func runEnv(spec sandbox.Spec) []string {
 	if !spec.CleanEnv {
-		env = append(os.Environ(), spec.Env...)
+		return append(os.Environ(), spec.Env...)
 	}
+	return spec.Env
+}
+
+// writePrivate writes b to a new 0600 file at p (an old one, from a
+// Start that failed, is replaced: its mode may not be 0600).
+func writePrivate(p string, b []byte) error {
+	_ = os.Remove(p)
+	f, err := os.OpenFile(p, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o600)
+	if err != nil {
+		return err
+	}
+	_, err = f.Write(b)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	return err
+}
+
+// removeEnvFile deletes the run's env file: the run has ended (or never
+// started), and no attempt will read it again.
+func removeEnvFile(stateDir string) { _ = os.Remove(filepath.Join(stateDir, envFile)) }
+
+// submit runs sbatch with env (what configures Slurm; the rest of the
+// run's env is in its env file) as sbatch's own environment, carried to
+// the job by --export=ALL. When sbatch does not answer, the job may have
+// been accepted all the same: it is looked for by name.
+func (s *Sandbox) submit(ctx context.Context, spec sandbox.Spec, env []string, args []string, path string) (int64, error) {
 	env = withSlurmConf(env)
 	out, err := s.commandEnv(ctx, env, nil, "sbatch", append(args, path)...)
 	if err != nil {
@@ -141,6 +170,7 @@ func (s *Sandbox) Recover(ctx context.Context, spec sandbox.Spec) (sandbox.Handl
 	}
 	r := rf.get()
 	if r.Exit != nil {
+		removeEnvFile(spec.StateDir) // a daemon killed between exit record and removal
 		return doneHandle(r.JobID, *r.Exit), nil
 	}
 	if r.RunID != spec.RunID {

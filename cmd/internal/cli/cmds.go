@@ -175,10 +175,14 @@ type LogsCmd struct {
 	Follow     bool     `help:"Keep printing output until the run ends." short:"f"`
 	Stream     []string `help:"Only these streams: stdout, stderr, setup-stdout, setup-stderr, meta. Repeatable." enum:"stdout,stderr,setup-stdout,setup-stderr,meta"`
 	Tail       int      `help:"Start with the last N lines." default:"-1" placeholder:"N"`
+	TailBytes  int64    `name:"tail-bytes" help:"Start no earlier than the last N bytes (a cut line is marked); with --tail the default is 8 MiB, 0 for no bound." default:"-1" placeholder:"N"`
 	Raw        bool     `help:"Write the bytes exactly as stored (no replacement of invalid UTF-8)."`
 	Timestamps bool     `help:"Prefix each chunk with the time it was read." short:"t"`
 	Smoke      bool     `help:"Show the smoke run's output instead of the main run's."`
 }
+
+// defaultTailBytes bounds --tail when --tail-bytes is not given.
+const defaultTailBytes = 8 << 20
 
 // Run prints logs.
 func (c *LogsCmd) Run(ctx context.Context, a *App) error {
@@ -191,6 +195,13 @@ func (c *LogsCmd) Run(ctx context.Context, a *App) error {
 	}
 	if c.Tail >= 0 {
 		q.Set("tail", strconv.Itoa(c.Tail))
+	}
+	switch {
+	case c.TailBytes > 0:
+		q.Set("tail_bytes", strconv.FormatInt(c.TailBytes, 10))
+	case c.TailBytes < 0 && c.Tail >= 0:
+		// --tail 10 of a run that printed one 500 MB line is not 500 MB.
+		q.Set("tail_bytes", strconv.Itoa(defaultTailBytes))
 	}
 	if c.Smoke {
 		q.Set("smoke", "1")

@@ -60,11 +60,11 @@ func (f *SpecFlags) Validate() error {
 			return fmt.Errorf("%s %s: a duration cannot be negative (leave the flag out for none)", d.name, d.v)
 		}
 	}
-	if f.CPUs < 0 {
-		return fmt.Errorf("--cpus %g: want a positive number of CPUs, e.g. 1.5", f.CPUs)
+	if err := checkCPUs(f.CPUs); err != nil {
+		return err
 	}
-	if f.Pids < 0 {
-		return fmt.Errorf("--pids %d: want a positive process count", f.Pids)
+	if err := checkPids(f.Pids); err != nil {
+		return err
 	}
 	if f.Memory != "" {
 		if _, err := parseMemory(f.Memory); err != nil {
