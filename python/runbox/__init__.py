@@ -18,7 +18,7 @@ the daemon speaks another API version), all runbox.RunboxError.
 from __future__ import annotations
 
 import os
-from typing import Any, List, Mapping, Optional, Sequence, Union
+from typing import Any, Iterator, List, Mapping, Optional, Sequence, Tuple, Union
 
 from ._client import Client, Command, Plan, Run, build_request, default_client
 from ._errors import (Ambiguous, BadRequest, DaemonUnavailable, DiskFull, NotFound, RunboxError,
@@ -32,7 +32,7 @@ __all__ = [
     "API_VERSION", "Ambiguous", "Analysis", "BINARY_VERSION", "BadRequest", "Client", "DaemonUnavailable",
     "DiskFull", "Exit", "Experience", "Failure", "MetricSeries", "Metrics", "NotFound", "Plan", "Progress",
     "Recommendation", "Result", "Risk", "Run", "RunInfo", "RunboxError", "VersionMismatch", "WaitTimeout",
-    "__version__", "analyze", "plan", "run", "runs", "submit",
+    "__version__", "analyze", "plan", "run", "runs", "stream", "submit",
 ]
 
 
@@ -66,6 +66,15 @@ def run(cmd: Command, **kw: Any) -> Result:
     KeyboardInterrupt during run() stops the run (as subprocess.run kills
     its child); use submit() for a run that outlives the call."""
     return default_client().run(cmd, **kw)
+
+
+def stream(cmd: Command, **kw: Any) -> Iterator[Tuple[str, Any]]:
+    """Run cmd (arguments as run()) and yield what happens as it happens:
+    ("run", RunInfo) first, then ("stdout" | "stderr" | "setup-stdout" |
+    "setup-stderr", text) as output arrives, ("progress", Progress) as it
+    changes, and last ("result", Result). Dropping the iterator before the
+    end (or KeyboardInterrupt) stops the run."""
+    return default_client().stream(cmd, **kw)
 
 
 def submit(cmd: Command, **kw: Any) -> Run:

@@ -154,13 +154,21 @@ class _Output:
         self._dec = {s: codecs.getincrementaldecoder("utf-8")("replace") for s in (STDOUT, STDERR, SETUP_STDOUT, SETUP_STDERR)}
         self._parts: Dict[int, List[str]] = {s: [] for s in self._dec}
 
-    def add(self, stream: int, data: bytes) -> None:
+    def add(self, stream: int, data: bytes) -> str:
         d = self._dec.get(stream)
-        if d is not None:
-            self._parts[stream].append(d.decode(data))
+        if d is None:
+            return ""
+        text = d.decode(data)
+        self._parts[stream].append(text)
+        return text
+
+    def flush(self, stream: int) -> str:
+        text = self._dec[stream].decode(b"", final=True)
+        self._parts[stream].append(text)
+        return text
 
     def text(self, stream: int) -> str:
-        self._parts[stream].append(self._dec[stream].decode(b"", final=True))
+        self.flush(stream)
         return "".join(self._parts[stream])
 
 
@@ -213,30 +221,42 @@ class Client:
 
     def run(self, cmd: Command, **kw: Any) -> Result:
         """Run cmd and wait for it; see runbox.run."""
+        for kind, value in self.stream(cmd, **kw):
+            if kind == "result":
+                return value  # type: ignore[no-any-return]
+        raise RunboxError("the run's stream ended without its result")  # not reached
+
+    def stream(self, cmd: Command, **kw: Any) -> Iterator[Tuple[str, Any]]:
+        """Run cmd and yield what happens as it happens; see runbox.stream."""
         req = build_request(cmd, **kw)
         req["attach"] = True
         req.setdefault("idempotency_key", os.urandom(16).hex())
         return self._attach("/runs", req)
 
-    def _attach(self, path: str, req: Dict[str, Any]) -> Result:
+    def _attach(self, path: str, req: Dict[str, Any]) -> Iterator[Tuple[str, Any]]:
         out = _Output()
         info: Optional[RunInfo] = None
         progress: Optional[Progress] = None
         final: Optional[RunInfo] = None
         delivered = 0  # output records seen, to resume after
+        done = False
         resp = self.transport.stream("POST", path, body=req)
         try:
             try:
                 for stream, _, data in resp.frames():
                     if stream == FRAME_RUN:
                         info = RunInfo.from_json(json.loads(data))
+                        yield "run", info
                     elif stream == FRAME_PROGRESS:
                         progress = Progress.from_json(json.loads(data))
+                        yield "progress", progress
                     elif stream == FRAME_FINAL:
                         final = RunInfo.from_json(json.loads(data))
                     elif stream not in (SMOKE_STDOUT, SMOKE_STDERR):
                         delivered += 1  # as the Go client counts them for skip=
-                        out.add(stream, data)
+                        text = out.add(stream, data)
+                        if text:
+                            yield STREAM_NAMES[stream], text
             except _Broken:
                 if info is None:
                     raise DaemonUnavailable("the daemon went away before it started the run")
@@ -247,19 +267,24 @@ class Client:
                     raise RunboxError("the daemon closed the stream before the run started")
                 # The daemon went away mid-stream: the run goes on under its
                 # supervisor, so follow it from where the stream broke.
-                final = self._resume(info.id, delivered, out)
-        except KeyboardInterrupt:
-            # As subprocess.run kills its child: interrupting run() stops
-            # the run (a submitted Run's wait() leaves it going).
-            if info is not None:
+                final = yield from self._resume(info.id, delivered, out)
+            done = True
+            for stream in (STDOUT, STDERR, SETUP_STDOUT, SETUP_STDERR):
+                rest = out.flush(stream)
+                if rest:
+                    yield STREAM_NAMES[stream], rest
+            yield "result", _result(final, out, progress)
+        finally:
+            # As subprocess.run kills its child: a run() interrupted
+            # (KeyboardInterrupt) or a stream() its caller dropped stops the
+            # run. A submitted Run's wait() leaves it going.
+            if not done and info is not None:
                 try:
                     self.stop(info.id, grace=2)
                 except RunboxError:
                     pass
-            raise
-        return _result(final, out, progress)
 
-    def _resume(self, run_id: str, skip: int, out: _Output) -> RunInfo:
+    def _resume(self, run_id: str, skip: int, out: _Output) -> Iterator[Tuple[str, Any]]:
         last: Optional[BaseException] = None
         for attempt in range(len(RETRY_BACKOFF) + 1):
             if attempt:
@@ -267,7 +292,9 @@ class Client:
             try:
                 for stream, _, data in self._frames(run_id, follow=True, skip=skip):
                     skip += 1
-                    out.add(stream, data)
+                    text = out.add(stream, data)
+                    if text:
+                        yield STREAM_NAMES[stream], text
                 return self.wait(run_id)
             except (DaemonUnavailable, _Broken) as e:
                 last = e
