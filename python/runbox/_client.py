@@ -207,7 +207,14 @@ class Client:
             start_timeout=start_timeout, autostart=autostart)
 
     def close(self) -> None:
+        """Close idle connections (a later call opens new ones)."""
         self.transport.close()
+
+    def __enter__(self) -> "Client":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
 
     def health(self) -> Dict[str, Any]:
         """The daemon's health: its version, pid, active and queued runs."""

@@ -291,6 +291,12 @@ class Transport:
         for c in idle:
             c.close()
 
+    def __del__(self) -> None:
+        try:
+            self.close()
+        except Exception:  # interpreter shutdown: nothing left to close
+            pass
+
     def _send(self, method: str, path: str, query: Optional[Sequence[Tuple[str, str]]],
               body: Optional[Any], timeout: Optional[float] = None
               ) -> Tuple[http.client.HTTPConnection, http.client.HTTPResponse]:

@@ -104,7 +104,9 @@ def stop_daemon(h: str) -> None:
 
 @atexit.register
 def _cleanup() -> None:
-    runbox._client._default = None
+    if runbox._client._default is not None:
+        runbox._client._default.close()
+        runbox._client._default = None
     for h in _homes:
         stop_daemon(h)
         shutil.rmtree(h, ignore_errors=True)
