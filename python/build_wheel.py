@@ -143,7 +143,7 @@ def build(out_dir: str, binary_version: str) -> str:
 
 
 def main(argv: List[str]) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap = argparse.ArgumentParser(description="Build the runbox Python wheel with the standard library only.")
     ap.add_argument("--binary-version", help="the runbox binary's version (default: git describe --always --dirty)")
     ap.add_argument("--out", default=os.path.join(os.path.dirname(HERE), "bin"), help="directory for the wheel")
     ap.add_argument("--print-version", action="store_true", help="print the PEP 440 version and exit")

@@ -30,6 +30,6 @@ try:
     print("spinning case: timed_out=%s exit=%d failure=%s" % (res.timed_out, res.exit_code,
                                                               res.failure.code if res.failure else None))
     for ev in rt.stream("sh -c 'echo out; echo err >&2; echo more'", env={}, stdin=None, timeout=5):
-        print("event", ev.kind, repr(ev.text) if ev.text is not None else ev.result.exit_code)
+        print("event", ev.kind, repr(ev.text) if ev.result is None else ev.result.exit_code)
 finally:
     rt.cleanup()

@@ -11,7 +11,7 @@ import re
 import subprocess
 import threading
 import time
-from typing import (Any, Dict, Iterable, Iterator, List, Mapping, Optional, Sequence, Tuple, Union)
+from typing import (Any, Dict, Generator, Iterable, Iterator, List, Mapping, Optional, Sequence, Tuple, Union)
 
 from ._errors import BadRequest, DaemonUnavailable, RunboxError, WaitTimeout
 from ._transport import (FRAME_FINAL, FRAME_PROGRESS, FRAME_RUN, INSTALL_HINT, RETRY_BACKOFF,
@@ -291,7 +291,7 @@ class Client:
                 except RunboxError:
                     pass
 
-    def _resume(self, run_id: str, skip: int, out: _Output) -> Iterator[Tuple[str, Any]]:
+    def _resume(self, run_id: str, skip: int, out: _Output) -> Generator[Tuple[str, Any], None, RunInfo]:
         last: Optional[BaseException] = None
         for attempt in range(len(RETRY_BACKOFF) + 1):
             if attempt:

@@ -80,7 +80,7 @@ def fake_daemon(routes: Dict[str, Tuple[int, bytes, str]]) -> str:
 
         do_POST = do_GET
 
-        def log_message(self, *a: object) -> None:
+        def log_message(self, format: str, *args: object) -> None:  # noqa: A002
             pass
 
     path = os.path.join(support.new_home(), "fake.sock")
