@@ -11,6 +11,7 @@ import re
 import subprocess
 import threading
 import time
+import urllib.parse
 from typing import (Any, Dict, Generator, Iterable, Iterator, List, Mapping, Optional, Sequence, Tuple, Union)
 
 from ._errors import BadRequest, DaemonUnavailable, RunboxError, WaitTimeout
@@ -475,7 +476,6 @@ class Client:
 def _seg(s: str) -> str:
     if not s or "/" in s or s in (".", ".."):
         raise BadRequest("bad id %r" % s)
-    import urllib.parse
     return urllib.parse.quote(s, safe="")
 
 

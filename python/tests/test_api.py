@@ -221,6 +221,9 @@ class SubmitTest(unittest.TestCase):
         self.assertEqual([r.id for r in runbox.runs(label="batch=" + tag, state="failed")], [b.run_id])
         self.assertEqual(len(runbox.runs(label="batch", limit=1)), 1)
         self.assertEqual(len(runbox.runs(limit=2)), 2)
+        self.assertEqual([r.id for r in runbox.runs(label="batch=" + tag, since=600)], [b.run_id, a.run_id])
+        time.sleep(0.05)
+        self.assertEqual(runbox.runs(label="batch=" + tag, since=0.01), [])
         self.assertTrue(all(r.info.state in ("succeeded", "failed") for r in runbox.runs(state=["succeeded", "failed"], limit=5)))
 
 
