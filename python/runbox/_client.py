@@ -14,7 +14,7 @@ import time
 import urllib.parse
 from typing import (Any, Dict, Generator, Iterable, Iterator, List, Mapping, Optional, Sequence, Tuple, Union)
 
-from ._errors import BadRequest, DaemonUnavailable, RunboxError, WaitTimeout
+from ._errors import BadRequest, DaemonUnavailable, NotFound, RunboxError, WaitTimeout
 from ._transport import (FRAME_FINAL, FRAME_PROGRESS, FRAME_RUN, INSTALL_HINT, RETRY_BACKOFF,
                          SETUP_STDERR, SETUP_STDOUT, SMOKE_STDERR, SMOKE_STDOUT, STDERR, STDOUT, STREAM_NAMES, Transport, _Broken,
                          env_list, go_duration)
@@ -526,8 +526,11 @@ class Run:
         self.info = self._client.wait(self.id, timeout)
         out = _Output()
         if output:
-            for stream, _, data in self._client._frames(self.id):
-                out.add(stream, data)
+            try:
+                for stream, _, data in self._client._frames(self.id):
+                    out.add(stream, data)
+            except NotFound:
+                pass  # a run that ended before it had a log (refused while preparing)
         return _result(self.info, out, None)
 
     def stop(self, grace: Optional[float] = None) -> RunInfo:

@@ -128,13 +128,13 @@ class Response:
             while True:
                 if not self._fill(hs):
                     if self._buf:
-                        raise RunboxError("read daemon stream: the stream ended inside a frame")
+                        raise _Broken("read daemon stream: the stream ended inside a frame")
                     return
                 stream, nanos, n = _HEADER.unpack_from(self._buf)
                 if n > MAX_FRAME:
                     raise RunboxError("read daemon stream: a frame of %d bytes" % n)
                 if not self._fill(hs + n):
-                    raise RunboxError("read daemon stream: the stream ended inside a frame")
+                    raise _Broken("read daemon stream: the stream ended inside a frame")
                 data = bytes(self._buf[hs:hs + n])
                 del self._buf[:hs + n]
                 yield stream, nanos, data
