@@ -346,6 +346,11 @@ class Client:
         d = self.transport.call("POST", "/runs/%s/retry" % _seg(run_id), body=req)
         return Run(RunInfo.from_json(d), client=self)
 
+    def events(self, run_id: str, after: int = 0) -> List[Dict[str, Any]]:
+        """A run's lifecycle events after sequence number after."""
+        d = self.transport.call("GET", "/runs/%s/events" % _seg(run_id), [("after", str(after))])
+        return list(d.get("events") or [])
+
     def metrics(self, run_id: str, *names: str) -> Metrics:
         q = [("name", n) for n in names] or None
         return Metrics.from_json(self.transport.call("GET", "/runs/%s/metrics" % _seg(run_id), q))
@@ -555,6 +560,11 @@ class Run:
     def metrics(self, *names: str) -> Metrics:
         """The run's metric history (all series, or those named)."""
         return self._client.metrics(self.id, *names)
+
+    def events(self, after: int = 0) -> List[Dict[str, Any]]:
+        """The run's lifecycle events (type state, progress, note, failure;
+        seq, time, message), after sequence number after."""
+        return self._client.events(self.id, after)
 
     def retry(self, **changes: Any) -> "Run":
         """Start a new run of this run's command linked to it (its parent);

@@ -140,6 +140,16 @@ class SubmitTest(unittest.TestCase):
         # logs() after the end reads the whole log; streams= picks some.
         self.assertEqual([s for s, _ in run.logs(streams=["stderr"])], ["stderr"])
         self.assertIsNone(run.parent)
+        ev = run.events()
+        self.assertEqual([e["seq"] for e in ev], list(range(1, len(ev) + 1)))
+        self.assertIn("succeeded", [e.get("state") for e in ev if e["type"] == "state"])
+        self.assertEqual(run.events(after=ev[-1]["seq"]), [])
+
+    def test_backends_and_health(self) -> None:
+        b = runbox.Client().backends()
+        self.assertIn("process", [x["name"] for x in b["backends"]])
+        self.assertTrue(b["default"])
+        self.assertEqual(runbox.Client().health()["home"], support.home())
 
     def test_idempotency_key(self) -> None:
         key = "py-test-%d-%f" % (os.getpid(), time.time())
