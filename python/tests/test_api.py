@@ -209,6 +209,13 @@ class SubmitTest(unittest.TestCase):
         info = runbox.Client().wait(seen["id"], timeout=15)
         self.assertEqual(info.state, "cancelled")
 
+    def test_dropping_a_stream_stops_its_run(self) -> None:
+        it = runbox.stream(["sleep", "30"], **P)
+        kind, info = next(it)
+        self.assertEqual(kind, "run")
+        it.close()  # as when the caller breaks out of the loop and drops it
+        self.assertEqual(runbox.Client().wait(info.id, timeout=15).state, "cancelled")
+
     def test_retry_and_parent(self) -> None:
         first = runbox.submit(["sh", "-c", 'echo "x=$X"; test "$X" = 2'], env={"X": "1"},
                               labels={"suite": "py-retry"}, **P)
