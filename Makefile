@@ -6,7 +6,7 @@ LDFLAGS  := -s -w -X github.com/runbox/runbox/cmd/internal/cli.Version=$(VERSION
 # A static binary: the same file runs on any Linux box and inside containers.
 export CGO_ENABLED := 0
 
-.PHONY: all build install test demo lint bench chaos eval clean
+.PHONY: all build install test demo lint bench chaos eval clean python-wheel test-python
 
 all: build
 
@@ -33,6 +33,17 @@ test: build
 	$(GO) vet ./...
 	GOOS=darwin $(GO) vet ./...  # macOS builds (the process sandbox refuses what it cannot enforce there)
 	$(GO) test -count=1 -timeout 30m ./...
+	$(MAKE) --no-print-directory test-python
+
+## python-wheel: bin/runbox-VERSION-py3-none-any.whl, the Python package
+## (standard library only, built without pip or an index; install it with
+## `pip install bin/runbox-*.whl`); its version is the binary's
+python-wheel:
+	python3 python/build_wheel.py --binary-version '$(VERSION)' --out bin
+
+## test-python: the Python package's tests (unittest) against a real daemon
+test-python: build
+	cd python && python3 -m unittest discover -s tests -v
 
 ## demo: build and run a real example job, with live progress, then a
 ## failing one that runbox classifies

@@ -1,0 +1,110 @@
+"""runbox from Python: run commands through the runbox daemon (limits,
+isolation, live progress, failure codes) with the standard library only.
+
+    import runbox
+    r = runbox.run(["python3", "train.py"], timeout=600, memory="4g")
+    print(r.exit_code, r.stdout, r.failure)
+
+    run = runbox.submit(["python3", "train.py", "--lr", "0.1"], labels={"sweep": "lr"})
+    for stream, text in run.logs(follow=True):
+        print(stream, text, end="")
+
+The daemon is reached over its unix socket (API v1) and started on demand
+with the `runbox` binary, as the CLI does. Errors are runbox.NotFound,
+runbox.BadRequest, runbox.DaemonUnavailable (runbox.VersionMismatch when
+the daemon speaks another API version), all runbox.RunboxError.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any, Iterator, List, Mapping, Optional, Sequence, Tuple, Union
+
+from ._client import Client, Command, Plan, Run, build_request, default_client
+from ._errors import (Ambiguous, BadRequest, DaemonUnavailable, DiskFull, NotFound, RunboxError,
+                      VersionMismatch, WaitTimeout)
+from ._transport import API_VERSION
+from ._types import (Analysis, Exit, Experience, Failure, Metrics, MetricSeries, Progress, Recommendation,
+                     Result, Risk, RunInfo)
+from ._version import BINARY_VERSION, __version__
+
+__all__ = [
+    "API_VERSION", "Ambiguous", "Analysis", "BINARY_VERSION", "BadRequest", "Client", "DaemonUnavailable",
+    "DiskFull", "Exit", "Experience", "Failure", "MetricSeries", "Metrics", "NotFound", "Plan", "Progress",
+    "Recommendation", "Result", "Risk", "Run", "RunInfo", "RunboxError", "VersionMismatch", "WaitTimeout",
+    "__version__", "analyze", "plan", "run", "runs", "stream", "submit",
+]
+
+
+def run(cmd: Command, **kw: Any) -> Result:
+    """Run cmd under runbox and wait for it to end; return its Result
+    (run_id, exit_code, stdout, stderr, setup_stdout, setup_stderr,
+    elapsed, timed_out, state, failure, progress, metrics).
+
+    cmd is a list of arguments, or a string run by the shell. Keyword
+    arguments (all optional):
+
+    sandbox     "process", "docker", "slurm" or "auto" (the daemon picks)
+    image       container image (docker)
+    workdir     the workspace (default: the current directory)
+    env         {name: value} set on top of this process's environment
+    clean_env   start from an empty environment (env_allow= names to keep)
+    stdin       bytes or str fed to the command, or a pathlib.Path to a file
+    setup       shell command(s) run first in the same workspace; their
+                output comes back apart (setup_stdout, setup_stderr)
+    assets      paths (or (src, dst) pairs) copied into the workspace
+    timeout     seconds; the whole process tree is ended after it and the
+                result has timed_out=True
+    grace       seconds between SIGTERM and SIGKILL when stopping
+    memory      a limit: bytes, or "512m", "4g"
+    cpus, pids  limits
+    isolate     "none", "net", "fs" or "full" (process sandbox)
+    network, gpus, read_only_root, pull, rw, allow_risk, stall_timeout
+    name, labels  to find the run again (runbox.runs(label=...))
+
+    A non-zero exit is not an exception: look at exit_code and failure.
+    KeyboardInterrupt during run() stops the run (as subprocess.run kills
+    its child); use submit() for a run that outlives the call."""
+    return default_client().run(cmd, **kw)
+
+
+def stream(cmd: Command, **kw: Any) -> Iterator[Tuple[str, Any]]:
+    """Run cmd (arguments as run()) and yield what happens as it happens:
+    ("run", RunInfo) first, then ("stdout" | "stderr" | "setup-stdout" |
+    "setup-stderr", text) as output arrives, ("progress", Progress) as it
+    changes, and last ("result", Result). Dropping the iterator before the
+    end (or KeyboardInterrupt) stops the run."""
+    return default_client().stream(cmd, **kw)
+
+
+def submit(cmd: Command, **kw: Any) -> Run:
+    """Start cmd under runbox and return its Run at once (arguments as
+    run()). The run goes on without this process: Run.wait(), .logs(),
+    .status(), .stop(), .progress, .metrics(), .retry()."""
+    return default_client().submit(cmd, **kw)
+
+
+def plan(cmd: Command, **kw: Any) -> Plan:
+    """Ask what runbox would do with cmd and why, without running it: the
+    Plan's risks, recommendations, smoke_supported, experience (similar
+    past runs); Plan.execute() runs it. Arguments as run(), plus
+    script_path= and task_description=."""
+    return default_client().plan(cmd, **kw)
+
+
+def runs(state: Union[str, Sequence[str], None] = None, label: Union[str, Mapping[str, str], None] = None,
+         limit: Optional[int] = None, parent: Optional[str] = None, since: Optional[float] = None) -> List[Run]:
+    """Runs, newest first: state= one state or several ("running",
+    "failed", ...), label= "key=value", "key" or a dict, limit= at most so
+    many, parent= retries of that run, since= created within so many
+    seconds."""
+    return default_client().runs(state=state, label=label, limit=limit, parent=parent, since=since)
+
+
+def analyze(text_or_path: Union[str, bytes, "os.PathLike[str]"], exit_code: Optional[int] = None) -> Analysis:
+    """What runbox's plugins make of a log, exactly as of a live run's
+    output: its failure (code, message, suggestions, evidence) and
+    progress. text_or_path is the log's text, or a path to a saved log;
+    exit_code is how the command ended (default: unknown, assumed failed).
+    Runs `runbox analyze` (the binary must be installed)."""
+    return default_client().analyze(text_or_path, exit_code=exit_code)

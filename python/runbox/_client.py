@@ -1,0 +1,638 @@
+"""runbox's calls: run, submit, plan, runs, analyze, and the Run and Plan
+handles they return."""
+
+from __future__ import annotations
+
+import base64
+import codecs
+import json
+import os
+import re
+import subprocess
+import threading
+import time
+import urllib.parse
+from typing import (Any, Dict, Generator, Iterable, Iterator, List, Mapping, Optional, Sequence, Tuple, Union)
+
+from ._errors import BadRequest, DaemonUnavailable, NotFound, RunboxError, WaitTimeout
+from ._transport import (FRAME_FINAL, FRAME_PROGRESS, FRAME_RUN, INSTALL_HINT, RETRY_BACKOFF,
+                         SETUP_STDERR, SETUP_STDOUT, SMOKE_STDERR, SMOKE_STDOUT, STDERR, STDOUT, STREAM_NAMES, Transport, _Broken,
+                         env_list, go_duration)
+from ._types import (TERMINAL, Analysis, Experience, Failure, Metrics, Progress, Recommendation, Result,
+                     Risk, RunInfo)
+
+PathLike = Union[str, "os.PathLike[str]"]
+Command = Union[str, Sequence[str]]
+AssetSpec = Union[PathLike, Tuple[PathLike, str]]
+
+MAX_STDIN = 64 << 20  # as the CLI's --stdin -
+OUTPUT_STREAMS = ("stdout", "stderr", "setup-stdout", "setup-stderr")
+
+
+def _memory_bytes(v: Union[int, str, None]) -> int:
+    """512m, 4g, 1.5GiB, or a number of bytes (binary units, as the CLI)."""
+    if v is None:
+        return 0
+    if isinstance(v, int):
+        if v <= 0:
+            raise BadRequest("memory %r: want a positive size like 512m or 4g" % v)
+        return v
+    m = re.fullmatch(r"\s*([0-9]+(?:\.[0-9]+)?)\s*([kmgtp]?)(?:i?b)?\s*", str(v), re.I)
+    if not m:
+        raise BadRequest("memory %r: want a size like 512m or 4g" % v)
+    n = float(m.group(1)) * 1024 ** " kmgtp".index(m.group(2).lower() or " ")
+    if n <= 0:
+        raise BadRequest("memory %r: want a size like 512m or 4g" % v)
+    return int(n)
+
+
+def build_request(cmd: Optional[Command] = None, *, shell: Optional[bool] = None, sandbox: Optional[str] = None,
+                  image: Optional[str] = None, workdir: Optional[PathLike] = None,
+                  env: Optional[Mapping[str, str]] = None, clean_env: bool = False,
+                  env_allow: Optional[Sequence[str]] = None, stdin: Union[bytes, str, "os.PathLike[str]", None] = None,
+                  setup: Union[str, Sequence[str], None] = None, assets: Union[Sequence[AssetSpec], Mapping[str, str], None] = None,
+                  timeout: Optional[float] = None, grace: Optional[float] = None,
+                  memory: Union[int, str, None] = None, cpus: Optional[float] = None, pids: Optional[int] = None,
+                  network: Optional[str] = None, gpus: Optional[str] = None, read_only_root: bool = False,
+                  pull: bool = False, isolate: Optional[str] = None, rw: Optional[Sequence[PathLike]] = None,
+                  allow_risk: bool = False, name: Optional[str] = None, labels: Optional[Mapping[str, str]] = None,
+                  stall_timeout: Optional[float] = None, script_path: Optional[PathLike] = None,
+                  task_description: Optional[str] = None, idempotency_key: Optional[str] = None,
+                  _inherit: bool = True) -> Dict[str, Any]:
+    """The API's RunRequest for these arguments (see runbox.run)."""
+    req: Dict[str, Any] = {"limits": {}}
+    if cmd is not None:
+        if isinstance(cmd, (str, bytes)):
+            cmd = [cmd.decode() if isinstance(cmd, bytes) else cmd]
+            if shell is None:
+                shell = True  # a string is a shell command, as subprocess's shell=True
+        else:
+            cmd = [os.fspath(c) for c in cmd]
+        if not cmd or not cmd[0]:
+            raise BadRequest("no command given")
+        req["command"] = cmd
+    if shell:
+        req["shell"] = True
+    if _inherit:
+        req["workdir"] = os.path.abspath(os.fspath(workdir)) if workdir is not None else os.getcwd()
+        req["client_env"] = env_list(os.environ)
+        req["user"] = "%d:%d" % (os.getuid(), os.getgid())
+    elif workdir is not None:
+        req["workdir"] = os.path.abspath(os.fspath(workdir))
+    for key, val in (("sandbox", sandbox), ("image", image), ("network", network), ("gpus", gpus),
+                     ("isolate", isolate), ("name", name), ("task_description", task_description),
+                     ("idempotency_key", idempotency_key)):
+        if val:
+            req[key] = val
+    if env:
+        req["env"] = env_list(env)
+    if clean_env:
+        req["clean_env"] = True
+    if env_allow:
+        req["env_allow"] = list(env_allow)
+    if stdin is not None:
+        if isinstance(stdin, os.PathLike):
+            p = os.path.abspath(os.fspath(stdin))
+            if not os.path.exists(p):
+                raise BadRequest("stdin: no file %s" % p)
+            req["stdin_file"] = p
+        else:
+            b = stdin.encode() if isinstance(stdin, str) else bytes(stdin)
+            if len(b) > MAX_STDIN:
+                raise BadRequest("stdin is over 64 MiB: save it to a file and pass stdin=pathlib.Path(FILE)")
+            req["stdin"] = base64.b64encode(b).decode()
+    if setup:
+        req["setup"] = [setup] if isinstance(setup, str) else list(setup)
+    if assets:
+        req["assets"] = _assets(assets)
+    for key, secs in (("timeout", timeout), ("grace", grace), ("stall_timeout", stall_timeout)):
+        if secs is not None:
+            if secs <= 0:
+                raise BadRequest("%s %r: want a positive number of seconds" % (key, secs))
+            req[key] = go_duration(secs)
+    if memory is not None:
+        req["limits"]["memory_bytes"] = _memory_bytes(memory)
+    if cpus:
+        req["limits"]["cpus"] = float(cpus)
+    if pids:
+        req["limits"]["pids"] = int(pids)
+    if read_only_root:
+        req["read_only_root"] = True
+    if pull:
+        req["pull"] = True
+    if rw:
+        req["rw"] = [os.path.abspath(os.fspath(p)) for p in rw]
+    if allow_risk:
+        req["allow_risk"] = True
+    if labels:
+        req["labels"] = {str(k): str(v) for k, v in labels.items()}
+    if script_path is not None:
+        req["script_path"] = os.path.abspath(os.fspath(script_path))
+    return req
+
+
+def _assets(assets: Union[Sequence[AssetSpec], Mapping[str, str]]) -> List[Dict[str, str]]:
+    pairs: List[Tuple[Any, Any]] = []
+    if isinstance(assets, Mapping):
+        pairs = list(assets.items())  # src -> dst
+    else:
+        for a in assets:
+            pairs.append(a if isinstance(a, tuple) else (a, None))
+    out = []
+    for src, dst in pairs:
+        p = os.path.abspath(os.fspath(src))
+        if not os.path.exists(p):
+            raise BadRequest("asset %s: no such file or directory" % src)
+        out.append({"src": p, "dst": dst or os.path.basename(p.rstrip("/"))})
+    return out
+
+
+class _Output:
+    """Collects a run's output streams, decoded as UTF-8 with replacement
+    (a character split across frames is joined)."""
+
+    def __init__(self) -> None:
+        self._dec = {s: codecs.getincrementaldecoder("utf-8")("replace") for s in (STDOUT, STDERR, SETUP_STDOUT, SETUP_STDERR)}
+        self._parts: Dict[int, List[str]] = {s: [] for s in self._dec}
+
+    def add(self, stream: int, data: bytes) -> str:
+        d = self._dec.get(stream)
+        if d is None:
+            return ""
+        text = d.decode(data)
+        self._parts[stream].append(text)
+        return text
+
+    def flush(self, stream: int) -> str:
+        text = self._dec[stream].decode(b"", final=True)
+        self._parts[stream].append(text)
+        return text
+
+    def text(self, stream: int) -> str:
+        self.flush(stream)
+        return "".join(self._parts[stream])
+
+
+def _result(info: RunInfo, out: _Output, progress: Optional[Progress]) -> Result:
+    e = info.exit
+    elapsed = 0.0
+    if e and e.wall_seconds:
+        elapsed = e.wall_seconds
+    elif info.started_at and info.ended_at:
+        elapsed = (info.ended_at - info.started_at).total_seconds()
+    progress = info.progress or progress
+    return Result(
+        run_id=info.id, exit_code=e.code if e else -1,
+        stdout=out.text(STDOUT), stderr=out.text(STDERR),
+        setup_stdout=out.text(SETUP_STDOUT), setup_stderr=out.text(SETUP_STDERR),
+        elapsed=elapsed, timed_out=bool(e and e.timed_out) or info.state == "timed_out",
+        state=info.state, failure=info.failure, progress=progress,
+        metrics=dict(progress.metrics) if progress else {}, info=info,
+    )
+
+
+class Client:
+    """A connection to one runbox daemon (the module's functions use a
+    default one). ``home`` and ``socket`` default as the CLI's do
+    ($RUNBOX_HOME, $RUNBOX_SOCKET, ...); ``runbox_bin`` is the binary that
+    starts a daemon when none answers ($RUNBOX_BIN, else runbox on PATH);
+    ``autostart=False`` never starts one."""
+
+    def __init__(self, home: Optional[PathLike] = None, socket: Optional[PathLike] = None,
+                 runbox_bin: Optional[PathLike] = None, autostart: bool = True,
+                 start_timeout: float = 10.0) -> None:
+        self.transport = Transport(
+            home=os.fspath(home) if home is not None else None,
+            socket_path=os.fspath(socket) if socket is not None else None,
+            runbox_bin=os.fspath(runbox_bin) if runbox_bin is not None else None,
+            start_timeout=start_timeout, autostart=autostart)
+
+    def close(self) -> None:
+        """Close idle connections (a later call opens new ones)."""
+        self.transport.close()
+
+    def __enter__(self) -> "Client":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def health(self) -> Dict[str, Any]:
+        """The daemon's health: its version, pid, active and queued runs."""
+        return self.transport.call("GET", "/health")  # type: ignore[no-any-return]
+
+    def backends(self) -> Dict[str, Any]:
+        """The sandbox backends and which one auto picks now."""
+        return self.transport.call("GET", "/backends")  # type: ignore[no-any-return]
+
+    # -- runs --------------------------------------------------------------
+
+    def run(self, cmd: Command, **kw: Any) -> Result:
+        """Run cmd and wait for it; see runbox.run."""
+        for kind, value in self.stream(cmd, **kw):
+            if kind == "result":
+                return value  # type: ignore[no-any-return]
+        raise RunboxError("the run's stream ended without its result")  # not reached
+
+    def stream(self, cmd: Command, **kw: Any) -> Iterator[Tuple[str, Any]]:
+        """Run cmd and yield what happens as it happens; see runbox.stream."""
+        req = build_request(cmd, **kw)
+        req["attach"] = True
+        req.setdefault("idempotency_key", os.urandom(16).hex())
+        return self._attach("/runs", req)
+
+    def _attach(self, path: str, req: Dict[str, Any]) -> Iterator[Tuple[str, Any]]:
+        out = _Output()
+        info: Optional[RunInfo] = None
+        progress: Optional[Progress] = None
+        final: Optional[RunInfo] = None
+        delivered = 0  # output records seen, to resume after
+        done = False
+        resp = self.transport.stream("POST", path, body=req)
+        try:
+            try:
+                for stream, _, data in resp.frames():
+                    if stream == FRAME_RUN:
+                        info = RunInfo.from_json(json.loads(data))
+                        yield "run", info
+                    elif stream == FRAME_PROGRESS:
+                        progress = Progress.from_json(json.loads(data))
+                        yield "progress", progress
+                    elif stream == FRAME_FINAL:
+                        final = RunInfo.from_json(json.loads(data))
+                    elif stream not in (SMOKE_STDOUT, SMOKE_STDERR):
+                        delivered += 1  # as the Go client counts them for skip=
+                        text = out.add(stream, data)
+                        if text:
+                            yield STREAM_NAMES[stream], text
+            except _Broken:
+                if info is None:
+                    raise DaemonUnavailable("the daemon went away before it started the run")
+            finally:
+                resp.close()
+            if final is None:
+                if info is None:
+                    raise RunboxError("the daemon closed the stream before the run started")
+                # The daemon went away mid-stream: the run goes on under its
+                # supervisor, so follow it from where the stream broke.
+                final = yield from self._resume(info.id, delivered, out)
+            done = True
+            for stream in (STDOUT, STDERR, SETUP_STDOUT, SETUP_STDERR):
+                rest = out.flush(stream)
+                if rest:
+                    yield STREAM_NAMES[stream], rest
+            yield "result", _result(final, out, progress)
+        finally:
+            # As subprocess.run kills its child: a run() interrupted
+            # (KeyboardInterrupt) or a stream() its caller dropped stops the
+            # run. A submitted Run's wait() leaves it going.
+            if not done and info is not None:
+                try:
+                    self.stop(info.id, grace=2)
+                except RunboxError:
+                    pass
+
+    def _resume(self, run_id: str, skip: int, out: _Output) -> Generator[Tuple[str, Any], None, RunInfo]:
+        last: Optional[BaseException] = None
+        for attempt in range(len(RETRY_BACKOFF) + 1):
+            if attempt:
+                time.sleep(RETRY_BACKOFF[attempt - 1])
+            try:
+                for stream, _, data in self._frames(run_id, follow=True, skip=skip):
+                    skip += 1
+                    text = out.add(stream, data)
+                    if text:
+                        yield STREAM_NAMES[stream], text
+                return self.wait(run_id)
+            except (DaemonUnavailable, _Broken) as e:
+                last = e
+        raise DaemonUnavailable("follow run %s: %s" % (run_id, last))
+
+    def submit(self, cmd: Command, **kw: Any) -> "Run":
+        """Start cmd and return at once; see runbox.submit."""
+        req = build_request(cmd, **kw)
+        req.setdefault("idempotency_key", os.urandom(16).hex())
+        d = self.transport.call("POST", "/runs", body=req)
+        return Run(RunInfo.from_json(d), client=self)
+
+    def get(self, run_id: str) -> RunInfo:
+        return RunInfo.from_json(self.transport.call("GET", "/runs/" + _seg(run_id)))
+
+    def stop(self, run_id: str, grace: Optional[float] = None) -> RunInfo:
+        q = [("grace", go_duration(grace))] if grace else None
+        return RunInfo.from_json(self.transport.call("POST", "/runs/%s/stop" % _seg(run_id), q))
+
+    def wait(self, run_id: str, timeout: Optional[float] = None) -> RunInfo:
+        """Wait for a run to end. The daemon is asked in long polls of at
+        most a minute, so a daemon restart costs one reconnection and a
+        KeyboardInterrupt ends the wait at once (the run goes on)."""
+        deadline = None if timeout is None else time.monotonic() + timeout
+        while True:
+            chunk = 60.0
+            if deadline is not None:
+                chunk = min(chunk, max(deadline - time.monotonic(), 0.001))
+            info = RunInfo.from_json(self.transport.call(
+                "GET", "/runs/%s/wait" % _seg(run_id), [("timeout", go_duration(chunk))]))
+            if info.state in TERMINAL:
+                return info
+            if deadline is not None and time.monotonic() >= deadline:
+                raise WaitTimeout("run %s is still %s after %gs; it goes on" % (info.id, info.state, timeout), run=info)
+
+    def retry(self, run_id: str, **changes: Any) -> "Run":
+        """A new run of run_id's command, linked to it; changes override its settings."""
+        cmd = changes.pop("cmd", None)
+        req = build_request(cmd, _inherit=False, **changes)
+        req.setdefault("idempotency_key", os.urandom(16).hex())
+        d = self.transport.call("POST", "/runs/%s/retry" % _seg(run_id), body=req)
+        return Run(RunInfo.from_json(d), client=self)
+
+    def events(self, run_id: str, after: int = 0) -> List[Dict[str, Any]]:
+        """A run's lifecycle events after sequence number after."""
+        d = self.transport.call("GET", "/runs/%s/events" % _seg(run_id), [("after", str(after))])
+        return list(d.get("events") or [])
+
+    def metrics(self, run_id: str, *names: str) -> Metrics:
+        q = [("name", n) for n in names] or None
+        return Metrics.from_json(self.transport.call("GET", "/runs/%s/metrics" % _seg(run_id), q))
+
+    def _frames(self, run_id: str, follow: bool = False, skip: int = 0,
+                tail: Optional[int] = None) -> Iterator[Tuple[int, int, bytes]]:
+        q: List[Tuple[str, str]] = []
+        if follow:
+            q.append(("follow", "1"))
+        if skip:
+            q.append(("skip", str(skip)))
+        if tail is not None:
+            q.append(("tail", str(tail)))
+        resp = self.transport.stream("GET", "/runs/%s/logs" % _seg(run_id), q)
+        try:
+            yield from resp.frames()
+        finally:
+            resp.close()
+
+    def logs(self, run_id: str, follow: bool = False,
+             streams: Iterable[str] = OUTPUT_STREAMS) -> Iterator[Tuple[str, str]]:
+        """(stream, text) for each record of a run's log; see Run.logs."""
+        want = set(streams)
+        bad = want - set(STREAM_NAMES.values())
+        if bad:
+            raise BadRequest("unknown stream %s (want stdout, stderr, setup-stdout, setup-stderr or meta)" % sorted(bad)[0])
+        decoders: Dict[int, Any] = {}
+        seen = 0
+        attempt = 0
+        while True:
+            try:
+                # Every record is fetched and counted (the filter is ours),
+                # so a broken stream resumes exactly after the last one.
+                for stream, _, data in self._frames(run_id, follow=follow, skip=seen):
+                    seen += 1
+                    attempt = 0
+                    name = STREAM_NAMES.get(stream, "")
+                    if name not in want:
+                        continue
+                    d = decoders.get(stream)
+                    if d is None:
+                        d = decoders[stream] = codecs.getincrementaldecoder("utf-8")("replace")
+                    text = d.decode(data)
+                    if text:
+                        yield name, text
+                break
+            except (_Broken, DaemonUnavailable):
+                if not follow or attempt >= len(RETRY_BACKOFF):
+                    raise
+                time.sleep(RETRY_BACKOFF[attempt])
+                attempt += 1
+        for stream, d in decoders.items():
+            rest = d.decode(b"", final=True)
+            if rest:
+                yield STREAM_NAMES[stream], rest
+
+    def runs(self, state: Union[str, Sequence[str], None] = None, label: Union[str, Mapping[str, str], None] = None,
+             limit: Optional[int] = None, parent: Optional[str] = None, since: Optional[float] = None) -> List["Run"]:
+        """Runs, newest first; see runbox.runs."""
+        q: List[Tuple[str, str]] = []
+        for s in [state] if isinstance(state, str) else (state or []):
+            q.append(("state", s))
+        if parent:
+            q.append(("parent", parent))
+        if since is not None:
+            t = time.time() - since
+            q.append(("since", time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(t)) + ".%06dZ" % int((t % 1) * 1e6)))
+        want = _label_filter(label)
+        if limit is not None:
+            if limit < 0:
+                raise BadRequest("bad limit %d" % limit)
+            if not want:
+                q.append(("limit", str(limit)))
+        d = self.transport.call("GET", "/runs", q)
+        out = []
+        for r in d.get("runs") or []:
+            info = RunInfo.from_json(r)
+            if want and not all(info.labels.get(k) == v if v is not None else k in info.labels for k, v in want.items()):
+                continue
+            out.append(Run(info, client=self))
+            if limit is not None and len(out) >= limit:
+                break
+        return out
+
+    # -- plans -------------------------------------------------------------
+
+    def plan(self, cmd: Command, **kw: Any) -> "Plan":
+        """Ask what runbox would do with cmd and why; see runbox.plan."""
+        req = build_request(cmd, **kw)
+        return Plan(self.transport.call("POST", "/plans", body=req), client=self)
+
+    def get_plan(self, plan_id: str) -> "Plan":
+        return Plan(self.transport.call("GET", "/plans/" + _seg(plan_id)), client=self)
+
+    # -- analyze -----------------------------------------------------------
+
+    def analyze(self, text_or_path: Union[str, bytes, "os.PathLike[str]"], exit_code: Optional[int] = None) -> Analysis:
+        """What runbox's plugins make of a log; see runbox.analyze."""
+        exe = self.transport.runbox_bin()
+        if not exe:
+            raise DaemonUnavailable("runbox.analyze needs the runbox binary and none was found: " + INSTALL_HINT)
+        args = [exe, "analyze", "--json"]
+        if exit_code is not None:
+            args += ["--exit-code", str(int(exit_code))]
+        data: Optional[bytes] = None
+        if isinstance(text_or_path, os.PathLike) or (
+                isinstance(text_or_path, str) and "\n" not in text_or_path and len(text_or_path) < 4096
+                and os.path.isfile(text_or_path)):
+            p = os.fspath(text_or_path)
+            if not os.path.isfile(p):
+                raise BadRequest("analyze: no file %s" % p)
+            args.append(os.path.abspath(p))
+        else:
+            data = text_or_path.encode() if isinstance(text_or_path, str) else bytes(text_or_path)  # type: ignore[arg-type]
+            args.append("-")
+        env = dict(os.environ)
+        env["RUNBOX_HOME"] = self.transport.home
+        p2 = subprocess.run(args, input=data if data is not None else b"", capture_output=True, env=env)
+        if p2.returncode != 0:
+            msg = p2.stderr.decode("utf-8", "replace").strip()
+            if msg.startswith("runbox: "):
+                msg = msg[len("runbox: "):]
+            raise RunboxError("runbox analyze: %s" % (msg or "exit status %d" % p2.returncode))
+        d = json.loads(p2.stdout)
+        return Analysis(failure=Failure.from_json(d.get("failure")), progress=Progress.from_json(d.get("progress")))
+
+
+def _seg(s: str) -> str:
+    if not s or "/" in s or s in (".", ".."):
+        raise BadRequest("bad id %r" % s)
+    return urllib.parse.quote(s, safe="")
+
+
+def _label_filter(label: Union[str, Mapping[str, str], None]) -> Dict[str, Optional[str]]:
+    if not label:
+        return {}
+    if isinstance(label, Mapping):
+        return {str(k): str(v) for k, v in label.items()}
+    k, sep, v = label.partition("=")
+    return {k: v if sep else None}
+
+
+class Run:
+    """A run: a handle on the daemon's record of it. ``Run("01m8...")``
+    names an existing one (a unique prefix will do)."""
+
+    def __init__(self, run: Union[str, RunInfo], client: Optional[Client] = None) -> None:
+        self._client = client or default_client()
+        if isinstance(run, RunInfo):
+            self.info: RunInfo = run
+            self.id = run.id
+        else:
+            self.info = self._client.get(run)
+            self.id = self.info.id
+
+    def __repr__(self) -> str:
+        return "<runbox.Run %s %s>" % (self.id, self.info.state)
+
+    def status(self) -> RunInfo:
+        """The run as the daemon sees it now (state, exit, failure, progress)."""
+        self.info = self._client.get(self.id)
+        return self.info
+
+    @property
+    def state(self) -> str:
+        return self.status().state
+
+    def wait(self, timeout: Optional[float] = None, output: bool = True) -> Result:
+        """Wait for the run to end and return its Result (its output too,
+        unless output=False).
+
+        timeout: give up after this many seconds with runbox.WaitTimeout
+        (a TimeoutError); the run goes on.
+
+        KeyboardInterrupt (Ctrl-C, a notebook's interrupt) ends the wait,
+        not the run: the run keeps going under its supervisor; call stop()
+        to end it."""
+        self.info = self._client.wait(self.id, timeout)
+        out = _Output()
+        if output:
+            try:
+                for stream, _, data in self._client._frames(self.id):
+                    out.add(stream, data)
+            except NotFound:
+                pass  # a run that ended before it had a log (refused while preparing)
+        return _result(self.info, out, None)
+
+    def stop(self, grace: Optional[float] = None) -> RunInfo:
+        """Stop the run: SIGTERM to its process tree, SIGKILL after grace
+        seconds (the run's own grace when None). Stopping an ended run is a
+        no-op."""
+        self.info = self._client.stop(self.id, grace)
+        return self.info
+
+    def logs(self, follow: bool = False, streams: Iterable[str] = OUTPUT_STREAMS) -> Iterator[Tuple[str, str]]:
+        """(stream, text) for each record of the run's output, stdout and
+        stderr (and setup-stdout, setup-stderr) apart, decoded as UTF-8
+        with replacement. follow=True goes on until the run ends. Streamed:
+        memory stays bounded however long the log is."""
+        return self._client.logs(self.id, follow=follow, streams=streams)
+
+    @property
+    def progress(self) -> Optional[Progress]:
+        """The run's latest progress (step, total, epoch, metrics, ...)."""
+        return self.status().progress
+
+    def metrics(self, *names: str) -> Metrics:
+        """The run's metric history (all series, or those named)."""
+        return self._client.metrics(self.id, *names)
+
+    def events(self, after: int = 0) -> List[Dict[str, Any]]:
+        """The run's lifecycle events (type state, progress, note, failure;
+        seq, time, message), after sequence number after."""
+        return self._client.events(self.id, after)
+
+    def retry(self, **changes: Any) -> "Run":
+        """Start a new run of this run's command linked to it (its parent);
+        keyword arguments (as runbox.submit's, cmd= too) change settings."""
+        return self._client.retry(self.id, **changes)
+
+    @property
+    def parent(self) -> Optional["Run"]:
+        """The run this one retries, or None."""
+        pid = self.info.parent_run_id or self.status().parent_run_id
+        return Run(pid, client=self._client) if pid else None
+
+
+class Plan:
+    """What runbox would do with a command and why."""
+
+    def __init__(self, d: Mapping[str, Any], client: Optional[Client] = None) -> None:
+        self._client = client or default_client()
+        self.raw = dict(d)
+        self.id: str = d.get("id", "")
+        self.command: List[str] = list(d.get("command") or [])
+        self.sandbox: str = d.get("sandbox", "")
+        self.sandbox_reason: str = d.get("sandbox_reason", "")
+        res = d.get("result") or {}
+        self.risks: List[Risk] = [Risk(r.get("severity", ""), r.get("code", ""), r.get("message", ""), r.get("evidence", ""))
+                                  for r in res.get("risks") or []]
+        self.recommendations: Optional[Recommendation] = Recommendation.from_json(res.get("recommendation"))
+        smoke = res.get("smoke") or {}
+        self.smoke_command: List[str] = list(smoke.get("command") or [])
+        self.frameworks: List[str] = list(res.get("frameworks") or [])
+        self.notes: List[str] = list(res.get("notes") or [])
+        self.experience: Optional[Experience] = Experience.from_json(d.get("experience"))
+        self.isolation: Dict[str, Any] = dict(d.get("isolation") or {})
+
+    def __repr__(self) -> str:
+        return "<runbox.Plan %s %s risks=%d>" % (self.id, self.command, len(self.risks))
+
+    @property
+    def smoke_supported(self) -> bool:
+        """Whether the planner found a cheap variant of the command (a
+        --dry-run flag, ...) to run first."""
+        return bool(self.smoke_command)
+
+    def execute(self, smoke: Optional[bool] = None, timeout: Optional[float] = None, **kw: Any) -> Run:
+        """Run the plan. smoke=None runs the smoke command first when the
+        plan has one (the full run starts only if it passes); timeout
+        overrides the plan's. Other keyword arguments: isolate=, rw=,
+        allow_risk=, name=, labels=."""
+        if smoke is None:
+            smoke = self.smoke_supported
+        req = build_request(None, timeout=timeout, **kw)
+        del req["workdir"]
+        req["plan_id"] = self.id
+        if smoke:
+            req["smoke"] = True
+        req.setdefault("idempotency_key", os.urandom(16).hex())
+        d = self._client.transport.call("POST", "/runs", body=req)
+        return Run(RunInfo.from_json(d), client=self._client)
+
+
+_default: Optional[Client] = None
+_default_lock = threading.Lock()
+
+
+def default_client() -> Client:
+    """The client the module's functions use (made on first use)."""
+    global _default
+    with _default_lock:
+        if _default is None:
+            _default = Client()
+        return _default
