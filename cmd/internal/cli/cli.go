@@ -136,7 +136,7 @@ func newParser(grammar any) (*kong.Kong, error) {
 		kong.Description(description),
 		kong.UsageOnError(),
 		kong.ConfigureHelp(kong.HelpOptions{Compact: true, NoExpandSubcommands: true}),
-		kong.Vars{"version": Version},
+		kong.Vars{"version": Version, "run_help": runHelp},
 	)
 }
 
