@@ -43,7 +43,7 @@ func TestShortIDsAndLast(t *testing.T) {
 	if got := e.getRun("@last"); got.ShortID != "3" || got.State != api.Failed {
 		t.Errorf("@last = %s (%s), want run 3, failed", got.ShortID, got.State)
 	}
-	if out := e.must("status", "@last~1"); !regexp.MustCompile(`(?m)^run: +2 \(`+first.ID[:4]).MatchString(out) {
+	if out := e.must("status", "@last~1"); !regexp.MustCompile(`(?m)^run: +2 \(` + first.ID[:4]).MatchString(out) {
 		t.Errorf("status @last~1 does not show run 2:\n%s", out)
 	}
 	if r := e.run("", "status", "@last~3"); r.code == 0 || !strings.Contains(r.stderr, "only 3 runs") {
