@@ -11,8 +11,10 @@ import (
 	"github.com/runbox/runbox/api"
 )
 
-// progressScript prints the same three-step loss curve every time.
-const progressScript = `for i in 1 2 3; do echo "##PROGRESS## {\"step\": $i, \"total\": 3, \"loss\": $((4 - i))}"; done; echo "$0 done"`
+// progressScript prints the same three-step loss curve every time, a
+// step every 0.15 s so that each line is an update of its own (as the
+// dashboard's chart tests pace theirs).
+const progressScript = `for i in 1 2 3; do echo "##PROGRESS## {\"step\": $i, \"total\": 3, \"loss\": $((4 - i))}"; sleep 0.15; done; echo "$0 done"`
 
 // TestShortIDsAndLast names runs the ways people type them: the numbers
 // `ls` shows, @last and @last~N, in every command that takes a run —
@@ -24,6 +26,10 @@ func TestShortIDsAndLast(t *testing.T) {
 	if r := e.run("", "status", "@last"); r.code == 0 || !strings.Contains(r.stderr, "no runs yet") {
 		t.Fatalf("@last with no runs: exit %d, stderr %q", r.code, r.stderr)
 	}
+	// The daemon loads the progress plugin at the first output that may
+	// be progress: lines printed meanwhile are folded into one update. A
+	// warm-up run (run 1) loads it.
+	e.must("run", "--", "echo", `##PROGRESS## {"step": 1, "total": 1}`)
 	e.must("run", "--", "sh", "-c", progressScript, "first")
 	e.must("run", "--", "sh", "-c", progressScript, "second")
 	if r := e.run("", "run", "--", "sh", "-c", "echo third; exit 3"); r.code != 3 {
@@ -32,22 +38,22 @@ func TestShortIDsAndLast(t *testing.T) {
 
 	// ls shows the numbers, newest first.
 	ls := e.must("ls")
-	if !regexp.MustCompile(`(?m)^3 +failed`).MatchString(ls) || !regexp.MustCompile(`(?m)^1 +succeeded`).MatchString(ls) {
+	if !regexp.MustCompile(`(?m)^4 +failed`).MatchString(ls) || !regexp.MustCompile(`(?m)^2 +succeeded`).MatchString(ls) {
 		t.Errorf("ls does not show the short ids:\n%s", ls)
 	}
 	// status: the number, @last, @last~N and the full id name the same runs.
-	first := e.getRun("1")
-	if first.ShortID != "1" || e.getRun("@last~2").ID != first.ID || e.getRun(first.ID).ShortID != "1" {
-		t.Errorf("run 1, @last~2 and the full id disagree: %+v", first)
+	first := e.getRun("2")
+	if first.ShortID != "2" || e.getRun("@last~2").ID != first.ID || e.getRun(first.ID).ShortID != "2" {
+		t.Errorf("run 2, @last~2 and the full id disagree: %+v", first)
 	}
-	if got := e.getRun("@last"); got.ShortID != "3" || got.State != api.Failed {
-		t.Errorf("@last = %s (%s), want run 3, failed", got.ShortID, got.State)
+	if got := e.getRun("@last"); got.ShortID != "4" || got.State != api.Failed {
+		t.Errorf("@last = %s (%s), want run 4, failed", got.ShortID, got.State)
 	}
-	if out := e.must("status", "@last~1"); !regexp.MustCompile(`(?m)^run: +2 \(` + first.ID[:4]).MatchString(out) {
-		t.Errorf("status @last~1 does not show run 2:\n%s", out)
+	if out := e.must("status", "@last~1"); !regexp.MustCompile(`(?m)^run: +3 \(0[0-9a-z]{25}\)$`).MatchString(out) {
+		t.Errorf("status @last~1 does not show run 3:\n%s", out)
 	}
-	if r := e.run("", "status", "@last~3"); r.code == 0 || !strings.Contains(r.stderr, "only 3 runs") {
-		t.Errorf("@last~3 of 3 runs: exit %d, stderr %q", r.code, r.stderr)
+	if r := e.run("", "status", "@last~4"); r.code == 0 || !strings.Contains(r.stderr, "only 4 runs") {
+		t.Errorf("@last~4 of 4 runs: exit %d, stderr %q", r.code, r.stderr)
 	}
 	// logs
 	if got := e.must("logs", "@last"); got != "third\n" {
@@ -57,26 +63,26 @@ func TestShortIDsAndLast(t *testing.T) {
 		t.Errorf("logs @last~1 = %q", got)
 	}
 	// wait: the run's exit code, the run named by its number.
-	if r := e.run("", "wait", "@last"); r.code != 3 || !strings.HasPrefix(r.stdout, "3 failed") {
+	if r := e.run("", "wait", "@last"); r.code != 3 || !strings.HasPrefix(r.stdout, "4 failed") {
 		t.Errorf("wait @last: exit %d, stdout %q", r.code, r.stdout)
 	}
-	if r := e.run("", "wait", "2"); r.code != 0 || !strings.HasPrefix(r.stdout, "2 succeeded") {
-		t.Errorf("wait 2: exit %d, stdout %q", r.code, r.stdout)
+	if r := e.run("", "wait", "3"); r.code != 0 || !strings.HasPrefix(r.stdout, "3 succeeded") {
+		t.Errorf("wait 3: exit %d, stdout %q", r.code, r.stdout)
 	}
 	// plot: the two newest runs with metrics drew the same curve.
 	plot := e.must("plot", "@last~1", "@last~2", "--metric", "loss")
-	if !strings.Contains(plot, "● 2") || !strings.Contains(plot, "○ 1") || !strings.Contains(plot, "2 and 1: identical values") {
-		t.Errorf("plot @last~1 @last~2 does not name runs 2 and 1 or say they overlap:\n%s", plot)
+	if !strings.Contains(plot, "● 3") || !strings.Contains(plot, "○ 2") || !strings.Contains(plot, "3 and 2: identical values") {
+		t.Errorf("plot @last~1 @last~2 does not name runs 3 and 2 or say they overlap:\n%s", plot)
 	}
 	// retry and ls --parent
 	retry := strings.TrimSpace(e.must("retry", "-d", "@last"))
 	e.run("", "wait", retry)
 	var list api.RunList
-	if err := json.Unmarshal([]byte(e.must("ls", "--json", "--parent", "3")), &list); err != nil {
+	if err := json.Unmarshal([]byte(e.must("ls", "--json", "--parent", "4")), &list); err != nil {
 		t.Fatal(err)
 	}
-	if len(list.Runs) != 1 || list.Runs[0].ID != retry || list.Runs[0].ShortID != "4" {
-		t.Errorf("ls --parent 3: %+v, want the retry %s as run 4", list.Runs, retry)
+	if len(list.Runs) != 1 || list.Runs[0].ID != retry || list.Runs[0].ShortID != "5" {
+		t.Errorf("ls --parent 4: %+v, want the retry %s as run 5", list.Runs, retry)
 	}
 	if got := e.getRun("@last"); got.ID != retry {
 		t.Errorf("@last after a retry is %s, want the retry %s", got.ID, retry)
@@ -87,8 +93,8 @@ func TestShortIDsAndLast(t *testing.T) {
 	}
 	e.must("run", "-d", "--grace", "1s", "--", "sh", "-c", "echo started; sleep 300")
 	waitFor(t, func() bool { return strings.Contains(e.run("", "logs", "@last").stdout, "started") })
-	if out := e.must("stop", "@last"); out != "5 cancelled\n" {
-		t.Errorf("stop @last printed %q, want \"5 cancelled\"", out)
+	if out := e.must("stop", "@last"); out != "6 cancelled\n" {
+		t.Errorf("stop @last printed %q, want \"6 cancelled\"", out)
 	}
 }
 
