@@ -102,3 +102,25 @@ func TestBrowserLongLogLineWraps(t *testing.T) {
 		t.Errorf("the log box scrolls sideways (%d px of content in %d): the line did not wrap", box, boxClient)
 	}
 }
+
+// The runs list's filter takes a run's number as `runbox ls` shows it.
+func TestMatchText(t *testing.T) {
+	r := &api.Run{ID: "01m8abc42", ShortID: "7", Name: "train-42", Spec: api.Spec{Command: []string{"python3", "train.py"}}}
+	tests := []struct {
+		text string
+		want bool
+	}{
+		{"7", true},
+		{"42", false}, // a number names a run, not a substring
+		{"70", false},
+		{"train", true},
+		{"01m8", true},
+		{"train-42", true},
+		{"nope", false},
+	}
+	for _, tt := range tests {
+		if got := matchText(r, tt.text); got != tt.want {
+			t.Errorf("matchText(%q) = %v, want %v", tt.text, got, tt.want)
+		}
+	}
+}

@@ -65,7 +65,7 @@ function listPage() {
       <select id="f-state"><option value="">all states</option>
         ${["queued", "preparing", "running", "succeeded", "failed", "timed_out", "cancelled", "lost"].map(s => `<option>${s}</option>`).join("")}
       </select>
-      <input id="f-q" placeholder="filter by name, command or id" size="32">
+      <input id="f-q" placeholder="filter by name, command, number or id" size="32">
       <span class="muted" id="count"></span>
     </div>
     <table><thead><tr><th>run</th><th>state</th><th>name</th><th>command</th><th>sandbox</th><th>progress</th><th>duration</th><th>failure</th></tr></thead>
