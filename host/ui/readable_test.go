@@ -41,6 +41,7 @@ func TestBrowserAxisLabels(t *testing.T) {
 	r := e.submit(t, "huge", `for i in 1 2 3; do echo "##PROGRESS## {\"step\": $i, \"total\": 3, \"metrics\": {\"loss\": ${i}e302}}"; sleep 0.15; done`)
 	var steps, values []string
 	var charts []string
+	var legend string
 	run(t, ctx,
 		chromedp.Navigate(e.url+"#/run/"+r.ID),
 		chromedp.WaitVisible(`.chart[data-metric="loss"][data-points="3"] canvas`),
@@ -53,7 +54,11 @@ func TestBrowserAxisLabels(t *testing.T) {
 		chromedp.Evaluate(`(window.runboxCharts.loss.axes[0]._values || []).map(String)`, &steps),
 		chromedp.Evaluate(`(window.runboxCharts.loss.axes[1]._values || []).map(String)`, &values),
 		chromedp.Evaluate(`[...document.querySelectorAll(".chart")].map(c => c.dataset.metric)`, &charts),
+		chromedp.Evaluate(`(() => { const u = window.runboxCharts.loss; u.setCursor({left: u.valToPos(2, "x"), top: 10}); return document.querySelector(".chart .u-legend").textContent; })()`, &legend),
 	)
+	if !strings.Contains(legend, "loss2e+302") {
+		t.Errorf("the hover legend reads %q, want loss 2e+302", legend)
+	}
 	integer := regexp.MustCompile(`^\d+$`)
 	for _, s := range steps {
 		if s != "" && !integer.MatchString(s) {

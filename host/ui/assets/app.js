@@ -224,9 +224,11 @@ function num(v) {
 }
 function axisSize(u, values) {
   const longest = Math.max(3, ...(values || []).map(v => String(v).length));
-  return 16 + 7 * longest;
+  return 24 + 8 * longest; // tick and gap, then the label
 }
-window.runboxAxisLabel = num;
+// The hover legend's value, in the same form as the axis (uPlot's own
+// writes 1e302 with all 303 digits).
+const legendValue = (u, v) => v == null ? "--" : num(v);
 
 // A metric value from the API: a number, or "NaN", "Infinity",
 // "-Infinity" (JSON has no such numbers). fin is the value to draw, null
@@ -282,11 +284,11 @@ function renderCharts(m) {
     runs.forEach((r, i) => {
       const at = new Map(r.s.step.map((x, j) => [x, j]));
       data.push(xs.map(x => at.has(x) ? fin(r.s.value[at.get(x)]) : null));
-      series.push({ label: i === 0 ? s.name : short(r.m), stroke: COLORS[i % COLORS.length], width: 1.5, spanGaps: i > 0 });
+      series.push({ label: i === 0 ? s.name : short(r.m), stroke: COLORS[i % COLORS.length], width: 1.5, spanGaps: i > 0, value: legendValue });
       if (i === 0 && s.span > 1) {
         for (const k of ["min", "max"]) {
           data.push(xs.map(x => at.has(x) ? r.s[k][at.get(x)] : null));
-          series.push({ label: k, stroke: COLORS[0] + "55", width: 1 });
+          series.push({ label: k, stroke: COLORS[0] + "55", width: 1, value: legendValue });
         }
       }
     });
