@@ -259,5 +259,19 @@ func (s *Store) claimShort(db pebble.Reader, r *Run) error {
 		}
 	}
 	r.Short = s.nextShort()
+	// The counter is loaded by Open and Salvage; should any other way
+	// in leave it behind the index, the index wins: a number is never
+	// given twice.
+	if _, _, err := runByShort(db, r.Short, s.short); !errors.Is(err, ErrNotFound) {
+		if err != nil && !errors.Is(err, ErrAmbiguous) {
+			return err
+		}
+		last, err := lastShort(db)
+		if err != nil {
+			return err
+		}
+		s.short = max(s.short, last)
+		r.Short = s.nextShort()
+	}
 	return nil
 }

@@ -237,3 +237,32 @@ func TestShortIDKept(t *testing.T) {
 		t.Error("an update changed the short id")
 	}
 }
+
+// A salvaged store goes on numbering after its last run: Salvage opens
+// the store its own way, and a counter left at zero would hand out 1
+// again.
+func TestShortIDAfterSalvage(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	s, err := Open(dir, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < 3; i++ {
+		if err := s.CreateRun(ctx, &Run{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	s, _, err = Salvage(dir, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = s.Close() })
+	r := &Run{}
+	if err := s.CreateRun(ctx, r); err != nil || r.Short != "4" {
+		t.Fatalf("first run after salvage: short %q, %v; want 4", r.Short, err)
+	}
+}
