@@ -101,3 +101,17 @@ func TestIsolationLevels(t *testing.T) {
 		}
 	}
 }
+
+// --progress-lines echoes the ##PROGRESS## lines without a terminal too,
+// and then the summary has nothing to point at.
+func TestProgressLinesFlagWithoutTerminal(t *testing.T) {
+	var out, errb strings.Builder
+	term := newTerminal(false, true)
+	term.stdout, term.stderr, term.tty = &out, &errb, false
+	term.output(client.Stdout, []byte("work\n##PROGRESS## {\"step\": 1}\n"))
+	term.clear()
+	term.summary(&runEnd{ID: "01kfull", ShortID: "7", State: api.Succeeded})
+	if out.String() != "work\n##PROGRESS## {\"step\": 1}\n" || strings.Contains(errb.String(), "not shown") {
+		t.Errorf("stdout %q, stderr %q: want the progress line echoed and no note", out.String(), errb.String())
+	}
+}
