@@ -99,23 +99,23 @@ func TestResolveRun(t *testing.T) {
 		t.Fatalf("@last in an empty store: %v, want not found", err)
 	}
 	base := time.Date(2026, 1, 2, 3, 0, 0, 0, time.UTC)
-	var ids []string
+	minute := func(i int) int { return (i * 7) % 12 } // a permutation of 0..11
 	for i := 0; i < 12; i++ {
 		// Created out of order: @last follows creation time, not the
 		// order of the writes or the numbers.
-		at := base.Add(time.Duration((i*7)%12) * time.Minute)
-		r := &Run{ID: fmt.Sprintf("01abc%02d", i), CreatedAt: at}
+		r := &Run{ID: fmt.Sprintf("01abc%02d", i), CreatedAt: base.Add(time.Duration(minute(i)) * time.Minute)}
 		if err := s.CreateRun(ctx, r); err != nil {
 			t.Fatal(err)
 		}
-		ids = append(ids, r.ID)
 	}
+	// newest(back) is the run created at minute 11-back.
 	newest := func(back int) string {
-		rs, err := s.ListRuns(ctx, Filter{})
-		if err != nil {
-			t.Fatal(err)
+		for i := 0; i < 12; i++ {
+			if minute(i) == 11-back {
+				return fmt.Sprintf("01abc%02d", i)
+			}
 		}
-		return rs[back].ID
+		panic("no such run")
 	}
 	tests := []struct {
 		q, want string
