@@ -135,7 +135,7 @@ function renderHead(p) {
   const rate = pr.rate ? `${pr.rate.toFixed(pr.rate < 10 ? 2 : 0)} ${esc(pr.rate_unit || "it/s")}` : "";
   const steps = pr.total ? `${pr.step || 0}/${pr.total}` : pr.step ? `step ${pr.step}` : "";
   const u = r.exit && r.exit.usage;
-  document.getElementById("title").innerHTML = `${esc(r.name || r.id)} <span class="state s-${esc(r.state)}" id="state">${esc(r.state)}</span>`;
+  document.getElementById("title").innerHTML = `${esc(r.name || "run " + short(r))} <span class="state s-${esc(r.state)}" id="state">${esc(r.state)}</span>`;
   // The buttons are redrawn only when the run ends, not on every progress
   // update: a click must not land on a button being replaced.
   const acts = document.getElementById("actions"), ended = String(terminal(r.state));
