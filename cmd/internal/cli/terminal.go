@@ -46,7 +46,6 @@ type terminal struct {
 	noteAt   time.Time     // when the last one was written
 	noted    *api.Progress // what it said
 	hidden   int           // ##PROGRESS## lines not echoed
-	runName  string        // how to name the run in a note (short id)
 	finished bool          // the last progress written was a finished bar
 }
 
@@ -98,11 +97,10 @@ func (t *terminal) redraw(stop chan struct{}) {
 }
 
 func (t *terminal) started(r *runEnd) {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	t.runName = r.name()
 	if t.tty {
+		t.mu.Lock()
 		fmt.Fprintf(t.stderr, "runbox: run %s (%s sandbox)\n", r.name(), r.Sandbox)
+		t.mu.Unlock()
 	}
 }
 
