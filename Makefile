@@ -47,7 +47,7 @@ test-python: build
 
 ## demo: build and run a real example job, with live progress, then a
 ## failing one that runbox classifies
-demo: build
+demo: demo-deps build
 	@echo "== runbox backends"
 	@$(BIN) backends
 	@echo
@@ -57,10 +57,18 @@ demo: build
 	@echo "== the same job with a learning rate that makes the loss diverge"
 	@$(BIN) run --name demo-diverge -- python3 examples/train.py --epochs 3 --lr 500 || echo "(it failed, as it should: runbox says why below)"
 	@echo
-	@echo "== why did it fail, and what now?"
-	$(BIN) status $$($(BIN) ls -n 1 --json | python3 -c 'import json,sys; print(json.load(sys.stdin)["runs"][0]["id"])')
+	@echo "== why did it fail, and what now? (@last is the newest run)"
+	$(BIN) status @last
 	@echo
 	$(BIN) ls -n 5
+
+# demo-deps says, before the first build, that Go fetches the modules once
+# (a minute or more of "go: downloading" lines); only when the module cache
+# lacks them: go list cannot fetch with GOPROXY=off.
+.PHONY: demo-deps
+demo-deps:
+	@GOPROXY=off $(GO) list -deps ./cmd/runbox ./cmd/runboxd >/dev/null 2>&1 || \
+		echo "== first build: Go fetches runbox's dependencies once (the 'go: downloading' lines below); later builds reuse them"
 
 ## chaos: provoke every fault runbox promises to survive (each TestFault*
 ## test, CHAOS_TRIES times) and print a table: fault, tries, outcome

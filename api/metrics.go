@@ -12,7 +12,9 @@ import (
 // (?name=loss&name=lr selects series; none means all).
 type Metrics struct {
 	RunID string `json:"run_id"`
-	State string `json:"state"`
+	// ShortID is the run's number (see Run.ShortID).
+	ShortID string `json:"short_id,omitempty"`
+	State   string `json:"state"`
 	// Names lists every series the run has, selected or not, so that a
 	// client asking for a name that does not exist can say which do.
 	Names  []string       `json:"names"`

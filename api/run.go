@@ -31,6 +31,10 @@ func (s State) Terminal() bool {
 // Run is one execution of a command, as clients see it.
 type Run struct {
 	ID string `json:"id"`
+	// ShortID is the store's number for the run ("42"): what `runbox ls`
+	// shows and people type. Any command takes it, the full id, a unique
+	// prefix of the full id, or @last / @last~N.
+	ShortID string `json:"short_id,omitempty"`
 	// ParentRunID is the run this one retries (the lineage).
 	ParentRunID string `json:"parent_run_id,omitempty"`
 	PlanID      string `json:"plan_id,omitempty"`

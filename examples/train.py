@@ -15,6 +15,14 @@ import sys
 import time
 
 
+def readable(x):
+    """A loss people can read: 0.0123, or 3.142e+302 once it diverges
+    (a fixed-point format would print hundreds of digits)."""
+    if x != 0 and (abs(x) >= 1e4 or abs(x) < 1e-3):
+        return f"{x:.3e}"
+    return f"{x:.4f}"
+
+
 def progress(**fields):
     print("##PROGRESS## " + json.dumps(fields), flush=True)
 
@@ -56,13 +64,13 @@ def main():
             w = [wi - args.lr * g for wi, g in zip(w, grad)]
             step += 1
             progress(step=step, total=total, epoch=epoch, epoch_total=args.epochs,
-                     phase="train", loss=round(loss, 6))
+                     phase="train", loss=float(f"{loss:.6g}"))
             if args.dry_run:
                 print("dry run: one step done", flush=True)
                 return 0
             time.sleep(args.delay)
-        print(f"{args.steps}/{args.steps} - loss: {loss:.4f}", flush=True)
-    print(f"done: final loss {loss:.4f}", flush=True)
+        print(f"{args.steps}/{args.steps} - loss: {readable(loss)}", flush=True)
+    print(f"done: final loss {readable(loss)}", flush=True)
     return 0
 
 

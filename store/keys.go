@@ -19,6 +19,7 @@ import (
 //	x/pa/<parent id>\0<created:8><id> runs by parent
 //	x/pl/<plan id>\0<created:8><id>   runs by plan
 //	x/fp/<fingerprint>\0<created:8><id> runs by fingerprint
+//	x/sn/<short id:8><id>             runs by short id (shortid.go)
 //	k/<submit key>                    the run id a submission created
 const (
 	schemaKey = "m/schema"
@@ -30,6 +31,7 @@ const (
 	idxParent = "x/pa/"
 	idxPlan   = "x/pl/"
 	idxFP     = "x/fp/"
+	idxShort  = "x/sn/"
 	submitPfx = "k/"
 )
 
@@ -101,6 +103,9 @@ func runIndexes(r *Run) [][]byte {
 	}
 	if r.Fingerprint != "" {
 		keys = append(keys, indexKey(idxFP, fpKey(r.Fingerprint), r.CreatedAt, r.ID))
+	}
+	if n, ok := parseShort(r.Short); ok {
+		keys = append(keys, shortKey(n, r.ID))
 	}
 	return keys
 }

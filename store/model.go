@@ -72,7 +72,10 @@ type Plan struct {
 
 // Run is one execution of a command.
 type Run struct {
-	ID       string `json:"id"`
+	ID string `json:"id"`
+	// Short is the store's number for the run ("42"): unique among its
+	// runs, what people see and type (shortid.go).
+	Short    string `json:"short,omitempty"`
 	ParentID string `json:"parent_id,omitempty"` // the run this one retries
 	PlanID   string `json:"plan_id,omitempty"`
 	Attempt  int    `json:"attempt"` // 1 for a first run, parent's + 1 for a retry

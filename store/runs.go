@@ -52,56 +52,66 @@ func (s *Store) CreateRun(ctx context.Context, r *Run) error {
 	if r.Spec.RunID == "" {
 		r.Spec.RunID = r.ID
 	}
+	return s.writer(ctx, true, func(db *pebble.DB, b *pebble.Batch) error {
+		return s.stageRun(db, b, r)
+	})
+}
+
+// stageRun adds the writes that create r to b: the record, its indexes,
+// its submit key and its first events. It gives r its short id. Called
+// with mu held.
+func (s *Store) stageRun(db pebble.Reader, b *pebble.Batch, r *Run) error {
+	old, err := get(db, runKey(r.ID))
+	if err != nil {
+		return err
+	}
+	if old != nil {
+		return fmt.Errorf("run %q %w", r.ID, ErrExists)
+	}
+	if r.SubmitKey != "" {
+		prev, err := get(db, submitKey(r.SubmitKey))
+		if err != nil {
+			return err
+		}
+		if prev != nil {
+			return &DuplicateSubmitError{RunID: string(prev)}
+		}
+		if err := b.Set(submitKey(r.SubmitKey), []byte(r.ID), nil); err != nil {
+			return err
+		}
+	}
+	if err := s.claimShort(db, r); err != nil {
+		return err
+	}
 	stored := *r
 	stored.Spec.Env = RedactEnv(r.Spec.Env)
 	v, err := json.Marshal(&stored)
 	if err != nil {
 		return fmt.Errorf("store: encode run %s: %w", r.ID, err)
 	}
-	return s.writer(ctx, true, func(db *pebble.DB, b *pebble.Batch) error {
-		old, err := get(db, runKey(r.ID))
-		if err != nil {
+	if err := b.Set(runKey(r.ID), v, nil); err != nil {
+		return err
+	}
+	for _, k := range runIndexes(&stored) {
+		if err := b.Set(k, nil, nil); err != nil {
 			return err
 		}
-		if old != nil {
-			return fmt.Errorf("run %q %w", r.ID, ErrExists)
-		}
-		if r.SubmitKey != "" {
-			prev, err := get(db, submitKey(r.SubmitKey))
-			if err != nil {
-				return err
-			}
-			if prev != nil {
-				return &DuplicateSubmitError{RunID: string(prev)}
-			}
-			if err := b.Set(submitKey(r.SubmitKey), []byte(r.ID), nil); err != nil {
-				return err
-			}
-		}
-		if err := b.Set(runKey(r.ID), v, nil); err != nil {
+	}
+	msg := r.Reason
+	if msg == "" {
+		msg = "created"
+	}
+	seq := uint64(1)
+	if r.State == Preparing {
+		// Started at once: the history still begins at queued.
+		q := Event{RunID: r.ID, Seq: seq, Time: r.CreatedAt, Type: EventState, State: Queued, Message: "queued"}
+		if err := putEvent(b, &q); err != nil {
 			return err
 		}
-		for _, k := range runIndexes(&stored) {
-			if err := b.Set(k, nil, nil); err != nil {
-				return err
-			}
-		}
-		msg := r.Reason
-		if msg == "" {
-			msg = "created"
-		}
-		seq := uint64(1)
-		if r.State == Preparing {
-			// Started at once: the history still begins at queued.
-			q := Event{RunID: r.ID, Seq: seq, Time: r.CreatedAt, Type: EventState, State: Queued, Message: "queued"}
-			if err := putEvent(b, &q); err != nil {
-				return err
-			}
-			seq++
-		}
-		ev := Event{RunID: r.ID, Seq: seq, Time: r.CreatedAt, Type: EventState, State: r.State, Message: msg}
-		return putEvent(b, &ev)
-	})
+		seq++
+	}
+	ev := Event{RunID: r.ID, Seq: seq, Time: r.CreatedAt, Type: EventState, State: r.State, Message: msg}
+	return putEvent(b, &ev)
 }
 
 // DuplicateSubmitError is CreateRun's answer for a submit key that already
@@ -133,11 +143,12 @@ func (s *Store) SubmittedRun(ctx context.Context, key string) (*Run, error) {
 	return s.GetRun(ctx, string(id))
 }
 
-// GetRun returns the run with that id or unique id prefix.
+// GetRun returns the run with that id, short id, unique id prefix, or
+// "@last" / "@last~N" (the newest run, the Nth before it).
 func (s *Store) GetRun(ctx context.Context, idOrPrefix string) (*Run, error) {
 	var r *Run
 	err := s.reader(ctx, func(db *pebble.DB) error {
-		id, v, err := resolve(db, runPfx, "run", idOrPrefix)
+		id, v, err := resolveRun(db, idOrPrefix)
 		if err != nil {
 			return err
 		}
@@ -229,7 +240,7 @@ func updateRun(db *pebble.DB, b *pebble.Batch, id, reason string, fn func(*Run) 
 	if err := fn(cur); err != nil {
 		return nil, false, err
 	}
-	if cur.ID != old.ID {
+	if cur.ID != old.ID || cur.Short != old.Short {
 		return nil, false, fmt.Errorf("store: run %s: an update may not change the id", id)
 	}
 	changed := cur.State != old.State

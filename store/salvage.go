@@ -137,6 +137,10 @@ func Salvage(dir string, opts Options) (*Store, *SalvageReport, error) {
 		_ = s.Close()
 		return nil, rep, err
 	}
+	if err := s.loadShorts(); err != nil { // numbers go on after the last one kept
+		_ = s.Close()
+		return nil, rep, err
+	}
 	if err := s.db.Flush(); err != nil {
 		_ = s.Close()
 		return nil, rep, fmt.Errorf("store: salvage: flush: %w", err)

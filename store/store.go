@@ -24,8 +24,9 @@ import (
 )
 
 // SchemaVersion is the layout this build writes. A store written by a newer
-// build is refused rather than misread.
-const SchemaVersion = 1
+// build is refused rather than misread. 2: every run has a short id
+// (shortid.go); a version 1 store is upgraded on Open.
+const SchemaVersion = 2
 
 // Options tune a Store. The zero value is what the daemon wants.
 type Options struct {
@@ -74,6 +75,9 @@ type Store struct {
 	broken error
 
 	guard diskGuard
+
+	// short is the last short id handed out. Guarded by mu.
+	short uint64
 }
 
 // Open opens (creating if needed) the store in dir.
@@ -102,6 +106,10 @@ func Open(dir string, opts Options) (*Store, error) {
 		return nil, err
 	}
 	if err := s.checkSchema(); err != nil {
+		_ = s.Close()
+		return nil, err
+	}
+	if err := s.loadShorts(); err != nil {
 		_ = s.Close()
 		return nil, err
 	}
@@ -171,14 +179,18 @@ func (s *Store) checkSchema() error {
 	case err != nil:
 		return fmt.Errorf("store: read schema version: %w", err)
 	}
-	defer closer.Close()
-	got, err := strconv.Atoi(string(v))
+	sv := string(v)
+	_ = closer.Close()
+	got, err := strconv.Atoi(sv)
 	if err != nil {
-		return fmt.Errorf("store: %s: bad schema version %q", s.dir, v)
+		return fmt.Errorf("store: %s: bad schema version %q", s.dir, sv)
 	}
 	if got > SchemaVersion {
 		return fmt.Errorf("store: %s was written by a newer runbox (schema %d, this build reads up to %d); upgrade runbox: %w",
 			s.dir, got, SchemaVersion, ErrSchemaTooNew)
+	}
+	if got < 2 {
+		return s.upgradeShorts()
 	}
 	return nil
 }

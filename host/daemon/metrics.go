@@ -40,7 +40,7 @@ func (s *server) metrics(w http.ResponseWriter, r *http.Request) {
 }
 
 func metricsView(run *store.Run, h *store.MetricHistory, all []string) api.Metrics {
-	out := api.Metrics{RunID: run.ID, State: string(run.State), Names: all, Series: []api.MetricSeries{}, Dropped: h.Dropped}
+	out := api.Metrics{RunID: run.ID, ShortID: run.Short, State: string(run.State), Names: all, Series: []api.MetricSeries{}, Dropped: h.Dropped}
 	if out.Names == nil {
 		out.Names = []string{}
 	}

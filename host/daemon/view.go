@@ -19,6 +19,7 @@ func runView(r *store.Run) *api.Run {
 	}
 	v := &api.Run{
 		ID:            r.ID,
+		ShortID:       r.Short,
 		ParentRunID:   r.ParentID,
 		PlanID:        r.PlanID,
 		Attempt:       r.Attempt,

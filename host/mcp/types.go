@@ -114,16 +114,16 @@ type executeOut struct {
 }
 
 type runIn struct {
-	RunID string `json:"run_id" jsonschema:"the run_id from local_execute (a unique prefix is enough)"`
+	RunID string `json:"run_id" jsonschema:"the run_id from local_execute; a unique prefix, the short id (runbox ls), or @last (the newest run, @last~1 the one before) also work"`
 }
 
 type waitIn struct {
-	RunID          string   `json:"run_id" jsonschema:"the run_id from local_execute (a unique prefix is enough)"`
+	RunID          string   `json:"run_id" jsonschema:"the run_id from local_execute; a unique prefix, the short id (runbox ls), or @last (the newest run, @last~1 the one before) also work"`
 	TimeoutSeconds *float64 `json:"timeout_seconds,omitempty" jsonschema:"how long to block, 0..600 seconds (default 60); the run goes on after"`
 }
 
 type logsIn struct {
-	RunID       string `json:"run_id" jsonschema:"the run_id from local_execute (a unique prefix is enough)"`
+	RunID       string `json:"run_id" jsonschema:"the run_id from local_execute; a unique prefix, the short id (runbox ls), or @last (the newest run, @last~1 the one before) also work"`
 	Stream      string `json:"stream,omitempty" jsonschema:"stdout, stderr, setup-stdout, setup-stderr, or all (default: all output streams, interleaved as written)"`
 	TailLines   *int   `json:"tail_lines,omitempty" jsonschema:"only the last N lines (1..10000)"`
 	SinceOffset *int64 `json:"since_offset,omitempty" jsonschema:"start at this byte offset of the output: the next_offset of a previous call, or 0 for the beginning"`

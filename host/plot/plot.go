@@ -61,7 +61,7 @@ func Choose(runs []*api.Metrics, want []string) ([]string, error) {
 	if len(all) == 0 {
 		ids := make([]string, len(runs))
 		for i, m := range runs {
-			ids[i] = m.RunID
+			ids[i] = label(m)
 		}
 		return nil, fmt.Errorf("%w: run %s reported no metrics (print ##PROGRESS## lines with \"metrics\", or a format a progress plugin knows)", ErrNoMetrics, strings.Join(ids, ", "))
 	}
@@ -83,6 +83,77 @@ func Choose(runs []*api.Metrics, want []string) ([]string, error) {
 		out = all
 	}
 	return out, nil
+}
+
+// label names a run in a legend: its short id, else its full id.
+func label(m *api.Metrics) string {
+	if m.ShortID != "" {
+		return m.ShortID
+	}
+	return m.RunID
+}
+
+// sameAs says, for each run, which earlier run has exactly the same
+// series called name (the index), or -1: such a run is drawn right over
+// the other and would be invisible without a word.
+func sameAs(runs []*api.Metrics, name string) []int {
+	out := make([]int, len(runs))
+	for i, m := range runs {
+		out[i] = -1
+		s := series(m, name)
+		if s == nil || len(s.Step) == 0 {
+			continue
+		}
+		for j := 0; j < i; j++ {
+			if o := series(runs[j], name); o != nil && equalSeries(s, o) {
+				out[i] = j
+				break
+			}
+		}
+	}
+	return out
+}
+
+func equalSeries(a, b *api.MetricSeries) bool {
+	if len(a.Step) != len(b.Step) || len(a.Value) != len(b.Value) {
+		return false
+	}
+	for i := range a.Step {
+		x, y := float64(a.Value[i]), float64(b.Value[i])
+		if a.Step[i] != b.Step[i] || (x != y && !(math.IsNaN(x) && math.IsNaN(y))) {
+			return false
+		}
+	}
+	return true
+}
+
+// overlapNote is the sentence a chart adds when runs' series are
+// identical: "41 and 42 are identical (drawn over each other)".
+func overlapNote(runs []*api.Metrics, same []int) string {
+	groups := map[int][]string{}
+	var order []int
+	for i, j := range same {
+		if j < 0 {
+			continue
+		}
+		for same[j] >= 0 { // the first of the group
+			j = same[j]
+		}
+		if groups[j] == nil {
+			order = append(order, j)
+			groups[j] = []string{label(runs[j])}
+		}
+		groups[j] = append(groups[j], label(runs[i]))
+	}
+	var parts []string
+	for _, j := range order {
+		g := groups[j]
+		parts = append(parts, strings.Join(g[:len(g)-1], ", ")+" and "+g[len(g)-1])
+	}
+	if len(parts) == 0 {
+		return ""
+	}
+	return strings.Join(parts, "; ") + ": identical values, drawn over each other"
 }
 
 // series returns run m's series called name, or nil.
@@ -212,44 +283,54 @@ func chart(runs []*api.Metrics, name string) (*gplot.Plot, error) {
 	p.Title.Text = name
 	p.X.Label.Text = "step"
 	p.Add(plotter.NewGrid())
+	same := sameAs(runs, name)
 	for i, m := range runs {
 		s := series(m, name)
 		if s == nil {
 			continue
 		}
 		col := palette[i%len(palette)]
+		legend := label(m)
+		if j := same[i]; j >= 0 {
+			legend += " (same as " + label(runs[j]) + ", dashed over it)"
+		}
 		for j, seg := range segments(s) {
 			var pl gplot.Plotter
 			if len(seg) == 1 { // a lone point between gaps is still shown
 				sc, err := plotter.NewScatter(seg)
 				if err != nil {
-					return nil, fmt.Errorf("plot %s of %s: %w", name, m.RunID, err)
+					return nil, fmt.Errorf("plot %s of %s: %w", name, label(m), err)
 				}
 				sc.GlyphStyle.Color, sc.GlyphStyle.Radius = col, vg.Points(2)
 				pl = sc
 			} else {
 				l, err := plotter.NewLine(seg)
 				if err != nil {
-					return nil, fmt.Errorf("plot %s of %s: %w", name, m.RunID, err)
+					return nil, fmt.Errorf("plot %s of %s: %w", name, label(m), err)
 				}
 				l.LineStyle.Color, l.LineStyle.Width = col, vg.Points(1.5)
+				if same[i] >= 0 {
+					// Dashed, so the line under it shows through.
+					l.LineStyle.Dashes = []vg.Length{vg.Points(6), vg.Points(6)}
+					l.LineStyle.DashOffs = vg.Points(float64(6 * (i % 2)))
+				}
 				pl = l
 			}
 			p.Add(pl)
 			if j == 0 && len(runs) > 1 {
 				if th, ok := pl.(gplot.Thumbnailer); ok {
-					p.Legend.Add(m.RunID, th)
+					p.Legend.Add(legend, th)
 				}
 			}
 		}
 		if nf := nonFinite(s); len(nf) > 0 {
 			sc, err := plotter.NewScatter(nf)
 			if err != nil {
-				return nil, fmt.Errorf("plot %s of %s: %w", name, m.RunID, err)
+				return nil, fmt.Errorf("plot %s of %s: %w", name, label(m), err)
 			}
 			sc.GlyphStyle.Color, sc.GlyphStyle.Radius, sc.GlyphStyle.Shape = col, vg.Points(4), draw.CrossGlyph{}
 			p.Add(sc)
-			p.Legend.Add(m.RunID+" NaN/Inf", sc)
+			p.Legend.Add(label(m)+" NaN/Inf", sc)
 		}
 	}
 	p.Legend.Top = true

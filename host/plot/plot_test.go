@@ -143,3 +143,49 @@ func TestOnlyNonFinite(t *testing.T) {
 		t.Error("SVG lacks the NaN/Inf legend")
 	}
 }
+
+// Two runs with the same curve draw one line over the other: both charts
+// say so, and the image dashes the later line so the one under it shows.
+// A third, different run is not named.
+func TestIdenticalSeriesOverlap(t *testing.T) {
+	loss := func() api.MetricSeries {
+		return api.MetricSeries{Name: "loss", Step: []int64{1, 2, 3}, Value: []api.Float{3, 2, 1}}
+	}
+	other := loss()
+	other.Value = []api.Float{3, 2, 0.5}
+	runs := []*api.Metrics{
+		{RunID: "01full41", ShortID: "41", Names: []string{"loss"}, Series: []api.MetricSeries{loss()}},
+		{RunID: "01full42", ShortID: "42", Names: []string{"loss"}, Series: []api.MetricSeries{loss()}},
+		{RunID: "01full43", ShortID: "43", Names: []string{"loss"}, Series: []api.MetricSeries{other}},
+	}
+	var b bytes.Buffer
+	if err := Text(&b, runs, []string{"loss"}, 30, 6); err != nil {
+		t.Fatal(err)
+	}
+	out := b.String()
+	if !strings.Contains(out, "41 and 42: identical values, drawn over each other") {
+		t.Errorf("the text chart does not say 41 and 42 overlap:\n%s", out)
+	}
+	if strings.Contains(out, "and 43") || !strings.Contains(out, "● 41") {
+		t.Errorf("legend wrong (short ids, 43 not in the note):\n%s", out)
+	}
+	var svg bytes.Buffer
+	if err := Write(&svg, "svg", runs, []string{"loss"}); err != nil {
+		t.Fatal(err)
+	}
+	s := svg.String()
+	if !strings.Contains(s, ">42 (same as 41, dashed over it)<") {
+		t.Errorf("the SVG legend does not say 42 is the same as 41")
+	}
+	if n := strings.Count(s, "stroke-dasharray"); n == 0 {
+		t.Errorf("no dashed line in the SVG")
+	}
+	// Different curves get no note.
+	b.Reset()
+	if err := Text(&b, sample(), []string{"loss"}, 30, 6); err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(b.String(), "identical") {
+		t.Errorf("runs with different curves said to overlap:\n%s", b.String())
+	}
+}

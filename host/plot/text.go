@@ -94,7 +94,7 @@ func textChart(w io.Writer, runs []*api.Metrics, name string, width, height int)
 	var legend []string
 	if len(runs) > 1 {
 		for r, m := range runs {
-			legend = append(legend, fmt.Sprintf("%c %s", marks[r%len(marks)], m.RunID))
+			legend = append(legend, fmt.Sprintf("%c %s", marks[r%len(marks)], label(m)))
 		}
 	}
 	for _, m := range runs {
@@ -105,6 +105,9 @@ func textChart(w io.Writer, runs []*api.Metrics, name string, width, height int)
 	}
 	if len(legend) > 0 {
 		fmt.Fprintf(w, "%*s  %s\n", lw, "", strings.Join(legend, "   "))
+	}
+	if note := overlapNote(runs, sameAs(runs, name)); note != "" {
+		fmt.Fprintf(w, "%*s  %s (only the last one's marks show)\n", lw, "", note)
 	}
 }
 

@@ -69,7 +69,7 @@ func (s *Server) runs(ctx context.Context, q url.Values) (*RunList, error) {
 	}
 	out := &RunList{Runs: []*api.Run{}}
 	for _, r := range runs {
-		if text != "" && !strings.Contains(strings.ToLower(r.ID+" "+r.Name+" "+strings.Join(r.Spec.Command, " ")), text) {
+		if text != "" && !matchText(r, text) {
 			continue
 		}
 		if len(out.Runs) == limit {
@@ -233,4 +233,15 @@ func (s *Server) stream(ctx context.Context, w http.ResponseWriter, r *http.Requ
 		case <-t.C:
 		}
 	}
+}
+
+// matchText reports whether the runs list's filter text matches r. A
+// number is a run's number, whole ("4" is run 4, not every run with a 4
+// in its id or command); other text is looked for in the id, name and
+// command.
+func matchText(r *api.Run, text string) bool {
+	if text[0] >= '1' && text[0] <= '9' && strings.Trim(text, "0123456789") == "" {
+		return r.ShortID == text
+	}
+	return strings.Contains(strings.ToLower(r.ID+" "+r.Name+" "+strings.Join(r.Spec.Command, " ")), text)
 }

@@ -125,8 +125,9 @@ func TestBrowserOverlaysParent(t *testing.T) {
 		chromedp.Poll(`window.runboxCharts.loss && window.runboxCharts.loss.series.length === 3`, nil),
 		chromedp.Evaluate(`window.runboxCharts.loss.series.map(s => s.label)`, &labels),
 	)
-	if len(labels) != 3 || labels[1] != "loss" || labels[2] != first.ID[:10] {
-		t.Fatalf("chart series %v, want step, loss and the parent %s", labels, first.ID[:10])
+	// The parent is named by its short id, as `runbox ls` names it.
+	if len(labels) != 3 || labels[1] != "loss" || first.ShortID == "" || labels[2] != first.ShortID {
+		t.Fatalf("chart series %v, want step, loss and the parent %s", labels, first.ShortID)
 	}
 }
 

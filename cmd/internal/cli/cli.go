@@ -51,8 +51,8 @@ type CLI struct {
 type Globals struct {
 	JSON bool   `help:"Print machine-readable JSON." name:"json"`
 	Home string `help:"State directory (runs, logs, store)." env:"RUNBOX_HOME" placeholder:"DIR"`
-	// ProgressLines matters only to attached runs on a terminal.
-	ProgressLines bool `help:"On a terminal, also print the ##PROGRESS## lines the live bar shows (the log always keeps them)." name:"progress-lines"`
+	// ProgressLines matters only to attached runs.
+	ProgressLines bool `help:"Also print the ##PROGRESS## lines of an attached run (hidden by default: a live bar shows them on a terminal, a plain line per epoch elsewhere; the log always keeps them)." name:"progress-lines"`
 }
 
 // exitError carries a process exit code out of a command.
@@ -136,7 +136,7 @@ func newParser(grammar any) (*kong.Kong, error) {
 		kong.Description(description),
 		kong.UsageOnError(),
 		kong.ConfigureHelp(kong.HelpOptions{Compact: true, NoExpandSubcommands: true}),
-		kong.Vars{"version": Version},
+		kong.Vars{"version": Version, "run_help": runHelp},
 	)
 }
 

@@ -15,9 +15,13 @@ import (
 	"github.com/runbox/runbox/api/client"
 )
 
+// runHelp is the help of every argument that names a run. The daemon
+// resolves the name (store.GetRun), so the API and MCP take the same ones.
+const runHelp = "The run: its number from 'runbox ls' (e.g. 42), @last for the newest run (@last~1 the one before it), or its full id or a unique prefix of it."
+
 // StatusCmd is `runbox status`.
 type StatusCmd struct {
-	ID string `arg:"" name:"run" help:"Run id (or a unique prefix)." placeholder:"RUN"`
+	ID string `arg:"" name:"run" help:"${run_help}" placeholder:"RUN"`
 }
 
 // Run shows a run.
@@ -37,7 +41,11 @@ func (c *StatusCmd) Run(ctx context.Context, a *App) error {
 // the progress.
 func printRun(r *api.Run, extra ...string) {
 	w := tabwriter.NewWriter(os.Stdout, 0, 4, 2, ' ', 0)
-	fmt.Fprintf(w, "run:\t%s\n", r.ID)
+	if r.ShortID != "" {
+		fmt.Fprintf(w, "run:\t%s (%s)\n", r.ShortID, r.ID)
+	} else {
+		fmt.Fprintf(w, "run:\t%s\n", r.ID)
+	}
 	if r.Name != "" {
 		fmt.Fprintf(w, "name:\t%s\n", r.Name)
 	}
@@ -111,7 +119,7 @@ func printRun(r *api.Run, extra ...string) {
 
 // WaitCmd is `runbox wait`.
 type WaitCmd struct {
-	ID      string        `arg:"" name:"run" help:"Run id (or a unique prefix)." placeholder:"RUN"`
+	ID      string        `arg:"" name:"run" help:"${run_help}" placeholder:"RUN"`
 	Timeout time.Duration `help:"Give up after this long (exit 124, the run goes on)." placeholder:"DUR"`
 }
 
@@ -126,9 +134,9 @@ func (c *WaitCmd) Run(ctx context.Context, a *App) error {
 			return err
 		}
 	} else if r.State.Terminal() {
-		fmt.Printf("%s %s\n", r.ID, describe(r))
+		fmt.Printf("%s %s\n", runName(r), describe(r))
 	} else {
-		fmt.Printf("%s still %s after %s\n", r.ID, r.State, c.Timeout)
+		fmt.Printf("%s still %s after %s\n", runName(r), r.State, c.Timeout)
 	}
 	if !r.State.Terminal() {
 		return exitError{code: 124}
@@ -144,9 +152,11 @@ func describe(r *api.Run) string {
 	return s
 }
 
-// StopCmd is `runbox stop`.
+// StopCmd is `runbox stop`. The run must be named: there is no default,
+// since stopping the wrong run cannot be undone. @last is accepted (it is
+// typed on purpose), and the line printed names the run it stopped.
 type StopCmd struct {
-	ID     string        `arg:"" name:"run" help:"Run id (or a unique prefix)." placeholder:"RUN"`
+	ID     string        `arg:"" name:"run" help:"${run_help} @last is the newest run when the daemon gets the request: if other runs may have started since, name the run." placeholder:"RUN"`
 	Grace  time.Duration `help:"Time between SIGTERM and SIGKILL (default: the run's)." placeholder:"DUR"`
 	NoWait bool          `help:"Return at once instead of waiting for the run to end."`
 }
@@ -165,13 +175,22 @@ func (c *StopCmd) Run(ctx context.Context, a *App) error {
 	if a.G.JSON {
 		return a.PrintJSON(r)
 	}
-	fmt.Printf("%s %s\n", r.ID, r.State)
+	fmt.Printf("%s %s\n", runName(r), r.State)
 	return nil
+}
+
+// runName is how output names a run: its short id, or the full id from a
+// daemon that gives none.
+func runName(r *api.Run) string {
+	if r.ShortID != "" {
+		return r.ShortID
+	}
+	return r.ID
 }
 
 // LogsCmd is `runbox logs`.
 type LogsCmd struct {
-	ID         string   `arg:"" name:"run" help:"Run id (or a unique prefix)." placeholder:"RUN"`
+	ID         string   `arg:"" name:"run" help:"${run_help}" placeholder:"RUN"`
 	Follow     bool     `help:"Keep printing output until the run ends." short:"f"`
 	Stream     []string `help:"Only these streams: stdout, stderr, setup-stdout, setup-stderr, meta. Repeatable." enum:"stdout,stderr,setup-stdout,setup-stderr,meta"`
 	Tail       int      `help:"Start with the last N lines." default:"-1" placeholder:"N"`
@@ -237,7 +256,7 @@ func (c *LogsCmd) Run(ctx context.Context, a *App) error {
 // LsCmd is `runbox ls`.
 type LsCmd struct {
 	State  []string      `help:"Only runs in these states (queued, running, failed, ...). Repeatable." short:"s"`
-	Parent string        `help:"Only retries of this run." placeholder:"RUN"`
+	Parent string        `help:"Only retries of this run (its number, @last, or its id)." placeholder:"RUN"`
 	Since  time.Duration `help:"Only runs created within this long, e.g. 24h." placeholder:"DUR"`
 	Limit  int           `help:"Show at most N runs." default:"20" short:"n" placeholder:"N"`
 	All    bool          `help:"Show every run (no limit)." short:"a"`
@@ -270,6 +289,7 @@ func (c *LsCmd) Run(ctx context.Context, a *App) error {
 	}
 	w := tabwriter.NewWriter(os.Stdout, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(w, "RUN\tSTATE\tSANDBOX\tCREATED\tDURATION\tCOMMAND\tRESULT")
+	// RUN is the short id: what people type (the full id is in --json).
 	for _, r := range runs {
 		result := ""
 		if r.Failure != nil {
@@ -277,7 +297,7 @@ func (c *LsCmd) Run(ctx context.Context, a *App) error {
 		} else if r.Progress != nil && !r.State.Terminal() {
 			result = strings.TrimPrefix(progressLine(r.Progress), "▶ ")
 		}
-		fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", r.ID, r.State, r.Sandbox,
+		fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", runName(r), r.State, r.Sandbox,
 			r.CreatedAt.Local().Format("01-02 15:04:05"), runDuration(r), truncate(strings.Join(r.Spec.Command, " "), 40), result)
 	}
 	return w.Flush()

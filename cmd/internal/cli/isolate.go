@@ -3,6 +3,7 @@ package cli
 import (
 	"fmt"
 	"os"
+	"slices"
 	"sort"
 	"strings"
 
@@ -73,11 +74,49 @@ func printIsolationInfo(b api.Backends) {
 		sort.Strings(keys)
 		for _, k := range keys {
 			switch k {
-			case "landlock", "user_namespaces", "cgroup_memory", "isolation_levels":
+			case "landlock", "user_namespaces", "cgroup_memory":
 				fmt.Printf("  %s: %s\n", strings.ReplaceAll(k, "_", " "), h.Info[k])
 			}
 		}
+		can, cannot := isolationLevels(h.Info["isolation_levels"])
+		fmt.Printf("  levels it can give: %s\n", can)
+		if cannot != "" {
+			fmt.Printf("  not on this host: %s\n", cannot)
+		}
 	}
+}
+
+// isolationLevels turns the backend's "isolation_levels" (the strongest
+// level it gives, then " at most (why not the others)") into the list of
+// levels --isolate can ask for here and a line on the rest. Network and
+// filesystem confinement are independent, so the strongest level names
+// the set: full gives all four, net gives none and net, and so on.
+func isolationLevels(info string) (can, cannot string) {
+	best, why, _ := strings.Cut(info, " at most (")
+	sets := map[string][]string{
+		"full": {"none", "net", "fs", "full"},
+		"net":  {"none", "net"},
+		"fs":   {"none", "fs"},
+		"none": {"none"},
+	}
+	set, ok := sets[best]
+	if !ok {
+		return info, "" // a daemon newer than this client: say what it said
+	}
+	var rest []string
+	for _, l := range sets["full"] {
+		if !slices.Contains(set, l) {
+			rest = append(rest, l)
+		}
+	}
+	can = strings.Join(set, ", ")
+	if len(rest) > 0 {
+		cannot = strings.Join(rest, ", ")
+		if why = strings.TrimSuffix(why, ")"); why != "" {
+			cannot += " (" + why + ")"
+		}
+	}
+	return can, cannot
 }
 
 // isolateLine is what `status` says a process run was confined to.

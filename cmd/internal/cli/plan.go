@@ -132,7 +132,7 @@ func (c *ExecCmd) Run(ctx context.Context, a *App) error {
 
 // RetryCmd is `runbox retry`.
 type RetryCmd struct {
-	ID      string        `arg:"" name:"run" help:"The run to retry (id or unique prefix)." placeholder:"RUN"`
+	ID      string        `arg:"" name:"run" help:"${run_help}" placeholder:"RUN"`
 	Env     []string      `help:"Add or override an environment variable (KEY=VALUE). Repeatable." short:"e"`
 	Timeout time.Duration `help:"A new timeout." placeholder:"DUR"`
 	Memory  string        `help:"A new memory limit, e.g. 8g." placeholder:"SIZE"`

@@ -9,7 +9,7 @@ import (
 // PlotCmd is `runbox plot`. It runs in runboxd, which links the plotting
 // library; the thin client stays small.
 type PlotCmd struct {
-	Runs   []string `arg:"" name:"run" help:"Runs to draw, overlaid (ids or unique prefixes)." placeholder:"RUN"`
+	Runs   []string `arg:"" name:"run" help:"Runs to draw, overlaid: their numbers from 'runbox ls' (e.g. 41 42), @last and @last~1 (the newest two), or full ids or unique prefixes." placeholder:"RUN"`
 	Metric []string `help:"Metric to draw (repeatable; default: every metric the runs report)." placeholder:"NAME"`
 	Output string   `short:"o" help:"Write the chart to FILE.svg or FILE.png instead of drawing it in the terminal." type:"path" placeholder:"FILE"`
 	Width  int      `help:"Terminal chart width in cells." default:"72"`

@@ -231,7 +231,7 @@ func (a *App) printRunID(run *api.Run) error {
 // the run's exit code.
 func (a *App) attach(ctx context.Context, start func(context.Context, func(client.Frame) error) (json.RawMessage, error)) error {
 	out := newTerminal(a.G.JSON, a.G.ProgressLines)
-	var runID string
+	var runID, runName string // full id for the daemon, short for people
 	sigs := make(chan os.Signal, 2)
 	signal.Notify(sigs, os.Interrupt)
 	defer signal.Stop(sigs)
@@ -242,12 +242,12 @@ func (a *App) attach(ctx context.Context, start func(context.Context, func(clien
 				continue
 			}
 			if stopping {
-				fmt.Fprintf(os.Stderr, "\nrunbox: detaching; run %s goes on (runbox stop %s)\n", runID, runID)
+				fmt.Fprintf(os.Stderr, "\nrunbox: detaching; run %s goes on (runbox stop %s)\n", runName, runName)
 				os.Exit(130)
 			}
 			stopping = true
 			out.clear()
-			fmt.Fprintf(os.Stderr, "\nrunbox: stopping run %s (Ctrl-C again to detach)\n", runID)
+			fmt.Fprintf(os.Stderr, "\nrunbox: stopping run %s (Ctrl-C again to detach)\n", runName)
 			if _, err := a.client().Stop(context.Background(), runID, 0); err != nil {
 				fmt.Fprintln(os.Stderr, "runbox: stop:", friendly(err))
 			}
@@ -258,7 +258,7 @@ func (a *App) attach(ctx context.Context, start func(context.Context, func(clien
 		case api.StreamRun:
 			var r runEnd
 			if err := json.Unmarshal(f.Data, &r); err == nil {
-				runID = r.ID
+				runID, runName = r.ID, r.name()
 				out.started(&r)
 			}
 		case api.StreamProgress:
@@ -274,7 +274,7 @@ func (a *App) attach(ctx context.Context, start func(context.Context, func(clien
 	out.clear()
 	if err != nil {
 		if runID != "" {
-			return fmt.Errorf("lost the stream of run %s (%v); it goes on: runbox status %s", runID, friendly(err), runID)
+			return fmt.Errorf("lost the stream of run %s (%v); it goes on: runbox status %s", runName, friendly(err), runName)
 		}
 		return friendly(err)
 	}
@@ -298,12 +298,22 @@ func (a *App) attach(ctx context.Context, start func(context.Context, func(clien
 // never looks at, ~0.4 ms of each `runbox run`.
 type runEnd struct {
 	ID        string       `json:"id"`
+	ShortID   string       `json:"short_id"`
 	State     api.State    `json:"state"`
 	Sandbox   string       `json:"sandbox"`
 	StartedAt *time.Time   `json:"started_at"`
 	EndedAt   *time.Time   `json:"ended_at"`
 	Exit      *api.Exit    `json:"exit"`
 	Failure   *api.Failure `json:"failure"`
+}
+
+// name is how a note names the run: its short id, or the full id from a
+// daemon that gives none.
+func (r *runEnd) name() string {
+	if r.ShortID != "" {
+		return r.ShortID
+	}
+	return r.ID
 }
 
 // exitCodeOf maps a run's end to this process's exit code: the run's own

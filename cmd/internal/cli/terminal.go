@@ -20,9 +20,11 @@ import (
 // and setup output on stderr, and a one-line live progress display when
 // stderr is a terminal. The line shows the progress of the output just
 // printed (the daemon sends it right after that output), and is redrawn
-// on a timer so that its ETA counts down between updates. On a terminal
-// the `##PROGRESS##` lines themselves are not echoed under it (the log
-// keeps them; --progress-lines shows them).
+// on a timer so that its ETA counts down between updates. The
+// `##PROGRESS##` lines themselves are not echoed (the log keeps them;
+// --progress-lines shows them). Without a terminal (CI logs, a pipe) the
+// progress is written as a plain line now and then instead of a bar, and
+// the summary says where the full log is.
 type terminal struct {
 	mu      sync.Mutex
 	stdout  io.Writer
@@ -39,7 +41,17 @@ type terminal struct {
 	stop     chan struct{} // ends the redraw timer
 
 	inPrefixed map[client.Stream]bool // a prefixed stream is mid-line
+
+	notes    bool          // without a terminal: progress as plain lines
+	noteAt   time.Time     // when the last one was written
+	noted    *api.Progress // what it said
+	hidden   int           // ##PROGRESS## lines not echoed
+	finished bool          // the last progress written was a finished bar
 }
+
+// noteEvery is how often, at most, a run without a terminal gets a plain
+// progress line while its epoch and phase stay the same.
+const noteEvery = 15 * time.Second
 
 const progressMark = "##PROGRESS##"
 
@@ -53,7 +65,8 @@ func newTerminal(jsonMode, progressLines bool) *terminal {
 		t.stdout = os.Stderr // stdout is reserved for the final JSON
 		t.tty = false
 	}
-	t.hideMark = t.tty && !progressLines
+	t.hideMark = !progressLines
+	t.notes = !t.tty && !jsonMode
 	if t.tty {
 		t.stop = make(chan struct{})
 		go t.redraw(t.stop)
@@ -86,7 +99,7 @@ func (t *terminal) redraw(stop chan struct{}) {
 func (t *terminal) started(r *runEnd) {
 	if t.tty {
 		t.mu.Lock()
-		fmt.Fprintf(t.stderr, "runbox: run %s (%s sandbox)\n", r.ID, r.Sandbox)
+		fmt.Fprintf(t.stderr, "runbox: run %s (%s sandbox)\n", r.name(), r.Sandbox)
 		t.mu.Unlock()
 	}
 }
@@ -142,6 +155,10 @@ func ensureNL(s string) string {
 }
 
 func (t *terminal) progress(p *api.Progress) {
+	if t.notes {
+		t.note(p)
+		return
+	}
 	if !t.tty {
 		return
 	}
@@ -151,6 +168,25 @@ func (t *terminal) progress(p *api.Progress) {
 	t.eraseLocked()
 	t.line = progressLine(p)
 	t.drawLocked()
+}
+
+// note writes progress as a plain line on stderr, for a log rather than a
+// terminal: when the epoch or phase changes, when the bar fills, and
+// otherwise at most every noteEvery.
+func (t *terminal) note(p *api.Progress) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	done := p.Percentage >= 100 || (p.Total > 0 && p.Step >= p.Total)
+	if prev := t.noted; prev != nil && p.Epoch == prev.Epoch && p.Phase == prev.Phase &&
+		(done == t.finished) && time.Since(t.noteAt) < noteEvery {
+		return
+	}
+	if t.midLine {
+		fmt.Fprintln(t.stderr)
+		t.midLine = false
+	}
+	fmt.Fprintf(t.stderr, "runbox: %s\n", progressLine(p))
+	t.noted, t.noteAt, t.finished = p, time.Now(), done
 }
 
 // dropMarks returns stdout data without its ##PROGRESS## lines. The start
@@ -177,7 +213,7 @@ func (t *terminal) dropMarks(data []byte) []byte {
 		case bytes.HasPrefix(line, mark) && nl < 0, nl < 0 && bytes.HasPrefix(mark, line):
 			t.held = line // a progress line without its end yet, or maybe one
 		case bytes.HasPrefix(line, mark):
-			// a whole progress line: dropped
+			t.hidden++ // a whole progress line: dropped
 		default:
 			out = append(out, line...)
 		}
@@ -271,13 +307,16 @@ func (t *terminal) summary(r *runEnd) {
 	if t.midLine {
 		fmt.Fprintln(t.stderr)
 	}
+	if t.notes && t.hidden > 0 {
+		fmt.Fprintf(t.stderr, "runbox: %d ##PROGRESS## line(s) not shown; the full output: runbox logs %s\n", t.hidden, r.name())
+	}
 	if r.State == api.Succeeded {
 		if t.tty {
-			fmt.Fprintf(t.stderr, "runbox: run %s succeeded in %s\n", r.ID, runDuration(&api.Run{StartedAt: r.StartedAt, EndedAt: r.EndedAt, Exit: r.Exit}))
+			fmt.Fprintf(t.stderr, "runbox: run %s succeeded in %s\n", r.name(), runDuration(&api.Run{StartedAt: r.StartedAt, EndedAt: r.EndedAt, Exit: r.Exit}))
 		}
 		return
 	}
-	fmt.Fprintf(t.stderr, "runbox: run %s %s", r.ID, r.State)
+	fmt.Fprintf(t.stderr, "runbox: run %s %s", r.name(), r.State)
 	if r.Failure != nil {
 		fmt.Fprintf(t.stderr, ": %s — %s", r.Failure.Code, r.Failure.Message)
 	}

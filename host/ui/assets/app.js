@@ -35,6 +35,9 @@ function bar(r) {
   return `<span class="bar"><i style="width:${Math.min(100, v).toFixed(1)}%"></i></span> ${v.toFixed(0)}%`;
 }
 function command(r) { return (r.spec && r.spec.command || []).join(" "); }
+// short is how a run is named to people: its number (what `runbox ls`
+// shows and commands take), or the start of its id from an older daemon.
+function short(r) { return r.short_id || (r.id || r.run_id || "").slice(0, 10); }
 function terminal(s) { return ["succeeded", "failed", "timed_out", "cancelled", "lost"].includes(s); }
 
 function listen(url, handlers) {
@@ -62,7 +65,7 @@ function listPage() {
       <select id="f-state"><option value="">all states</option>
         ${["queued", "preparing", "running", "succeeded", "failed", "timed_out", "cancelled", "lost"].map(s => `<option>${s}</option>`).join("")}
       </select>
-      <input id="f-q" placeholder="filter by name, command or id" size="32">
+      <input id="f-q" placeholder="filter by name, command, number or id" size="32">
       <span class="muted" id="count"></span>
     </div>
     <table><thead><tr><th>run</th><th>state</th><th>name</th><th>command</th><th>sandbox</th><th>progress</th><th>duration</th><th>failure</th></tr></thead>
@@ -92,7 +95,7 @@ function renderRuns(l) {
   }
   tb.innerHTML = l.runs.map(r => `
     <tr class="run" data-id="${esc(r.id)}" data-state="${esc(r.state)}">
-      <td><a href="#/run/${esc(r.id)}">${esc(r.id.slice(0, 10))}</a></td>
+      <td><a href="#/run/${esc(r.id)}" title="${esc(r.id)}">${esc(short(r))}</a></td>
       <td class="state s-${esc(r.state)}">${esc(r.state)}</td>
       <td>${esc(r.name)}</td>
       <td class="cmd" title="${esc(command(r))}">${esc(command(r))}</td>
@@ -132,7 +135,7 @@ function renderHead(p) {
   const rate = pr.rate ? `${pr.rate.toFixed(pr.rate < 10 ? 2 : 0)} ${esc(pr.rate_unit || "it/s")}` : "";
   const steps = pr.total ? `${pr.step || 0}/${pr.total}` : pr.step ? `step ${pr.step}` : "";
   const u = r.exit && r.exit.usage;
-  document.getElementById("title").innerHTML = `${esc(r.name || r.id)} <span class="state s-${esc(r.state)}" id="state">${esc(r.state)}</span>`;
+  document.getElementById("title").innerHTML = `${esc(r.name || "run " + short(r))} <span class="state s-${esc(r.state)}" id="state">${esc(r.state)}</span>`;
   // The buttons are redrawn only when the run ends, not on every progress
   // update: a click must not land on a button being replaced.
   const acts = document.getElementById("actions"), ended = String(terminal(r.state));
@@ -145,7 +148,7 @@ function renderHead(p) {
   }
   document.getElementById("head").innerHTML = `
     <dl>
-      <dt>run</dt><dd>${esc(r.id)}</dd>
+      <dt>run</dt><dd>${esc(short(r))} <span class="muted">${esc(r.id)}</span></dd>
       <dt>command</dt><dd><code>${esc(command(r))}</code></dd>
       <dt>sandbox</dt><dd>${esc(r.sandbox)} <span class="muted">${esc(r.sandbox_reason || "")}</span></dd>
       <dt>progress</dt><dd>${bar(r)} ${esc(steps)} ${rate} ${eta} <span class="muted">${esc(pr.phase || "")}</span></dd>
@@ -154,7 +157,7 @@ function renderHead(p) {
       ${r.exit ? `<dt>exit</dt><dd>${r.exit.code} ${esc(r.exit.signal || "")}</dd>` : ""}
       ${u && u.wall_seconds ? `<dt>usage</dt><dd>cpu ${u.cpu_seconds.toFixed(2)}s, peak memory ${(u.peak_rss_bytes / 1048576).toFixed(1)} MiB</dd>` : ""}
       ${r.parent_run_id ? `<dt>retry of</dt><dd><a href="#/run/${esc(r.parent_run_id)}">${esc(r.parent_run_id)}</a> (attempt ${r.attempt})</dd>` : ""}
-      ${p.retries.length ? `<dt>retries</dt><dd>${p.retries.map(k => `<a href="#/run/${esc(k.id)}">${esc(k.id.slice(0, 10))}</a> <span class="s-${esc(k.state)}">${esc(k.state)}</span>`).join(", ")}</dd>` : ""}
+      ${p.retries.length ? `<dt>retries</dt><dd>${p.retries.map(k => `<a href="#/run/${esc(k.id)}">${esc(short(k))}</a> <span class="s-${esc(k.state)}">${esc(k.state)}</span>`).join(", ")}</dd>` : ""}
     </dl>`;
   const f = r.failure;
   document.getElementById("failure").innerHTML = f ? `<div class="card failure"><h3>${esc(f.code)} <span class="muted">confidence ${f.confidence.toFixed(2)}${f.retryable ? ", retryable" : ""}</span></h3>
@@ -202,6 +205,31 @@ async function loadRelated(p) {
 
 const COLORS = ["#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00", "#56B4E9"];
 
+// Axis ticks. uPlot's own increments stop at 1e16 (a loss of 1e302 got
+// no labels at all) and include fractions (steps 1.1, 1.2, ...). Steps
+// are integers: their ticks are whole multiples of 1, 2 or 5. Values get
+// increments over the whole float range and, far from 1, labels in
+// scientific form.
+function incrs(from, to) {
+  const out = [];
+  for (let e = from; e <= to; e++) for (const m of [1, 2, 5]) out.push(m * 10 ** e);
+  return out;
+}
+const STEP_INCRS = incrs(0, 18), VALUE_INCRS = incrs(-300, 307);
+function num(v) {
+  if (v == null) return "";
+  const a = Math.abs(v);
+  if (a !== 0 && (a >= 1e6 || a < 1e-4)) return v.toExponential(2).replace(/\.?0+e/, "e");
+  return String(+v.toPrecision(6));
+}
+function axisSize(u, values) {
+  const longest = Math.max(3, ...(values || []).map(v => String(v).length));
+  return 24 + 8 * longest; // tick and gap, then the label
+}
+// The hover legend's value, in the same form as the axis (uPlot's own
+// writes 1e302 with all 303 digits).
+const legendValue = (u, v) => v == null ? "--" : num(v);
+
 // A metric value from the API: a number, or "NaN", "Infinity",
 // "-Infinity" (JSON has no such numbers). fin is the value to draw, null
 // (a gap in the line) for the non-finite ones.
@@ -236,12 +264,18 @@ function renderCharts(m) {
   }
   const none = document.getElementById("no-metrics");
   if (none) none.remove();
-  const ordered = [...m.series].sort((a, b) => (a.name.startsWith("progress/") - b.name.startsWith("progress/")) || a.name.localeCompare(b.name));
+  // progress/percent is the bar above over again: not drawn.
+  const shown = m.series.filter(s => s.name !== "progress/percent");
+  if (!shown.length) {
+    box.innerHTML = `<p class="muted" id="no-metrics">this run has reported no metrics${terminal(m.state) ? "" : " yet"} (its progress is the bar above)</p>`;
+    return;
+  }
+  const ordered = [...shown].sort((a, b) => (a.name.startsWith("progress/") - b.name.startsWith("progress/")) || a.name.localeCompare(b.name));
   for (const s of ordered) {
-    const runs = [{ id: m.run_id, s }];
+    const runs = [{ id: m.run_id, m, s }];
     for (const [id, rm] of Object.entries(related)) {
       const o = rm.series.find(x => x.name === s.name);
-      if (o) runs.push({ id, s: o });
+      if (o) runs.push({ id, m: rm, s: o });
     }
     // a shared x axis: the union of steps
     const xs = [...new Set(runs.flatMap(r => r.s.step))].sort((a, b) => a - b);
@@ -250,11 +284,11 @@ function renderCharts(m) {
     runs.forEach((r, i) => {
       const at = new Map(r.s.step.map((x, j) => [x, j]));
       data.push(xs.map(x => at.has(x) ? fin(r.s.value[at.get(x)]) : null));
-      series.push({ label: i === 0 ? s.name : r.id.slice(0, 10), stroke: COLORS[i % COLORS.length], width: 1.5, spanGaps: i > 0 });
+      series.push({ label: i === 0 ? s.name : short(r.m), stroke: COLORS[i % COLORS.length], width: 1.5, spanGaps: i > 0, value: legendValue });
       if (i === 0 && s.span > 1) {
         for (const k of ["min", "max"]) {
           data.push(xs.map(x => at.has(x) ? r.s[k][at.get(x)] : null));
-          series.push({ label: k, stroke: COLORS[0] + "55", width: 1 });
+          series.push({ label: k, stroke: COLORS[0] + "55", width: 1, value: legendValue });
         }
       }
     });
@@ -275,7 +309,11 @@ function renderCharts(m) {
       h.textContent = s.name + (s.span > 1 ? ` (${s.total} samples, ${s.span} per point: line = last, faint = min/max)` : "");
       div.appendChild(h);
       box.appendChild(div);
-      u = new uPlot({ width: 580, height: 230, series, scales: { x: { time: false } }, axes: [{ label: "step" }, {}], cursor: { drag: { x: true, y: false } } }, data, div);
+      const axes = [
+        { label: "step", incrs: STEP_INCRS, values: (u, vs) => vs.map(num) },
+        { incrs: VALUE_INCRS, values: (u, vs) => vs.map(num), size: axisSize },
+      ];
+      u = new uPlot({ width: 580, height: 230, series, scales: { x: { time: false } }, axes, cursor: { drag: { x: true, y: false } } }, data, div);
       window.runboxCharts[s.name] = u;
     }
     u.root.parentElement.dataset.points = String(s.step.length);
