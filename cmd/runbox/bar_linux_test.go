@@ -111,9 +111,9 @@ for i in range(1, %d):
     time.sleep(0.7)
 `, steps+1, steps, steps))
 	// The daemon is up and its progress plugin loaded before the timed
-	// part: the first run after a daemon starts waits for the plugin to
-	// load (tens to hundreds of milliseconds) before any bar appears.
-	e.must("run", "--sandbox", "process", "--", "echo", `##PROGRESS## {"step": 1, "total": 2}`)
+	// part: the first runs after a daemon starts wait for the plugin to
+	// load before any bar appears.
+	e.progressReady()
 	master, slave := openPTY(t)
 	defer master.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)

@@ -29,7 +29,7 @@ func TestShortIDsAndLast(t *testing.T) {
 	// The daemon loads the progress plugin at the first output that may
 	// be progress: lines printed meanwhile are folded into one update. A
 	// warm-up run (run 1) loads it.
-	e.must("run", "--", "echo", `##PROGRESS## {"step": 1, "total": 1}`)
+	e.progressReady()
 	e.must("run", "--", "sh", "-c", progressScript, "first")
 	e.must("run", "--", "sh", "-c", progressScript, "second")
 	if r := e.run("", "run", "--", "sh", "-c", "echo third; exit 3"); r.code != 3 {
@@ -116,7 +116,7 @@ func TestDemoRunWithoutTTY(t *testing.T) {
 	// machine a fresh daemon's first run can end before its progress
 	// arrives, and this test is about how progress is shown, not how soon
 	// the plugin loads.
-	e.must("run", "--", "echo", `##PROGRESS## {"step": 1, "total": 1}`)
+	e.progressReady()
 	r := e.run("", "run", "--name", "demo-train", "--", "python3", train, "--epochs", "3")
 	if r.code != 0 {
 		t.Fatalf("demo-train: exit %d\n%s\n%s", r.code, r.stdout, r.stderr)

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -15,6 +16,7 @@ import (
 	"time"
 
 	"github.com/runbox/runbox/api"
+	"github.com/runbox/runbox/internal/testwait"
 )
 
 // These tests drive the real runbox binary the way a user does: the CLI
@@ -111,6 +113,27 @@ func (e *env) getRun(id string) *api.Run {
 		e.t.Fatal(err)
 	}
 	return &r
+}
+
+// progressReady makes the daemon load its progress plugin and waits
+// (bounded) until it has: the daemon loads it at the first output that may
+// be progress, in the background, so on a loaded machine a fresh daemon's
+// first short runs can end before any progress is read. A test about how
+// progress is shown starts with this; it is not about how soon the plugin
+// loads.
+func (e *env) progressReady() {
+	e.t.Helper()
+	id := strings.TrimSpace(e.must("run", "-d", "--", "echo", `##PROGRESS## {"step": 1, "total": 1}`))
+	e.must("wait", id)
+	err := testwait.For("the progress plugin to read a run's progress", 90*time.Second, func() error {
+		if r := e.getRun(id); r.Progress == nil {
+			return errors.New("no progress recorded yet")
+		}
+		return nil
+	})
+	if err != nil {
+		e.t.Fatal(err)
+	}
 }
 
 // logPath is where the daemon keeps run id's framed log.
