@@ -24,6 +24,10 @@ type runner struct {
 
 	// prepared: the run was created in preparing (it started at once).
 	prepared bool
+	// startGuessed: the stored start time is an estimate, made by a
+	// daemon that re-attached to a run whose start was never recorded;
+	// the exit record's replaces it.
+	startGuessed bool
 
 	mu        sync.Mutex
 	handle    sandbox.Handle
@@ -127,8 +131,22 @@ func (r *runner) start(p *pendingRun) {
 	}); err != nil {
 		r.e.log.Error("run: running", "run", r.id, "err", err)
 	}
+	// Pebble holds that write in its own buffer, so a daemon killed now
+	// would lose it and the next one would re-attach to a run in
+	// preparing, its start unknown. A run still going after a moment gets
+	// it synced off the start path; a shorter one's synced end does it.
+	synced := time.AfterFunc(startSyncDelay, func() {
+		if err := r.e.cfg.Store.Sync(ctx); err != nil && ctx.Err() == nil {
+			r.e.log.Warn("run: sync start", "run", r.id, "err", err)
+		}
+	})
+	defer synced.Stop()
 	r.supervise(ctx, h, p.spec)
 }
+
+// startSyncDelay is how long a started run's unsynced "running" record
+// may wait for a synced write before the runner syncs it itself.
+const startSyncDelay = 50 * time.Millisecond
 
 // smoke runs the smoke command; it reports whether the full run may go on.
 func (r *runner) smoke(ctx context.Context, sb sandbox.Sandbox, spec sandbox.Spec) bool {
@@ -479,13 +497,34 @@ func (r *runner) finalize(ctx context.Context, exit sandbox.Exit, smoke bool) {
 			if prog != nil {
 				run.Progress = prog
 			}
-			run.EndedAt = &now
+			r.trueTimes(run, exit, smoke, now)
 		})
 		return err
 	}); err != nil {
 		r.e.log.Error("run: finalize", "run", r.id, "err", err)
 	}
 	r.e.log.Debug("run: ended", "run", r.id, "state", state)
+}
+
+// trueTimes sets an ending run's start and end from its exit record, which
+// its sandbox wrote when it happened: a daemon that learns of the end
+// later (it re-attached after a restart, or the store lost the write that
+// recorded it) must not move the end to when it found out, nor leave the
+// start at when it re-attached. A time the record lacks, or one that
+// cannot be right (before the run was created, after now, an end before
+// the start: another machine's clock, a whole-second Slurm time), leaves
+// the daemon's own.
+func (r *runner) trueTimes(run *store.Run, exit sandbox.Exit, smoke bool, now time.Time) {
+	if st := exit.StartedAt; !smoke && !st.IsZero() && (run.StartedAt == nil || r.startGuessed) &&
+		!st.Before(run.CreatedAt) && !st.After(now) {
+		run.StartedAt = &st
+	}
+	end := now
+	if et := exit.EndedAt; !et.IsZero() && !et.After(now) && !et.Before(run.CreatedAt) &&
+		(run.StartedAt == nil || !et.Before(*run.StartedAt)) {
+		end = et
+	}
+	run.EndedAt = &end
 }
 
 // diskFullRetry is how often a run's end is offered again to a store
