@@ -67,8 +67,12 @@ type Engine struct {
 	unready map[string]bool
 	pending map[string]*pendingRun // queued runs' full specs (secrets in memory only)
 	active  map[string]*runner     // started or starting
-	done    map[string]chan struct{}
-	closed  bool
+	// unrecorded holds the ends of runs that the store refused for want
+	// of space (runner.showUnrecorded), shown in its place until it
+	// takes them.
+	unrecorded map[string]*store.Run
+	done       map[string]chan struct{}
+	closed     bool
 
 	probes probes // cached Docker probes for --sandbox auto
 
@@ -110,14 +114,15 @@ func New(cfg Config) (*Engine, error) {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	e := &Engine{
-		cfg:     cfg,
-		log:     cfg.Logger,
-		pending: map[string]*pendingRun{},
-		unready: map[string]bool{},
-		active:  map[string]*runner{},
-		done:    map[string]chan struct{}{},
-		ctx:     ctx,
-		cancel:  cancel,
+		cfg:        cfg,
+		log:        cfg.Logger,
+		pending:    map[string]*pendingRun{},
+		unready:    map[string]bool{},
+		active:     map[string]*runner{},
+		unrecorded: map[string]*store.Run{},
+		done:       map[string]chan struct{}{},
+		ctx:        ctx,
+		cancel:     cancel,
 	}
 	if w, ok := cfg.Judge.(idleWatcher); ok {
 		w.WatchIdle(func() bool {
@@ -334,6 +339,34 @@ func (e *Engine) runner(id string) *runner {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	return e.active[id]
+}
+
+// setUnrecorded shows run as id's end until the store takes it; nil
+// forgets it.
+func (e *Engine) setUnrecorded(id string, run *store.Run) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if run == nil {
+		delete(e.unrecorded, id)
+		return
+	}
+	e.unrecorded[id] = run
+}
+
+// withUnrecorded returns the end the store has not taken yet in place of
+// its stored run (a copy), or run itself.
+func (e *Engine) withUnrecorded(run *store.Run) *store.Run {
+	if run == nil || run.State.Terminal() {
+		return run
+	}
+	e.mu.Lock()
+	u := e.unrecorded[run.ID]
+	e.mu.Unlock()
+	if u == nil {
+		return run
+	}
+	c := *u
+	return &c
 }
 
 // Store is the engine's store.

@@ -489,21 +489,53 @@ func (r *runner) finalize(ctx context.Context, exit sandbox.Exit, smoke bool) {
 	if exit.LogDropped > 0 {
 		reason += fmt.Sprintf(" (disk full: %d bytes of output dropped)", exit.LogDropped)
 	}
-	if err := untilRoom(ctx, func() error {
-		_, err := r.e.cfg.Store.Transition(ctx, r.id, state, reason, func(run *store.Run) {
-			ex := exit
-			run.Exit = &ex
-			run.Failure = failure
-			if prog != nil {
-				run.Progress = prog
-			}
-			r.trueTimes(run, exit, smoke, now)
-		})
+	end := func(run *store.Run) {
+		ex := exit
+		run.Exit = &ex
+		run.Failure = failure
+		if prog != nil {
+			run.Progress = prog
+		}
+		r.trueTimes(run, exit, smoke, now)
+	}
+	shown := false
+	err := untilRoom(ctx, func() error {
+		_, err := r.e.cfg.Store.Transition(ctx, r.id, state, reason, end)
+		if err != nil && errors.Is(err, store.ErrDiskFull) && !shown {
+			shown = r.showUnrecorded(ctx, state, reason, end)
+		}
 		return err
-	}); err != nil {
+	})
+	if err != nil {
 		r.e.log.Error("run: finalize", "run", r.id, "err", err)
+	} else if shown {
+		r.e.setUnrecorded(r.id, nil)
+		r.e.log.Info("run: end recorded now that the store has room", "run", r.id, "state", state)
 	}
 	r.e.log.Debug("run: ended", "run", r.id, "state", state)
+}
+
+// unrecordedNote is added to the reason of a run whose end the store has
+// not taken yet.
+const unrecordedNote = " [the store could not record this end yet (its disk is full): shown from the run's exit record; it is recorded when space returns]"
+
+// showUnrecorded makes a run's end, which the store refused for want of
+// space, what the engine answers for the run meanwhile (Get, List) and
+// answers those waiting for it: the end is on disk in the run's exit
+// record, so status must not say running and wait must not hang until
+// space returns. The runner keeps offering the end to the store.
+func (r *runner) showUnrecorded(ctx context.Context, state store.State, reason string, end func(*store.Run)) bool {
+	run, err := r.e.cfg.Store.GetRun(ctx, r.id)
+	if err != nil || run.State.Terminal() {
+		return false
+	}
+	run.State, run.Reason = state, reason+unrecordedNote
+	end(run)
+	r.e.setUnrecorded(r.id, run)
+	r.e.ended(r.id)
+	r.e.log.Warn("run: ended, but the store's disk is full: its end is shown from its exit record until the store can take it",
+		"run", r.id, "state", state)
+	return true
 }
 
 // trueTimes sets an ending run's start and end from its exit record, which
