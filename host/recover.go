@@ -137,7 +137,6 @@ func (r *runner) markStarted(ctx context.Context, h sandbox.Handle) {
 		start, how = st.StartedAt(), "the backend's start time"
 	}
 	if start.IsZero() {
-		r.startGuessed = true
 		start, how = r.e.cfg.Now(), "re-attach time (no earlier trace of its start)"
 		if evs, err := r.e.cfg.Store.Events(ctx, r.id, 0, 0); err == nil {
 			for _, ev := range evs {

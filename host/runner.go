@@ -24,10 +24,6 @@ type runner struct {
 
 	// prepared: the run was created in preparing (it started at once).
 	prepared bool
-	// startGuessed: the stored start time is an estimate, made by a
-	// daemon that re-attached to a run whose start was never recorded;
-	// the exit record's replaces it.
-	startGuessed bool
 
 	mu        sync.Mutex
 	handle    sandbox.Handle
@@ -539,16 +535,18 @@ func (r *runner) showUnrecorded(ctx context.Context, state store.State, reason s
 }
 
 // trueTimes sets an ending run's start and end from its exit record, which
-// its sandbox wrote when it happened: a daemon that learns of the end
-// later (it re-attached after a restart, or the store lost the write that
-// recorded it) must not move the end to when it found out, nor leave the
-// start at when it re-attached. A time the record lacks, or one that
-// cannot be right (before the run was created, after now, an end before
-// the start: another machine's clock, a whole-second Slurm time), leaves
-// the daemon's own.
+// its sandbox wrote when they happened: a daemon that learns of the end
+// later (it re-attached after a restart, rebuilt the run after store
+// damage, or the store lost the write that recorded it) must not move the
+// end to when it found out, nor the start to when it re-attached. The
+// daemon's own start, shown while the run goes on, is taken a few
+// milliseconds after the sandbox's, so the record's replaces it at the end
+// for every run alike. A time the record lacks, or one that cannot be
+// right (before the run was created, after now, an end before the start:
+// a pooled container's start, a whole-second Slurm time, another
+// machine's clock), leaves the daemon's own.
 func (r *runner) trueTimes(run *store.Run, exit sandbox.Exit, smoke bool, now time.Time) {
-	if st := exit.StartedAt; !smoke && !st.IsZero() && (run.StartedAt == nil || r.startGuessed) &&
-		!st.Before(run.CreatedAt) && !st.After(now) {
+	if st := exit.StartedAt; !smoke && !st.IsZero() && !st.Before(run.CreatedAt) && !st.After(now) {
 		run.StartedAt = &st
 	}
 	end := now

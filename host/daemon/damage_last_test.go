@@ -90,3 +90,45 @@ func TestFaultDamagedLastWALRecordKeepsTrueTimes(t *testing.T) {
 		t.Errorf("ended_at moved: %v, was %v", after.EndedAt, before.EndedAt)
 	}
 }
+
+// Fault: a third of the store's WAL overwritten between two daemon runs -> every run, including those whose records the damage took and that were rebuilt from their run directories, keeps the started_at and ended_at it had (its exit record's), not the time of the salvage
+func TestFaultDamagedStoreWALKeepsTrueTimes(t *testing.T) {
+	ctx := context.Background()
+	home := t.TempDir()
+	c, stop := daemonAt(t, home)
+	before := map[string]*api.Run{}
+	for i := 0; i < 16; i++ {
+		r, err := c.Submit(ctx, api.RunRequest{
+			Command: []string{"sh", "-c", "echo step " + strings.Repeat("x", i) + "; sleep 0.05"},
+			Sandbox: sandbox.Process, Workdir: t.TempDir(),
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		end, err := c.Wait(ctx, r.ID, 30*time.Second)
+		if err != nil || end.StartedAt == nil || end.EndedAt == nil {
+			t.Fatalf("run %d: %+v %v", i, end, err)
+		}
+		before[r.ID] = end
+	}
+	stop()
+	damageWAL(t, home)
+	time.Sleep(1100 * time.Millisecond) // a time taken now would show
+
+	c, _ = daemonAt(t, home)
+	moved := 0
+	for id, b := range before {
+		got, err := c.Wait(ctx, id, 30*time.Second)
+		if err != nil {
+			t.Fatalf("run %s after the damage: %v", id, err)
+		}
+		if got.StartedAt == nil || got.EndedAt == nil || !got.StartedAt.Equal(*b.StartedAt) || !got.EndedAt.Equal(*b.EndedAt) {
+			moved++
+			t.Errorf("run %s (%s): started %v ended %v, was started %s ended %s",
+				id, got.Reason, got.StartedAt, got.EndedAt, b.StartedAt, b.EndedAt)
+		}
+	}
+	if moved > 0 {
+		t.Fatalf("%d of %d runs' times moved", moved, len(before))
+	}
+}
