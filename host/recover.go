@@ -104,15 +104,24 @@ func (e *Engine) recoverRun(ctx context.Context, run *store.Run) {
 	e.mu.Unlock()
 	r.resumeMetrics(ctx)
 	e.log.Info("recover: re-attached", "run", run.ID, "sandbox", run.Sandbox, "ref", h.Ref())
+	q, queued := h.(sandbox.Queued)
+	if run.State == store.Preparing && !queued {
+		// Before the daemon answers anyone: it is running.
+		r.markStarted(ctx, h)
+	}
 	e.wg.Add(1)
 	go func() {
 		defer e.wg.Done()
 		defer e.finish(run.ID)
-		if q, ok := h.(sandbox.Queued); ok {
+		if queued {
 			r.awaitStart(e.ctx, q) // the backend's reasons reach the run again
-		}
-		if run.State == store.Preparing {
-			r.markStarted(e.ctx, h)
+			// Only now: a job still pending in the backend's queue stays
+			// in preparing, as awaitStart says; one that ended without
+			// ever starting goes from preparing to its end.
+			st, knows := h.(startTimer)
+			if run.State == store.Preparing && (!knows || !st.StartedAt().IsZero()) {
+				r.markStarted(e.ctx, h)
+			}
 		}
 		r.supervise(e.ctx, h, spec)
 	}()
