@@ -49,7 +49,36 @@ func (r *runner) classify(ctx context.Context, run *store.Run, exit sandbox.Exit
 		in.Progress = &p
 	}
 	r.mu.Unlock()
-	return isolationAdvice(run.Spec, Classify(ctx, r.e.cfg.Judge, in)) // isolate.go
+	f := Classify(ctx, r.e.cfg.Judge, in)
+	if exit.Outside != "" && !smoke && !stalled {
+		f = outsideFailure(exit)
+	}
+	return isolationAdvice(run.Spec, f) // isolate.go
+}
+
+// outsideFailure is the failure of a run its sandbox saw ended by
+// something other than runbox (exit.Outside: a Slurm job cancelled with
+// scancel by its owner or an administrator). That fact beats whatever the
+// signal and output suggest. TERMINATED, not CANCELLED: CANCELLED means
+// the user stopped it through runbox, and that would be untrue (it would
+// also read, to the user and to retry logic, as a run nobody needs any
+// more); TERMINATED is DESIGN's "SIGTERM not sent by runbox", which is
+// how scancel ends a job (SIGTERM to its steps, SIGKILL after KillWait).
+// A job that only the SIGKILL ended is KILLED, with the same reason.
+func outsideFailure(exit sandbox.Exit) *sdk.Failure {
+	f := &sdk.Failure{Code: sdk.CodeTerminated, Message: exit.Outside, Confidence: 0.9, Plugin: "runbox",
+		Evidence: []string{fmt.Sprintf("exit %d", exit.Code)},
+		Suggestions: []string{
+			"ask whoever cancelled it why (your own scancel, another session, an administrator, a reservation's end)",
+			"retry it if it should have finished: runbox retry RUN",
+		}}
+	if exit.Signal != "" {
+		f.Evidence = []string{"ended by " + exit.Signal}
+	}
+	if exit.Signal == "SIGKILL" {
+		f.Code = sdk.CodeKilled
+	}
+	return f
 }
 
 // Classify runs the classifier plugins over in, with a built-in fallback

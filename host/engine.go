@@ -58,12 +58,21 @@ type Engine struct {
 	cfg Config
 	log *slog.Logger
 
-	mu      sync.Mutex
-	queue   []string               // queued run ids, FIFO
+	mu    sync.Mutex
+	queue []string // queued run ids, FIFO by creation (id order)
+	// unready holds queued ids whose submission is still being written
+	// (its spec and record not yet on disk): each took its place in the
+	// queue when its id was made, and nothing behind it starts before it
+	// is ready, so runs start in the order they were created.
+	unready map[string]bool
 	pending map[string]*pendingRun // queued runs' full specs (secrets in memory only)
 	active  map[string]*runner     // started or starting
-	done    map[string]chan struct{}
-	closed  bool
+	// unrecorded holds the ends of runs that the store refused for want
+	// of space (runner.showUnrecorded), shown in its place until it
+	// takes them.
+	unrecorded map[string]*store.Run
+	done       map[string]chan struct{}
+	closed     bool
 
 	probes probes // cached Docker probes for --sandbox auto
 
@@ -105,13 +114,15 @@ func New(cfg Config) (*Engine, error) {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	e := &Engine{
-		cfg:     cfg,
-		log:     cfg.Logger,
-		pending: map[string]*pendingRun{},
-		active:  map[string]*runner{},
-		done:    map[string]chan struct{}{},
-		ctx:     ctx,
-		cancel:  cancel,
+		cfg:        cfg,
+		log:        cfg.Logger,
+		pending:    map[string]*pendingRun{},
+		unready:    map[string]bool{},
+		active:     map[string]*runner{},
+		unrecorded: map[string]*store.Run{},
+		done:       map[string]chan struct{}{},
+		ctx:        ctx,
+		cancel:     cancel,
 	}
 	if w, ok := cfg.Judge.(idleWatcher); ok {
 		w.WatchIdle(func() bool {
@@ -197,28 +208,71 @@ func (e *Engine) endedLocked(id string) {
 	}
 }
 
-// reserve takes a slot for run id when it can start at once: nothing is
-// queued ahead of it and fewer than MaxParallel runs are active. The
-// caller then creates the run in preparing and calls launch, or release
-// if that fails. nil means the run must queue.
-func (e *Engine) reserve(id string) *runner {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	if e.closed || len(e.queue) > 0 || len(e.active) >= e.cfg.MaxParallel {
-		return nil
-	}
-	r := newRunner(e, id)
-	r.prepared = true
-	e.track(id)
-	e.active[id] = r
-	return r
+// admission is a submission's place in line, taken when its id is made.
+type admission struct {
+	id      string
+	created time.Time
+	// slot is set when the run can start at once (nothing queued ahead of
+	// it, fewer than MaxParallel runs active): the caller creates it in
+	// preparing and launches it. Otherwise the run holds its place in the
+	// queue, not ready until the caller calls ready.
+	slot *runner
 }
 
-// release gives back a reserved slot whose run was never created.
-func (e *Engine) release(id string) {
+// admit makes a new run id and takes its place in line under one lock,
+// so that the order of ids (and creation times) is the order runs start
+// in: a submission that takes longer to validate or write cannot be
+// overtaken by one made after it (under 200 concurrent submissions,
+// places used to be taken only once each record was synced, and runs
+// started out of order). The caller must end the admission with launch,
+// ready or abandon.
+func (e *Engine) admit() (*admission, error) {
 	e.mu.Lock()
-	delete(e.active, id)
-	delete(e.done, id)
+	defer e.mu.Unlock()
+	if e.closed {
+		return nil, ErrClosed
+	}
+	a := &admission{id: store.NewID(), created: e.cfg.Now()}
+	e.track(a.id)
+	if len(e.queue) == 0 && len(e.active) < e.cfg.MaxParallel {
+		a.slot = newRunner(e, a.id)
+		a.slot.prepared = true
+		e.active[a.id] = a.slot
+		return a, nil
+	}
+	e.queue = append(e.queue, a.id)
+	e.unready[a.id] = true
+	return a, nil
+}
+
+// abandon gives back the place of a submission whose run was never
+// created, and lets those behind it go on.
+func (e *Engine) abandon(a *admission) {
+	e.mu.Lock()
+	if a.slot != nil {
+		delete(e.active, a.id)
+	} else {
+		for i, q := range e.queue {
+			if q == a.id {
+				e.queue = append(e.queue[:i], e.queue[i+1:]...)
+				break
+			}
+		}
+		delete(e.unready, a.id)
+	}
+	delete(e.done, a.id)
+	e.mu.Unlock()
+	e.schedule()
+}
+
+// ready marks an admitted run that holds a place in the queue as created
+// (its spec and record are on disk), so it may start in its turn.
+func (e *Engine) ready(a *admission, p *pendingRun) {
+	e.mu.Lock()
+	if e.unready[a.id] { // else stopped meanwhile (dequeue)
+		delete(e.unready, a.id)
+		e.pending[a.id] = p
+	}
 	e.mu.Unlock()
 	e.schedule()
 }
@@ -248,6 +302,11 @@ func (e *Engine) schedule() {
 	defer e.mu.Unlock()
 	for !e.closed && len(e.queue) > 0 && len(e.active) < e.cfg.MaxParallel {
 		id := e.queue[0]
+		if e.unready[id] {
+			// Still being written: those behind it wait (a few
+			// milliseconds, one synced write) rather than overtake it.
+			break
+		}
 		e.queue = e.queue[1:]
 		p := e.pending[id]
 		delete(e.pending, id)
@@ -269,6 +328,7 @@ func (e *Engine) dequeue(id string) bool {
 		if q == id {
 			e.queue = append(e.queue[:i], e.queue[i+1:]...)
 			delete(e.pending, id)
+			delete(e.unready, id)
 			return true
 		}
 	}
@@ -279,6 +339,34 @@ func (e *Engine) runner(id string) *runner {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	return e.active[id]
+}
+
+// setUnrecorded shows run as id's end until the store takes it; nil
+// forgets it.
+func (e *Engine) setUnrecorded(id string, run *store.Run) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if run == nil {
+		delete(e.unrecorded, id)
+		return
+	}
+	e.unrecorded[id] = run
+}
+
+// withUnrecorded returns the end the store has not taken yet in place of
+// its stored run (a copy), or run itself.
+func (e *Engine) withUnrecorded(run *store.Run) *store.Run {
+	if run == nil || run.State.Terminal() {
+		return run
+	}
+	e.mu.Lock()
+	u := e.unrecorded[run.ID]
+	e.mu.Unlock()
+	if u == nil {
+		return run
+	}
+	c := *u
+	return &c
 }
 
 // Store is the engine's store.

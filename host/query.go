@@ -3,6 +3,7 @@ package host
 import (
 	"context"
 	"fmt"
+	"slices"
 
 	"github.com/runbox/runbox/api"
 	"github.com/runbox/runbox/sandbox"
@@ -14,6 +15,9 @@ func (e *Engine) Get(ctx context.Context, id string) (*store.Run, error) {
 	run, err := e.cfg.Store.GetRun(ctx, id)
 	if err != nil {
 		return nil, err
+	}
+	if u := e.withUnrecorded(run); u != run {
+		return u, nil // ended; the store has not taken it yet (disk full)
 	}
 	if p := e.Progress(run.ID); p != nil {
 		run.Progress = p
@@ -39,7 +43,19 @@ func (e *Engine) queuePosition(id string) int {
 
 // List returns runs matching f, newest first.
 func (e *Engine) List(ctx context.Context, f store.Filter) ([]*store.Run, error) {
-	return e.cfg.Store.ListRuns(ctx, f)
+	runs, err := e.cfg.Store.ListRuns(ctx, f)
+	if err != nil {
+		return nil, err
+	}
+	out := runs[:0]
+	for _, r := range runs {
+		r = e.withUnrecorded(r)
+		if len(f.States) > 0 && !slices.Contains(f.States, r.State) {
+			continue // its end, not yet stored, is outside the filter
+		}
+		out = append(out, r)
+	}
+	return out, nil
 }
 
 // Events returns a run's events after seq.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/runbox/runbox/sandbox"
 	"github.com/runbox/runbox/store"
@@ -96,13 +97,6 @@ func (e *Engine) recoverRun(ctx context.Context, run *store.Run) {
 		}
 		return
 	}
-	if run.State == store.Preparing {
-		if _, err := e.cfg.Store.Transition(ctx, run.ID, store.Running, "running (re-attached after a daemon restart)", func(r *store.Run) {
-			r.Ref = h.Ref()
-		}); err != nil {
-			e.log.Warn("recover: mark running", "run", run.ID, "err", err)
-		}
-	}
 	e.mu.Lock()
 	e.track(run.ID)
 	r := newRunner(e, run.ID)
@@ -110,13 +104,61 @@ func (e *Engine) recoverRun(ctx context.Context, run *store.Run) {
 	e.mu.Unlock()
 	r.resumeMetrics(ctx)
 	e.log.Info("recover: re-attached", "run", run.ID, "sandbox", run.Sandbox, "ref", h.Ref())
+	q, queued := h.(sandbox.Queued)
+	if run.State == store.Preparing && !queued {
+		// Before the daemon answers anyone: it is running.
+		r.markStarted(ctx, h)
+	}
 	e.wg.Add(1)
 	go func() {
 		defer e.wg.Done()
 		defer e.finish(run.ID)
-		if q, ok := h.(sandbox.Queued); ok {
+		if queued {
 			r.awaitStart(e.ctx, q) // the backend's reasons reach the run again
+			// Only now: a job still pending in the backend's queue stays
+			// in preparing, as awaitStart says; one that ended without
+			// ever starting goes from preparing to its end.
+			st, knows := h.(startTimer)
+			if run.State == store.Preparing && (!knows || !st.StartedAt().IsZero()) {
+				r.markStarted(e.ctx, h)
+			}
 		}
 		r.supervise(e.ctx, h, spec)
 	}()
+}
+
+// startTimer is a handle that knows when its run started (a Slurm job's
+// start, from its record).
+type startTimer interface {
+	StartedAt() time.Time
+}
+
+// markStarted records a re-attached run found in preparing as running.
+// Its start was never stored (the daemon died before its unsynced
+// "running" write reached the disk), and the re-attach time is not it:
+// the backend's own start time is, where the handle knows it; else the
+// run's last move to preparing, the moment its sandbox was started
+// (milliseconds before its command ran). The exit record's start
+// replaces that estimate when the run ends (runner.trueTimes).
+func (r *runner) markStarted(ctx context.Context, h sandbox.Handle) {
+	start, how := time.Time{}, ""
+	if st, ok := h.(startTimer); ok {
+		start, how = st.StartedAt(), "the backend's start time"
+	}
+	if start.IsZero() {
+		start, how = r.e.cfg.Now(), "re-attach time (no earlier trace of its start)"
+		if evs, err := r.e.cfg.Store.Events(ctx, r.id, 0, 0); err == nil {
+			for _, ev := range evs {
+				if ev.Type == store.EventState && ev.State == store.Preparing {
+					start, how = ev.Time, "when its sandbox was started"
+				}
+			}
+		}
+	}
+	if _, err := r.e.cfg.Store.Transition(ctx, r.id, store.Running, "running (re-attached after a daemon restart; start time: "+how+")", func(run *store.Run) {
+		run.Ref = h.Ref()
+		run.StartedAt = &start
+	}); err != nil {
+		r.e.log.Warn("recover: mark running", "run", r.id, "err", err)
+	}
 }

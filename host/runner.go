@@ -127,8 +127,22 @@ func (r *runner) start(p *pendingRun) {
 	}); err != nil {
 		r.e.log.Error("run: running", "run", r.id, "err", err)
 	}
+	// Pebble holds that write in its own buffer, so a daemon killed now
+	// would lose it and the next one would re-attach to a run in
+	// preparing, its start unknown. A run still going after a moment gets
+	// it synced off the start path; a shorter one's synced end does it.
+	synced := time.AfterFunc(startSyncDelay, func() {
+		if err := r.e.cfg.Store.Sync(ctx); err != nil && ctx.Err() == nil {
+			r.e.log.Warn("run: sync start", "run", r.id, "err", err)
+		}
+	})
+	defer synced.Stop()
 	r.supervise(ctx, h, p.spec)
 }
+
+// startSyncDelay is how long a started run's unsynced "running" record
+// may wait for a synced write before the runner syncs it itself.
+const startSyncDelay = 50 * time.Millisecond
 
 // smoke runs the smoke command; it reports whether the full run may go on.
 func (r *runner) smoke(ctx context.Context, sb sandbox.Sandbox, spec sandbox.Spec) bool {
@@ -471,21 +485,76 @@ func (r *runner) finalize(ctx context.Context, exit sandbox.Exit, smoke bool) {
 	if exit.LogDropped > 0 {
 		reason += fmt.Sprintf(" (disk full: %d bytes of output dropped)", exit.LogDropped)
 	}
-	if err := untilRoom(ctx, func() error {
-		_, err := r.e.cfg.Store.Transition(ctx, r.id, state, reason, func(run *store.Run) {
-			ex := exit
-			run.Exit = &ex
-			run.Failure = failure
-			if prog != nil {
-				run.Progress = prog
-			}
-			run.EndedAt = &now
-		})
+	end := func(run *store.Run) {
+		ex := exit
+		run.Exit = &ex
+		run.Failure = failure
+		if prog != nil {
+			run.Progress = prog
+		}
+		r.trueTimes(run, exit, smoke, now)
+	}
+	shown := false
+	err := untilRoom(ctx, func() error {
+		_, err := r.e.cfg.Store.Transition(ctx, r.id, state, reason, end)
+		if err != nil && errors.Is(err, store.ErrDiskFull) && !shown {
+			shown = r.showUnrecorded(ctx, state, reason, end)
+		}
 		return err
-	}); err != nil {
+	})
+	if err != nil {
 		r.e.log.Error("run: finalize", "run", r.id, "err", err)
+	} else if shown {
+		r.e.setUnrecorded(r.id, nil)
+		r.e.log.Info("run: end recorded now that the store has room", "run", r.id, "state", state)
 	}
 	r.e.log.Debug("run: ended", "run", r.id, "state", state)
+}
+
+// unrecordedNote is added to the reason of a run whose end the store has
+// not taken yet.
+const unrecordedNote = " [the store could not record this end yet (its disk is full): shown from the run's exit record; it is recorded when space returns]"
+
+// showUnrecorded makes a run's end, which the store refused for want of
+// space, what the engine answers for the run meanwhile (Get, List) and
+// answers those waiting for it: the end is on disk in the run's exit
+// record, so status must not say running and wait must not hang until
+// space returns. The runner keeps offering the end to the store.
+func (r *runner) showUnrecorded(ctx context.Context, state store.State, reason string, end func(*store.Run)) bool {
+	run, err := r.e.cfg.Store.GetRun(ctx, r.id)
+	if err != nil || run.State.Terminal() {
+		return false
+	}
+	run.State, run.Reason = state, reason+unrecordedNote
+	end(run)
+	r.e.setUnrecorded(r.id, run)
+	r.e.ended(r.id)
+	r.e.log.Warn("run: ended, but the store's disk is full: its end is shown from its exit record until the store can take it",
+		"run", r.id, "state", state)
+	return true
+}
+
+// trueTimes sets an ending run's start and end from its exit record, which
+// its sandbox wrote when they happened: a daemon that learns of the end
+// later (it re-attached after a restart, rebuilt the run after store
+// damage, or the store lost the write that recorded it) must not move the
+// end to when it found out, nor the start to when it re-attached. The
+// daemon's own start, shown while the run goes on, is taken a few
+// milliseconds after the sandbox's, so the record's replaces it at the end
+// for every run alike. A time the record lacks, or one that cannot be
+// right (before the run was created, after now, an end before the start:
+// a pooled container's start, a whole-second Slurm time, another
+// machine's clock), leaves the daemon's own.
+func (r *runner) trueTimes(run *store.Run, exit sandbox.Exit, smoke bool, now time.Time) {
+	if st := exit.StartedAt; !smoke && !st.IsZero() && !st.Before(run.CreatedAt) && !st.After(now) {
+		run.StartedAt = &st
+	}
+	end := now
+	if et := exit.EndedAt; !et.IsZero() && !et.After(now) && !et.Before(run.CreatedAt) &&
+		(run.StartedAt == nil || !et.Before(*run.StartedAt)) {
+		end = et
+	}
+	run.EndedAt = &end
 }
 
 // diskFullRetry is how often a run's end is offered again to a store

@@ -105,7 +105,20 @@ func (e *Engine) Submit(ctx context.Context, req api.RunRequest) (*store.Run, er
 	if fromPlan {
 		reason = "planned: " + plan.SandboxReason
 	}
-	id := store.NewID()
+	// The run's place in line is taken with its id (engine.go: admit), so
+	// runs start in creation order; every return before the run is
+	// created gives the place back.
+	adm, err := e.admit()
+	if err != nil {
+		return nil, err
+	}
+	admitted := false
+	defer func() {
+		if !admitted {
+			e.abandon(adm)
+		}
+	}()
+	id := adm.id
 	spec, err := e.buildSpec(id, backend, req)
 	if err != nil {
 		return nil, err
@@ -126,7 +139,7 @@ func (e *Engine) Submit(ctx context.Context, req api.RunRequest) (*store.Run, er
 		SubmitKey:     req.IdempotencyKey,
 		Name:          req.Name,
 		Labels:        req.Labels,
-		CreatedAt:     e.cfg.Now(),
+		CreatedAt:     adm.created,
 		Reason:        "queued",
 	}
 	if plan != nil {
@@ -165,7 +178,7 @@ func (e *Engine) Submit(ctx context.Context, req api.RunRequest) (*store.Run, er
 	}
 	// A run that can start at once is created in preparing: one synced
 	// write instead of two.
-	r := e.reserve(id)
+	r := adm.slot
 	if r != nil {
 		run.State, run.Reason = store.Preparing, "preparing"
 	}
@@ -175,28 +188,23 @@ func (e *Engine) Submit(ctx context.Context, req api.RunRequest) (*store.Run, er
 	// the next daemon can neither start nor find (it used to be written
 	// while the store synced, and a daemon killed in between lost the run).
 	if err := savePending(e.runDir(id), p); err != nil {
-		if r != nil {
-			e.release(id)
-		}
 		return nil, fmt.Errorf("keep the run's spec: %w", err)
 	}
 	if err := e.cfg.Store.CreateRun(ctx, run); err != nil {
 		removeSecrets(e.runDir(id))
 		os.Remove(e.runDir(id)) // only if empty: an id is never reused
-		if r != nil {
-			e.release(id)
-		}
 		var dup *store.DuplicateSubmitError
 		if errors.As(err, &dup) {
 			return e.Get(ctx, dup.RunID)
 		}
 		return nil, err
 	}
+	admitted = true
 	if r != nil {
 		e.launch(r, p)
 		return run, nil
 	}
-	e.enqueue(id, p)
+	e.ready(adm, p)
 	return run, nil
 }
 

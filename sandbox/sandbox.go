@@ -139,6 +139,11 @@ type Exit struct {
 	// LogDropped is how many bytes of output the run's log could not
 	// take (disk full): the run went on, that output is missing.
 	LogDropped int64 `json:"log_dropped,omitempty"`
+	// Outside says, when the backend knows, that something other than
+	// runbox ended the run, and what (a Slurm job cancelled with scancel
+	// by its owner or an administrator). Such a run was not stopped by
+	// its user through runbox: it fails (TERMINATED) with this reason.
+	Outside string `json:"outside,omitempty"`
 }
 
 // Stats is a point-in-time resource sample of a live run.

@@ -21,6 +21,8 @@ func TestMain(m *testing.M) {
 	case "crash-rotate":
 		// A small memtable: Pebble rotates and recycles WALs often.
 		helperCrash(os.Getenv("RUNBOX_STORE_TEST_DIR"), Options{MemTableSize: 64 << 10})
+	case "sync", "nosync":
+		helperUnsynced(os.Getenv("RUNBOX_STORE_TEST_DIR"), os.Getenv(helperEnv) == "sync")
 	case "hold":
 		helperHold(os.Getenv("RUNBOX_STORE_TEST_DIR"))
 	default:

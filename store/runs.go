@@ -177,11 +177,13 @@ func (s *Store) Transition(ctx context.Context, id string, to State, reason stri
 }
 
 // TransitionUnsynced is Transition without waiting for the disk: the
-// write survives the daemon being killed (it is in the kernel's page
-// cache), but not the machine losing power, until the next synced write
-// makes it durable. Use it only where recovery copes with finding the
-// previous state, as it does for preparing → running: a run found in
-// preparing is looked for like a running one.
+// write is lost if the daemon is killed or the machine loses power before
+// the next synced write (or Sync) makes it durable — Pebble keeps an
+// unsynced write in its own buffer, not the kernel's, so even kill -9
+// drops it. Use it only where recovery copes with finding the previous
+// state, as it does for preparing → running: a run found in preparing is
+// looked for like a running one, and its start time is taken from its
+// sandbox's records.
 func (s *Store) TransitionUnsynced(ctx context.Context, id string, to State, reason string, mutate func(*Run)) (*Run, error) {
 	return s.transition(ctx, id, to, reason, false, mutate)
 }
@@ -297,4 +299,15 @@ func containsKey(keys [][]byte, k []byte) bool {
 		}
 	}
 	return false
+}
+
+// Sync makes every write committed so far durable, as the next synced
+// write would: for a caller that wrote without syncing and then has
+// nothing to write for a while.
+func (s *Store) Sync(ctx context.Context) error {
+	return s.writer(ctx, true, func(_ *pebble.DB, b *pebble.Batch) error {
+		// A log-only record: it reaches the WAL, and through it the
+		// fsync, but changes nothing.
+		return b.LogData(nil, nil)
+	})
 }

@@ -30,6 +30,11 @@ func (e *CorruptError) Is(target error) bool { return target == ErrCorrupt }
 func (e *CorruptError) Unwrap() error        { return e.Cause }
 
 func walCorrupt(dir string, w *walScan) error {
+	if w.sealed {
+		return &CorruptError{Dir: dir, Detail: fmt.Sprintf(
+			"wal %s has unreadable bytes at offset %d, in its last write(s) before it was closed cleanly (not a torn tail): Pebble would drop them",
+			filepath.Base(w.path), w.breakAt)}
+	}
 	return &CorruptError{Dir: dir, Detail: fmt.Sprintf(
 		"wal %s has unreadable bytes at offset %d and %d write(s) after them that Pebble would drop",
 		filepath.Base(w.path), w.breakAt, w.after)}

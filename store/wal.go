@@ -90,10 +90,15 @@ type walScan struct {
 	resumedAt int64
 	// after counts the batches found past the break.
 	after int
+	// sealed is set when the log was closed cleanly after the break (its
+	// EOF trailer follows it): the damaged bytes are its last record(s),
+	// which a crash cannot tear once the log has been closed.
+	sealed bool
 }
 
-// corrupt reports whether valid data follows a hole in the log.
-func (w *walScan) corrupt() bool { return w.resumedAt >= 0 }
+// corrupt reports whether valid data follows a hole in the log, or the
+// log was closed after it.
+func (w *walScan) corrupt() bool { return w.resumedAt >= 0 || w.sealed }
 
 // chunk is one parsed chunk header.
 type chunk struct {
@@ -173,6 +178,11 @@ func scanWAL(f walFile) (*walScan, error) {
 			}
 			next := w.resync(data, off+1, valid)
 			if next < 0 {
+				// Nothing readable follows: a torn tail, unless the log
+				// was closed after the damage. Pebble would drop the
+				// damaged record without a word (a run's last transition,
+				// say), so that is damage to report and salvage.
+				w.sealed = w.breakAt >= 0 && w.resumedAt < 0 && w.trailerAfter(data, off+1)
 				return w, nil
 			}
 			if w.resumedAt < 0 {
@@ -204,6 +214,29 @@ func (w *walScan) cleanEnd(data []byte, off int) bool {
 	if in+walRecycHeader <= len(b) && b[in+6] == 5 && binary.LittleEndian.Uint16(b[in+4:]) == 0 &&
 		binary.LittleEndian.Uint32(b[in+7:]) == uint32(w.num)+1 {
 		return true
+	}
+	return false
+}
+
+// trailerAfter reports whether the log's EOF trailer (cleanEnd's chunk:
+// zero checksum and length, recyclable encoding, the next log number) is
+// at or after from with nothing but zeros behind it. A log whose writer
+// died mid-record never has one: the trailer is written by Close.
+func (w *walScan) trailerAfter(data []byte, from int) bool {
+	var want [walRecycHeader]byte
+	want[6] = 5
+	binary.LittleEndian.PutUint32(want[7:], uint32(w.num)+1)
+	end := len(data)
+	for end > 0 && data[end-1] == 0 {
+		end--
+	}
+	// The trailer's own zero bytes may have been trimmed with the
+	// preallocated tail: look at each offset whose header would reach
+	// past the last non-zero byte.
+	for off := max(from, end-walRecycHeader); off <= end && off+walRecycHeader <= len(data); off++ {
+		if string(data[off:off+walRecycHeader]) == string(want[:]) {
+			return true
+		}
 	}
 	return false
 }

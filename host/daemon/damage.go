@@ -56,8 +56,15 @@ func openStore(ctx context.Context, o Options, log *slog.Logger) (*store.Store, 
 		Detail: err.Error(), Found: time.Now().UTC(), Backup: rep.Backup,
 		Replayed: rep.Replayed, RunsFixed: len(fixes),
 	}
-	d.Message = fmt.Sprintf("the store was damaged and the daemon salvaged it at start: %d writes put back (%d from past the damage), %d run(s) corrected from their run directories; the damaged store is kept in %s; run 'runbox doctor' to check the store",
-		rep.Replayed, rep.AfterDamage, len(fixes), rep.Backup)
+	lost := ""
+	if rep.WAL != "" && rep.AfterDamage == 0 {
+		// The damage was in the log's last write(s), after which it was
+		// closed: those are lost, and a run they ended comes back running
+		// until recovery reads its end (and true times) from its exit record.
+		lost = "; the damaged write(s) at the end of " + rep.WAL + " are lost: runs they ended get their end back from their exit records"
+	}
+	d.Message = fmt.Sprintf("the store was damaged and the daemon salvaged it at start: %d writes put back (%d from past the damage), %d run(s) corrected from their run directories%s; the damaged store is kept in %s; run 'runbox doctor' to check the store",
+		rep.Replayed, rep.AfterDamage, len(fixes), lost, rep.Backup)
 	if rep.Fresh {
 		d.Message = "the store's tables were unreadable: the daemon started a new store from its logs and run directories; " + d.Message
 	}

@@ -70,6 +70,15 @@ func doneHandle(id int64, e sandbox.Exit) *handle {
 	return h
 }
 
+// StartedAt is when the job left Slurm's queue, zero while it has not
+// (host's startTimer: a daemon that re-attaches keeps the true start).
+func (h *handle) StartedAt() time.Time {
+	if h.rec == nil {
+		return h.exit.StartedAt
+	}
+	return h.rec.get().StartedAt
+}
+
 func (h *handle) Ref() string { return "slurm:" + strconv.FormatInt(h.jobID, 10) }
 
 func (h *handle) Wait(ctx context.Context) (sandbox.Exit, error) {

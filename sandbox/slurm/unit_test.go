@@ -75,7 +75,13 @@ func TestExitOfEveryState(t *testing.T) {
 		{job{State: "FAILED", Reason: "JobLaunchFailure"}, "", func(e sandbox.Exit) bool { return strings.Contains(e.Error, "JobLaunchFailure") }},
 		{job{State: "OUT_OF_MEMORY"}, "", func(e sandbox.Exit) bool { return e.OOMKilled && e.Code == 137 }},
 		{job{State: "TIMEOUT", Signal: 15}, "", func(e sandbox.Exit) bool { return e.TimedOut && e.Code == 143 }},
-		{job{State: "CANCELLED", Signal: 15}, "", func(e sandbox.Exit) bool { return e.Cancelled }},
+		// Cancelled outside runbox (scancel by someone else): not the
+		// user's stop through runbox, and the reason says so.
+		{job{State: "CANCELLED", Signal: 15}, "", func(e sandbox.Exit) bool {
+			return !e.Cancelled && e.Code == 143 && strings.Contains(e.Outside, "cancelled outside runbox")
+		}},
+		{job{State: "CANCELLED", Signal: 15}, stopCancelled, func(e sandbox.Exit) bool { return e.Cancelled && e.Outside == "" }},
+		{job{State: "CANCELLED"}, stopCancelled, func(e sandbox.Exit) bool { return e.Cancelled && e.Code == 130 }},
 		{job{State: "FAILED", Signal: 15}, stopCancelled, func(e sandbox.Exit) bool { return e.Cancelled && e.Error == "" }},
 		{job{State: "NODE_FAIL", Nodes: "node7"}, "", func(e sandbox.Exit) bool { return strings.Contains(e.Error, "NODE_FAIL on node node7") }},
 		{job{State: "BOOT_FAIL", Nodes: "node8"}, "", func(e sandbox.Exit) bool { return strings.Contains(e.Error, "BOOT_FAIL on node node8") }},

@@ -145,10 +145,33 @@ func (h *handle) exitOf(j job) sandbox.Exit {
 			e.Code, e.Signal = 143, "SIGTERM"
 		}
 	case "CANCELLED":
-		e.Cancelled = true
-		if e.Code == 0 {
-			e.Code = 130
+		// Only runbox's own Stop (StopReason, below) makes this a run its
+		// user stopped. Otherwise the job was cancelled behind runbox's
+		// back: scancel by its owner or an administrator, or Slurm itself
+		// (a reservation ending, a dependency that can never be met).
+		// Slurm does not say who without accounting, so the reason says
+		// what is known.
+		if r.StopReason != "" {
+			e.Cancelled = true
+			if e.Code == 0 {
+				e.Code = 130
+			}
+			break
 		}
+		when := "while it ran" + where
+		// A job cancelled while PENDING has no signal and Slurm gives it
+		// a start time equal to its end.
+		if r.StartedAt.IsZero() && j.Signal == 0 && (j.Start.IsZero() || !j.End.After(j.Start)) {
+			when = "in Slurm's queue, before it started"
+			e.StartedAt = time.Time{}
+		}
+		if e.Code == 0 {
+			e.Code = 143 // it did not succeed; scancel's SIGTERM, if it ran
+			if j.Signal == 0 && !r.StartedAt.IsZero() {
+				e.Signal = "SIGTERM"
+			}
+		}
+		e.Outside = fmt.Sprintf("Slurm job %d was cancelled outside runbox %s (scancel by its owner or an administrator, or Slurm itself); runbox did not stop it", j.ID, when)
 	case "NODE_FAIL", "BOOT_FAIL":
 		e.Error = fmt.Sprintf("Slurm %s%s", j.State, where)
 	case "PREEMPTED":
@@ -162,9 +185,9 @@ func (h *handle) exitOf(j job) sandbox.Exit {
 	}
 	switch r.StopReason {
 	case stopCancelled:
-		e.Cancelled, e.TimedOut, e.OOMKilled, e.Error = true, false, false, ""
+		e.Cancelled, e.TimedOut, e.OOMKilled, e.Error, e.Outside = true, false, false, "", ""
 	case stopQueueTimeout:
-		e.Cancelled = false
+		e.Cancelled, e.Outside = false, ""
 		e.Error = fmt.Sprintf("Slurm job %d was still %s (%s) after --queue-timeout %s; cancelled", j.ID, "PENDING", h.lastReason(), h.spec.Slurm.QueueTimeout)
 	}
 	return e
