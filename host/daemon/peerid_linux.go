@@ -111,6 +111,9 @@ func (j *judge) check(p peer) error {
 	}
 	defer unix.Close(dir)
 	if err := j.judgeAt(dir, p.pid); err != nil {
+		if !errors.Is(err, errGone) && !p.alive() {
+			return errGone // it died as it was read
+		}
 		return err
 	}
 	// The reads above were of p's process only if it is still alive now.
@@ -178,8 +181,6 @@ func (j *judge) samePidNS(dir int, status []byte) error {
 		return nil
 	case errors.Is(err, unix.EACCES) && j.self.depth == 1:
 		return nil // NSpid alone proves it: both are in procfs's namespace
-	case errors.Is(err, unix.ENOENT) || errors.Is(err, unix.ESRCH):
-		return errGone
 	default:
 		return doubt("its pid namespace cannot be read: %v", err)
 	}

@@ -192,7 +192,7 @@ func (c *peerConn) Read(b []byte) (int, error) {
 	w := peerOfWriter(c.oob[:oobn])
 	if n <= 0 {
 		w.close()
-		return n, err
+		return 0, err
 	}
 	if verr := c.mayWrite(w); errors.Is(verr, net.ErrClosed) {
 		return 0, verr
