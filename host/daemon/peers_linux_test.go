@@ -380,3 +380,39 @@ func BenchmarkPeerCheck(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkPeerJudge is the check alone, of a plain process (the CLI's
+// case) and of one with no_new_privs (which is read further).
+func BenchmarkPeerJudge(b *testing.B) {
+	j := realJudge(b)
+	self, err := unix.PidfdOpen(os.Getpid(), 0)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer unix.Close(self)
+	b.Run("plain", func(b *testing.B) {
+		for i := 0; i < b.N; i++ {
+			if err := j.check(peer{pid: os.Getpid(), pidfd: self}); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	cmd := exec.Command("setpriv", "--no-new-privs", "sleep", "60")
+	if err := cmd.Start(); err != nil {
+		b.Skip(err)
+	}
+	defer func() { cmd.Process.Kill(); cmd.Wait() }()
+	fd, err := unix.PidfdOpen(cmd.Process.Pid, 0)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer unix.Close(fd)
+	time.Sleep(100 * time.Millisecond) // setpriv has exec'd sleep
+	b.Run("no_new_privs", func(b *testing.B) {
+		for i := 0; i < b.N; i++ {
+			if err := j.check(peer{pid: cmd.Process.Pid, pidfd: fd}); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+}
