@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"net"
 	"sync"
+	"syscall"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -45,15 +46,26 @@ func refuseConfinedPeers(ln net.Listener, log *slog.Logger) net.Listener {
 // connections, those written before accept included (accepted sockets
 // take the listener's flags when they connect).
 func passCredentials(ul *net.UnixListener) error {
-	raw, err := ul.SyscallConn()
+	return setPassCredentials(raw(ul))
+}
+
+func raw(c syscall.Conn) syscall.RawConn {
+	r, err := c.SyscallConn()
 	if err != nil {
-		return err
+		return nil
+	}
+	return r
+}
+
+func setPassCredentials(raw syscall.RawConn) error {
+	if raw == nil {
+		return errors.New("no socket")
 	}
 	var serr error
 	if err := raw.Control(func(fd uintptr) {
 		serr = unix.SetsockoptInt(int(fd), unix.SOL_SOCKET, unix.SO_PASSCRED, 1)
 		// Without it (older kernels) a writer's pid is pinned only once
-		// it is looked up: see peerOfWriter.
+		// it is looked up: see mayWrite.
 		_ = unix.SetsockoptInt(int(fd), unix.SOL_SOCKET, unix.SO_PASSPIDFD, 1)
 	}); err != nil {
 		return err
@@ -100,10 +112,14 @@ func (l *peerListener) admit(c net.Conn) (pc *peerConn, pid int, err error) {
 	if err != nil {
 		return nil, 0, doubt("its credentials cannot be read: %v", err)
 	}
+	// For writes from now on whatever the listener had when it connected:
+	// one that connected before passCredentials (as the daemon starts)
+	// has no flags of its own.
+	_ = setPassCredentials(raw(uc))
 	pc = &peerConn{UnixConn: uc, l: l, trusted: peer{pidfd: -1}}
 	switch err := l.judge.check(p); {
 	case err == nil:
-		pc.trusted = p
+		pc.trusted, pc.early = p, true
 	case errors.Is(err, errGone):
 		p.close()
 	default:
@@ -179,6 +195,12 @@ type peerConn struct {
 	// pidfd_send_signal.
 	mu      sync.Mutex // trusted's pidfd is closed by Close, maybe from another goroutine
 	trusted peer
+	// early: trusted is the connector, judged at accept, and nothing
+	// with credentials has been read yet. Bytes without credentials can
+	// only have been written before accept on a connection made before
+	// the listener passed them (the daemon starting); they are the
+	// connector's, or a process's it shared its connection with.
+	early   bool
 	closed  bool
 	oob     [64]byte // SCM_CREDENTIALS and SCM_PIDFD fit; SCM_RIGHTS does not
 	refused error
@@ -214,15 +236,19 @@ func (c *peerConn) mayWrite(w peer) error {
 		w.close()
 		return net.ErrClosed
 	}
-	if w.pid == c.trusted.pid && w.pid > 0 && c.trusted.alive() {
+	if w.pid <= 0 {
+		w.close()
+		if c.early && c.trusted.alive() {
+			return nil
+		}
+		return doubt("what was written carries no credentials the daemon can see")
+	}
+	c.early = false
+	if w.pid == c.trusted.pid && c.trusted.alive() {
 		// The same number as a live process known since before the
 		// write: the same process.
 		w.close()
 		return nil
-	}
-	if w.pid <= 0 {
-		w.close()
-		return doubt("what was written carries no credentials the daemon can see")
 	}
 	if w.pidfd < 0 {
 		w.pidfd = pinPID(w.pid)

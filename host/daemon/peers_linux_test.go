@@ -298,6 +298,76 @@ func TestPeerConnections(t *testing.T) {
 	}
 }
 
+// TestPeerConnectedBeforeCredentials: bytes written after the kernel
+// accepted a connection and before the daemon set it to pass credentials
+// (a window of a few syscalls, widest as the daemon starts) carry none.
+// They are the connector's when it was judged at accept, and refused when
+// the connector is gone (the race, in that window). The window is opened
+// here by accepting before the check is set up.
+func TestPeerConnectedBeforeCredentials(t *testing.T) {
+	sock := filepath.Join(t.TempDir(), "s")
+	raw, err := net.Listen("unix", sock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer raw.Close()
+	req := []byte("GET / HTTP/1.1\r\n\r\n")
+	live, err := net.Dial("unix", sock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer live.Close()
+	// A child connects and exits; the test writes on its connection.
+	fd, err := unix.Socket(unix.AF_UNIX, unix.SOCK_STREAM, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := os.NewFile(uintptr(fd), "s")
+	child := exec.Command("python3", "-c", "import socket,sys; socket.socket(fileno=3).connect(sys.argv[1])", sock)
+	child.ExtraFiles = []*os.File{f}
+	if err := child.Run(); err != nil {
+		t.Skipf("python3 to connect a child: %v", err)
+	}
+	orphan, _ := net.FileConn(f)
+	f.Close()
+	defer orphan.Close()
+	var accepted []net.Conn
+	for range 2 {
+		c, err := raw.Accept()
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close()
+		accepted = append(accepted, c)
+	}
+	live.Write(req)
+	orphan.Write(req)
+
+	l := refuseConfinedPeers(raw, slog.New(slog.NewTextHandler(io.Discard, nil))).(*peerListener)
+	for i, want := range []string{"served", "refused"} {
+		c, _, err := l.admit(accepted[i])
+		if err != nil {
+			t.Fatalf("connection %d refused at accept: %v", i+1, err)
+		}
+		defer c.Close()
+		c.SetReadDeadline(time.Now().Add(5 * time.Second))
+		buf := make([]byte, 64)
+		n, err := c.Read(buf)
+		got := "refused"
+		if err == nil && string(buf[:n]) == string(req) {
+			got = "served"
+		}
+		if got != want {
+			t.Errorf("connection %d: %s (%q, %v), want %s", i+1, got, buf[:n], err, want)
+		}
+	}
+	orphan.SetReadDeadline(time.Now().Add(5 * time.Second))
+	b, _ := io.ReadAll(orphan)
+	if !strings.Contains(string(b), "403") || !strings.Contains(string(b), "no credentials") {
+		t.Errorf("the orphaned connection got %q, want a 403", b)
+	}
+}
+
 // TestPeerNotUnix: a listener that is not a unix socket's has no peer to
 // prove, and refuses.
 func TestPeerNotUnix(t *testing.T) {
