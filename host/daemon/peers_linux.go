@@ -109,7 +109,7 @@ func (l *peerListener) admit(c net.Conn) (pc *peerConn, pid int, err error) {
 		return nil, 0, doubt("the daemon cannot identify peers: %v", l.setupErr)
 	}
 	p, err := connector(uc)
-	if err != nil {
+	if err != nil && !errors.Is(err, errConnectorGone) {
 		return nil, 0, doubt("its credentials cannot be read: %v", err)
 	}
 	// For writes from now on whatever the listener had when it connected:
@@ -117,6 +117,9 @@ func (l *peerListener) admit(c net.Conn) (pc *peerConn, pid int, err error) {
 	// has no flags of its own.
 	_ = setPassCredentials(raw(uc))
 	pc = &peerConn{UnixConn: uc, l: l, trusted: peer{pidfd: -1}}
+	if err != nil { // errConnectorGone
+		return pc, 0, nil
+	}
 	switch err := l.judge.check(p); {
 	case err == nil:
 		pc.trusted, pc.early = p, true
@@ -158,11 +161,14 @@ func connector(uc *net.UnixConn) (peer, error) {
 	case errors.Is(ferr, unix.ENOPROTOOPT):
 		p.pidfd = pinPID(p.pid)
 	default:
-		// The kernel has SO_PEERPIDFD and no process for it.
-		p.pidfd, p.pid = -1, -1
+		// The kernel has SO_PEERPIDFD and no process for it (before 6.16
+		// it gives none for a reaped peer).
+		return peer{pidfd: -1}, errConnectorGone
 	}
 	return p, nil
 }
+
+var errConnectorGone = errors.New("the connector is gone")
 
 // pinPID opens a pidfd for pid, or returns -1 (then only the pid is known).
 func pinPID(pid int) int {
