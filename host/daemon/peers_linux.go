@@ -1,109 +1,319 @@
 package daemon
 
 import (
-	"bytes"
+	"encoding/binary"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"log/slog"
 	"net"
-	"os"
-	"strconv"
-	"strings"
+	"sync"
+	"syscall"
+	"time"
 
 	"golang.org/x/sys/unix"
 
 	"github.com/runbox/runbox/api"
 )
 
-// supervisorArg is the argv word of a process run's supervisor
-// (supervisor.Arg; not imported, to keep the supervisor out of runboxd's
-// dependencies for one string).
-const supervisorArg = "__supervise"
-
-// refuseConfinedPeers keeps confined runs from using the daemon: before
-// Landlock ABI 9 a confined run can still connect to this (pathname) unix
-// socket, and through it ask for a run without confinement. A peer that
-// has no_new_privs set and descends from a supervisor is a confined run's
-// process (every --isolate level but none sets no_new_privs, and it cannot
-// be unset); its connection gets a 403 and is closed. Everyone else pays
-// one read of /proc/PID/status per connection.
+// refuseConfinedPeers keeps confined runs, containers and any process the
+// daemon cannot identify from using it: through the daemon a run could
+// ask for a run without confinement (see "The daemon's socket: who may
+// speak" in docs/RATIONALE.md). Two checks, both against the pinned
+// process (pidfd) wherever the kernel offers one:
+//
+//   - at accept, the process that connected (SO_PEERPIDFD/SO_PEERCRED);
+//   - on every read, the process that wrote those bytes (SCM_CREDENTIALS
+//     and SCM_PIDFD, which the kernel attaches to each write and never
+//     merges across writers), because a connection outlives its connector:
+//     a confined child may connect and exit, and its parent write.
+//
+// A refused peer gets a 403 with the reason and its connection is closed.
 func refuseConfinedPeers(ln net.Listener, log *slog.Logger) net.Listener {
-	return &peerCheck{Listener: ln, log: log}
+	l := &peerListener{Listener: ln, log: log}
+	l.judge, l.setupErr = newJudge("/proc")
+	if ul, ok := ln.(*net.UnixListener); ok && l.setupErr == nil {
+		l.setupErr = passCredentials(ul)
+	}
+	if l.setupErr != nil {
+		log.Error("daemon: cannot identify peers; every connection will be refused", "err", l.setupErr)
+	}
+	return l
 }
 
-type peerCheck struct {
+// passCredentials asks the kernel to attach the writer's credentials, and
+// its pidfd where it can (Linux 6.5), to every message on the listener's
+// connections, those written before accept included (accepted sockets
+// take the listener's flags when they connect).
+func passCredentials(ul *net.UnixListener) error {
+	return setPassCredentials(raw(ul))
+}
+
+func raw(c syscall.Conn) syscall.RawConn {
+	r, err := c.SyscallConn()
+	if err != nil {
+		return nil
+	}
+	return r
+}
+
+func setPassCredentials(raw syscall.RawConn) error {
+	if raw == nil {
+		return errors.New("no socket")
+	}
+	var serr error
+	if err := raw.Control(func(fd uintptr) {
+		serr = unix.SetsockoptInt(int(fd), unix.SOL_SOCKET, unix.SO_PASSCRED, 1)
+		// Without it (older kernels) a writer's pid is pinned only once
+		// it is looked up: see mayWrite.
+		_ = unix.SetsockoptInt(int(fd), unix.SOL_SOCKET, unix.SO_PASSPIDFD, 1)
+	}); err != nil {
+		return err
+	}
+	if serr != nil {
+		return fmt.Errorf("SO_PASSCRED: %w", serr)
+	}
+	return nil
+}
+
+type peerListener struct {
 	net.Listener
-	log *slog.Logger
+	log      *slog.Logger
+	judge    *judge
+	setupErr error
 }
 
-func (l *peerCheck) Accept() (net.Conn, error) {
+func (l *peerListener) Accept() (net.Conn, error) {
 	for {
 		c, err := l.Listener.Accept()
 		if err != nil {
 			return c, err
 		}
-		pid := peerPID(c)
-		if pid <= 0 || !confinedRun(pid) {
-			return c, nil
+		pc, pid, err := l.admit(c)
+		if err == nil {
+			return pc, nil
 		}
-		l.log.Warn("daemon: refused a connection from a confined run", "pid", pid)
-		body, _ := json.Marshal(api.Error{Error: "a run confined with --isolate may not use the runbox daemon", Code: "forbidden"})
-		fmt.Fprintf(c, "HTTP/1.1 403 Forbidden\r\nContent-Type: application/json\r\nContent-Length: %d\r\nConnection: close\r\n\r\n%s", len(body), body)
-		c.Close()
+		l.refuse(c, pid, err)
 	}
 }
 
-func peerPID(c net.Conn) int {
+// admit judges the process that connected. One that is gone already is
+// no reason to refuse, nor to trust: what is written on its connection is
+// judged as it arrives.
+func (l *peerListener) admit(c net.Conn) (pc *peerConn, pid int, err error) {
 	uc, ok := c.(*net.UnixConn)
 	if !ok {
-		return 0
+		return nil, 0, doubt("the connection is not a unix socket's (%T)", c)
 	}
+	if l.setupErr != nil {
+		return nil, 0, doubt("the daemon cannot identify peers: %v", l.setupErr)
+	}
+	p, err := connector(uc)
+	if err != nil && !errors.Is(err, errConnectorGone) {
+		return nil, 0, doubt("its credentials cannot be read: %v", err)
+	}
+	// For writes from now on whatever the listener had when it connected:
+	// one that connected before passCredentials (as the daemon starts)
+	// has no flags of its own.
+	_ = setPassCredentials(raw(uc))
+	pc = &peerConn{UnixConn: uc, l: l, trusted: peer{pidfd: -1}}
+	if err != nil { // errConnectorGone
+		return pc, 0, nil
+	}
+	switch err := l.judge.check(p); {
+	case err == nil:
+		pc.trusted, pc.early = p, true
+	case errors.Is(err, errGone):
+		p.close()
+	default:
+		p.close()
+		return nil, p.pid, err
+	}
+	return pc, p.pid, nil
+}
+
+// connector is the process that connected: SO_PEERPIDFD pins the very
+// process (Linux 6.5); before it, SO_PEERCRED's pid is pinned by
+// pidfd_open afterwards, which a peer that exits at once and whose pid is
+// reused in between could get wrong (the fallback's known gap).
+func connector(uc *net.UnixConn) (peer, error) {
 	raw, err := uc.SyscallConn()
 	if err != nil {
-		return 0
+		return peer{}, err
 	}
-	var cred *unix.Ucred
-	_ = raw.Control(func(fd uintptr) {
-		cred, _ = unix.GetsockoptUcred(int(fd), unix.SOL_SOCKET, unix.SO_PEERCRED)
-	})
-	if cred == nil {
-		return 0
+	p := peer{pidfd: -1}
+	var cerr, ferr error
+	if err := raw.Control(func(fd uintptr) {
+		var cred *unix.Ucred
+		if cred, cerr = unix.GetsockoptUcred(int(fd), unix.SOL_SOCKET, unix.SO_PEERCRED); cerr == nil {
+			p.pid = int(cred.Pid)
+		}
+		p.pidfd, ferr = unix.GetsockoptInt(int(fd), unix.SOL_SOCKET, unix.SO_PEERPIDFD)
+	}); err != nil {
+		return peer{}, err
 	}
-	return int(cred.Pid)
+	if cerr != nil {
+		return peer{}, fmt.Errorf("SO_PEERCRED: %w", cerr)
+	}
+	switch {
+	case ferr == nil:
+		unix.CloseOnExec(p.pidfd)
+	case errors.Is(ferr, unix.ENOPROTOOPT):
+		p.pidfd = pinPID(p.pid)
+	default:
+		// The kernel has SO_PEERPIDFD and no process for it (before 6.16
+		// it gives none for a reaped peer).
+		return peer{pidfd: -1}, errConnectorGone
+	}
+	return p, nil
 }
 
-// confinedRun reports whether pid has no_new_privs and a supervisor among
-// its ancestors.
-func confinedRun(pid int) bool {
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/status")
-	if err != nil || !bytes.Contains(b, []byte("\nNoNewPrivs:\t1")) {
-		return false
+var errConnectorGone = errors.New("the connector is gone")
+
+// pinPID opens a pidfd for pid, or returns -1 (then only the pid is known).
+func pinPID(pid int) int {
+	if pid <= 0 {
+		return -1
 	}
-	for p, depth := pid, 0; p > 1 && depth < 64; depth++ {
-		if cmd, err := os.ReadFile("/proc/" + strconv.Itoa(p) + "/cmdline"); err == nil {
-			if args := strings.Split(string(cmd), "\x00"); len(args) > 1 && args[1] == supervisorArg {
-				return true
+	fd, err := unix.PidfdOpen(pid, 0)
+	if err != nil {
+		return -1
+	}
+	unix.CloseOnExec(fd)
+	return fd
+}
+
+// refuse answers 403 with why, and closes c.
+func (l *peerListener) refuse(c net.Conn, pid int, why error) {
+	l.log.Warn("daemon: refused a peer", "pid", pid, "why", why.Error())
+	body, _ := json.Marshal(api.Error{Error: why.Error(), Code: "forbidden"})
+	_ = c.SetWriteDeadline(time.Now().Add(time.Second))
+	fmt.Fprintf(c, "HTTP/1.1 403 Forbidden\r\nContent-Type: application/json\r\nContent-Length: %d\r\nConnection: close\r\n\r\n%s", len(body), body)
+	c.Close()
+}
+
+// peerConn checks, on every read, the process that wrote what was read.
+type peerConn struct {
+	*net.UnixConn
+	l *peerListener
+	// trusted is the last process found to be allowed: the connector, or
+	// the last writer checked. The same process writing again costs one
+	// pidfd_send_signal.
+	mu      sync.Mutex // trusted's pidfd is closed by Close, maybe from another goroutine
+	trusted peer
+	// early: trusted is the connector, judged at accept, and nothing
+	// with credentials has been read yet. Bytes without credentials can
+	// only have been written before accept on a connection made before
+	// the listener passed them (the daemon starting); they are the
+	// connector's, or a process's it shared its connection with.
+	early   bool
+	closed  bool
+	oob     [64]byte // SCM_CREDENTIALS and SCM_PIDFD fit; SCM_RIGHTS does not
+	refused error
+}
+
+func (c *peerConn) Read(b []byte) (int, error) {
+	if c.refused != nil {
+		return 0, c.refused
+	}
+	n, oobn, _, _, err := c.UnixConn.ReadMsgUnix(b, c.oob[:])
+	w := peerOfWriter(c.oob[:oobn])
+	if n <= 0 {
+		w.close()
+		return 0, err
+	}
+	if verr := c.mayWrite(w); errors.Is(verr, net.ErrClosed) {
+		return 0, verr
+	} else if verr != nil {
+		c.l.refuse(c.UnixConn, w.pid, verr)
+		// A read error net/http closes on without answering it itself.
+		c.refused = &net.OpError{Op: "read", Net: "unix", Err: verr}
+		return 0, c.refused
+	}
+	return n, err
+}
+
+// mayWrite judges w, the writer of bytes just read, and keeps it as the
+// trusted process when allowed (taking over its pidfd).
+func (c *peerConn) mayWrite(w peer) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.closed {
+		w.close()
+		return net.ErrClosed
+	}
+	if w.pid <= 0 {
+		w.close()
+		if c.early && c.trusted.alive() {
+			return nil
+		}
+		return doubt("what was written carries no credentials the daemon can see")
+	}
+	c.early = false
+	if w.pid == c.trusted.pid && c.trusted.alive() {
+		// The same number as a live process known since before the
+		// write: the same process.
+		w.close()
+		return nil
+	}
+	if w.pidfd < 0 {
+		w.pidfd = pinPID(w.pid)
+	}
+	err := c.l.judge.check(w)
+	if errors.Is(err, errGone) {
+		err = doubt("the process that wrote the request is gone")
+	}
+	if err != nil {
+		w.close()
+		return err
+	}
+	c.trusted.close()
+	c.trusted = w
+	return nil
+}
+
+// peerOfWriter reads the credentials the kernel attached to a message,
+// closing any descriptor that came with it.
+func peerOfWriter(oob []byte) peer {
+	w := peer{pidfd: -1}
+	msgs, err := unix.ParseSocketControlMessage(oob)
+	if err != nil {
+		return w
+	}
+	for i := range msgs {
+		m := &msgs[i]
+		if m.Header.Level != unix.SOL_SOCKET {
+			continue
+		}
+		switch m.Header.Type {
+		case unix.SCM_CREDENTIALS:
+			if cred, err := unix.ParseUnixCredentials(m); err == nil {
+				w.pid = int(cred.Pid)
+			}
+		case unix.SCM_PIDFD:
+			if len(m.Data) >= 4 {
+				if w.pidfd >= 0 {
+					unix.Close(w.pidfd)
+				}
+				w.pidfd = int(int32(binary.NativeEndian.Uint32(m.Data)))
+			}
+		case unix.SCM_RIGHTS:
+			fds, _ := unix.ParseUnixRights(m)
+			for _, fd := range fds {
+				unix.Close(fd)
 			}
 		}
-		p = parentPID(p)
 	}
-	return false
+	return w
 }
 
-func parentPID(pid int) int {
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
-	if err != nil {
-		return 0
+func (c *peerConn) Close() error {
+	err := c.UnixConn.Close()
+	c.mu.Lock()
+	if !c.closed {
+		c.closed = true
+		c.trusted.close()
 	}
-	// pid (comm) state ppid ...: comm may hold spaces and parentheses.
-	i := bytes.LastIndexByte(b, ')')
-	if i < 0 {
-		return 0
-	}
-	f := strings.Fields(string(b[i+1:]))
-	if len(f) < 2 {
-		return 0
-	}
-	ppid, _ := strconv.Atoi(f[1])
-	return ppid
+	c.mu.Unlock()
+	return err
 }
