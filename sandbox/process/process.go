@@ -188,6 +188,7 @@ func (s *Sandbox) Start(ctx context.Context, spec sandbox.Spec) (sandbox.Handle,
 		}
 		boot.Spec.Limits.Pids, boot.PidsDefault = n, n > 0
 	}
+	os.Remove(filepath.Join(dir, protocol.TakenFile)) // this start is the run's own again
 	if err := protocol.WriteJSON(filepath.Join(dir, protocol.SpecFile), boot, false); err != nil {
 		return nil, fmt.Errorf("start run %s: write spec: %w", spec.RunID, err)
 	}
@@ -289,6 +290,11 @@ func (s *Sandbox) Recover(ctx context.Context, spec sandbox.Spec) (sandbox.Handl
 		if !errors.Is(err, os.ErrNotExist) {
 			return nil, fmt.Errorf("recover run %s: %w", spec.RunID, err)
 		}
+		if protocol.Exists(filepath.Join(dir, protocol.SpecFile)) && !protocol.Exists(filepath.Join(dir, protocol.ExitFile)) {
+			if h, err := s.recoverUnclaimed(ctx, spec, dir); h != nil || err != nil {
+				return h, err
+			}
+		}
 		if protocol.Exists(filepath.Join(dir, protocol.ExitFile)) || protocol.Exists(filepath.Join(dir, protocol.SpecFile)) {
 			// Ended early, or the supervisor never got as far as its pid file.
 			return &handle{stateDir: dir, done: ended, signal: noSignal}, nil
@@ -314,6 +320,39 @@ func (s *Sandbox) Recover(ctx context.Context, spec sandbox.Spec) (sandbox.Handl
 		return syscall.Kill(rec.Pid, sig)
 	}
 	return h, nil
+}
+
+// recoverUnclaimed handles a spec with no pid file: a run the daemon was
+// handing to a supervisor when it died. Unclaimed, no supervisor has it or
+// ever will: the spec is removed under the claim and the run reported not
+// found, so the engine starts it again from its queued spec rather than
+// calling it lost. Claimed, a supervisor is taking it this moment: its pid
+// file is waited for (bounded), and the run recovered as usual. (nil, nil):
+// neither applies any more; the caller looks again.
+func (s *Sandbox) recoverUnclaimed(ctx context.Context, spec sandbox.Spec, dir string) (sandbox.Handle, error) {
+	release, free, err := protocol.TryClaim(dir)
+	if err != nil {
+		return nil, nil
+	}
+	if free {
+		defer release()
+		if protocol.Exists(filepath.Join(dir, protocol.PidFile)) || protocol.Exists(filepath.Join(dir, protocol.ExitFile)) {
+			return nil, nil
+		}
+		if err := os.WriteFile(filepath.Join(dir, protocol.TakenFile), nil, 0o600); err != nil {
+			return nil, fmt.Errorf("recover run %s: take back its unclaimed spec: %w", spec.RunID, err)
+		}
+		if err := os.Remove(filepath.Join(dir, protocol.SpecFile)); err != nil && !errors.Is(err, os.ErrNotExist) {
+			return nil, fmt.Errorf("recover run %s: take back its unclaimed spec: %w", spec.RunID, err)
+		}
+		return nil, fmt.Errorf("recover run %s: no supervisor ever took it: %w", spec.RunID, sandbox.ErrNotFound)
+	}
+	for end := time.Now().Add(10 * time.Second); time.Now().Before(end) && ctx.Err() == nil; time.Sleep(10 * time.Millisecond) {
+		if protocol.Exists(filepath.Join(dir, protocol.PidFile)) {
+			return s.Recover(ctx, spec)
+		}
+	}
+	return nil, nil
 }
 
 // endedOrGone closes once gone does or the exit record appears. A standby

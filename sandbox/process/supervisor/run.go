@@ -55,8 +55,18 @@ type supervisor struct {
 func (s *supervisor) path(name string) string { return filepath.Join(s.stateDir, name) }
 
 func (s *supervisor) run() error {
+	// The claim says to a restarted daemon that this run is being taken
+	// (protocol.Claim); it is held until the run is over.
+	release, err := protocol.Claim(s.stateDir)
+	if err != nil {
+		return err
+	}
+	defer release()
 	var b protocol.Boot
 	if err := protocol.ReadJSON(s.path(protocol.SpecFile), &b); err != nil {
+		if errors.Is(err, os.ErrNotExist) && protocol.Exists(s.path(protocol.TakenFile)) {
+			return protocol.ErrTakenBack
+		}
 		return fmt.Errorf("read spec: %w", err)
 	}
 	s.spec, s.forceWatchdog, s.pidsDefault, s.noCgroup = b.Spec, b.ForceWatchdog, b.PidsDefault, b.NoCgroup

@@ -1,6 +1,7 @@
 package supervisor
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"os/signal"
@@ -65,7 +66,7 @@ func (se *session) serve(dir string) (code int, reusable bool) {
 	defer s.signalEnded()
 	if err := s.run(); err != nil {
 		fmt.Fprintf(os.Stderr, "runbox supervisor: %v\n", err)
-		if !protocol.Exists(s.path(protocol.ExitFile)) {
+		if !protocol.Exists(s.path(protocol.ExitFile)) && !errors.Is(err, protocol.ErrTakenBack) {
 			// Failed before the run began (unreadable spec, state dir not
 			// writable): say so as a sandbox error rather than vanish.
 			_ = s.writeExit(sandbox.Exit{Code: codeSandbox, Error: err.Error(), StartedAt: s.started})
