@@ -205,10 +205,24 @@ func TestNetworkLevels(t *testing.T) {
 	}
 }
 
+// hostDir is a temporary directory outside the places a confined run gets
+// privately (Scratch), so a run sees it as the host has it and only
+// Landlock decides: below the current directory.
+func hostDir(t *testing.T) string {
+	t.Helper()
+	d, err := os.MkdirTemp(".", ".confine-test-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(d) })
+	d, _ = filepath.Abs(d)
+	return d
+}
+
 func TestFilesystemLevel(t *testing.T) {
 	need(t, FS)
-	ws, outside, extra := t.TempDir(), t.TempDir(), t.TempDir()
-	home := t.TempDir()
+	ws, outside, extra := t.TempDir(), hostDir(t), t.TempDir()
+	home := hostDir(t)
 	if err := os.MkdirAll(filepath.Join(home, ".ssh"), 0o700); err != nil {
 		t.Fatal(err)
 	}

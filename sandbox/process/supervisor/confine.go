@@ -36,20 +36,34 @@ func (s *supervisor) confineCmd(cmd *exec.Cmd, start *func() (<-chan exitStatus,
 		return undo, confineError(fmt.Errorf("find the runbox binary for --isolate: %w", err))
 	}
 	rt, _ := envValue(cmd.Env, "XDG_RUNTIME_DIR")
-	p := confine.Policy{Level: level, Workdir: s.spec.Workdir, RW: s.spec.RW, RO: installDirs(cmd.Path), Mask: confine.Sockets(level, rt)}
+	home, _ := os.UserHomeDir()
+	p := confine.Policy{
+		Level: level, Workdir: s.spec.Workdir, RW: s.spec.RW, RO: installDirs(cmd.Path),
+		Mask:       confine.Sockets(level, rt),
+		Cover:      []string{rt, os.Getenv("XDG_RUNTIME_DIR")},
+		Hide:       confine.HomeHidden(home, runboxHome(s.spec.StateDir)),
+		RuntimeDir: confine.PrivateRuntimeDir(os.Getuid()),
+		UID:        os.Getuid(), GID: os.Getgid(),
+	}
+	if sock := os.Getenv("RUNBOX_SOCKET"); sock != "" {
+		p.Mask = append(p.Mask, sock) // the daemon's, wherever it was put
+	}
 	if level.Filesystem() {
-		home, _ := os.UserHomeDir()
 		if err := p.Check(confine.Denied(home, "")); err != nil {
 			return undo, confineError(err)
 		}
-		tmp, err := os.MkdirTemp("", "runbox-"+safeName(s.spec.RunID)+"-")
-		if err != nil {
-			return undo, confineError(fmt.Errorf("temp dir: %w", err))
-		}
-		p.TempDir = tmp
-		undo = func() { os.RemoveAll(tmp) }
-		cmd.Env = append(cmd.Env, "TMPDIR="+tmp)
 	}
+	// The run's own temporary directory (TMPDIR), on disk, bound into
+	// its private /tmp: the host's /tmp is not the run's.
+	tmp, err := os.MkdirTemp("", "runbox-"+safeName(s.spec.RunID)+"-")
+	if err != nil {
+		return undo, confineError(fmt.Errorf("temp dir: %w", err))
+	}
+	p.TempDir = tmp
+	undo = func() { os.RemoveAll(tmp) }
+	cmd.Env = append(cmd.Env, "TMPDIR="+tmp, "XDG_RUNTIME_DIR="+p.RuntimeDir)
+	// A session of its own: no controlling terminal to inject into.
+	confine.NewSession(cmd.SysProcAttr)
 	if confine.InThread(p) {
 		var release func()
 		*start = func() (ch <-chan exitStatus, pid int, err error) {
@@ -75,11 +89,20 @@ func (s *supervisor) confineCmd(cmd *exec.Cmd, start *func() (<-chan exitStatus,
 		return func() {}, confineError(err)
 	}
 	hid := ""
-	if len(p.Mask) > 0 {
-		hid = "; hid " + strings.Join(p.Mask, ", ")
+	if len(p.Mask)+len(p.Hide) > 0 {
+		hid = "; hid " + strings.Join(append(p.Mask, p.Hide...), ", ")
 	}
 	s.note("isolate %s: %s%s", level, confine.Host{LandlockABI: confine.LandlockABI()}.Summary(level), hid)
 	return undo, nil
+}
+
+// runboxHome is runbox's own home, from a run's state dir
+// (HOME/runs/ID/sandbox); "" when there is none.
+func runboxHome(stateDir string) string {
+	if stateDir == "" {
+		return ""
+	}
+	return filepath.Dir(filepath.Dir(filepath.Dir(stateDir)))
 }
 
 func confineError(err error) error {
