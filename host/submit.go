@@ -111,6 +111,7 @@ func (e *Engine) Submit(ctx context.Context, req api.RunRequest) (*store.Run, er
 	if err != nil {
 		return nil, err
 	}
+	envNote := confineEnv(&spec, req) // isolate.go
 	run := &store.Run{
 		ID:            id,
 		ParentID:      req.ParentRunID,
@@ -188,6 +189,11 @@ func (e *Engine) Submit(ctx context.Context, req api.RunRequest) (*store.Run, er
 			return e.Get(ctx, dup.RunID)
 		}
 		return nil, err
+	}
+	if envNote != "" {
+		if _, err := e.cfg.Store.AppendEvent(ctx, store.Event{RunID: id, Time: e.cfg.Now(), Type: store.EventNote, Message: envNote}); err != nil {
+			e.log.Warn("run: note", "run", id, "err", err)
+		}
 	}
 	if r != nil {
 		e.launch(r, p)

@@ -102,7 +102,7 @@ func coverDirs(p Policy) []cover {
 			}
 			x = filepath.Clean(x)
 			st, err := os.Lstat(x)
-			if seen[x] || err != nil || !st.IsDir() {
+			if x == "/" || seen[x] || err != nil || !st.IsDir() {
 				continue
 			}
 			seen[x] = true
@@ -201,14 +201,6 @@ func bindBack(k kept) error {
 	}
 	return nil
 }
-
-// runUserDir is the private runtime dir of uid: /run/user/UID, on the
-// run's own /run.
-func runUserDir(uid int) string { return "/run/user/" + strconv.Itoa(uid) }
-
-// PrivateRuntimeDir is the runtime dir ($XDG_RUNTIME_DIR) a confined run
-// of uid gets: empty, its own.
-func PrivateRuntimeDir(uid int) string { return runUserDir(uid) }
 
 // isCovered reports whether path lies in a place a confined run gets
 // privately (Scratch), where a mask is unnecessary.

@@ -19,6 +19,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 )
 
@@ -270,3 +271,41 @@ func disabled(mechanism string) bool {
 	}
 	return false
 }
+
+// HostEnv names variables that point a program at the user's session:
+// agents, buses, displays, terminal multiplexers, editors' and engines'
+// sockets. A confined run's environment drops them unless they are
+// passed on purpose (--env): they name what it must not reach, and with
+// a private /tmp and /run they would point nowhere anyway.
+var HostEnv = []string{
+	"SSH_AUTH_SOCK", "SSH_AGENT_PID", "GPG_AGENT_INFO",
+	"DBUS_SESSION_BUS_ADDRESS", "DBUS_SYSTEM_BUS_ADDRESS",
+	"DISPLAY", "WAYLAND_DISPLAY", "WAYLAND_SOCKET", "XAUTHORITY",
+	"TMUX", "TMUX_PANE", "STY", "ZELLIJ", "ZELLIJ_SESSION_NAME", "KITTY_LISTEN_ON",
+	"VSCODE_IPC_HOOK", "VSCODE_IPC_HOOK_CLI", "VSCODE_GIT_IPC_HANDLE", "GIT_ASKPASS", "SSH_ASKPASS",
+	"DOCKER_HOST", "CONTAINER_HOST", "PULSE_SERVER", "PIPEWIRE_REMOTE",
+	"XDG_RUNTIME_DIR", "RUNBOX_SOCKET",
+}
+
+// DropHostEnv removes HostEnv's variables from env, except those named in
+// keep (passed on purpose); it returns the new env and the names dropped
+// and kept.
+func DropHostEnv(env []string, keep map[string]bool) (out, dropped, kept []string) {
+	for _, kv := range env {
+		k, _, _ := strings.Cut(kv, "=")
+		if slices.Contains(HostEnv, k) {
+			if !keep[k] {
+				dropped = append(dropped, k)
+				continue
+			}
+			kept = append(kept, k)
+		}
+		out = append(out, kv)
+	}
+	return out, dropped, kept
+}
+
+// PrivateRuntimeDir is the runtime dir ($XDG_RUNTIME_DIR) a confined run
+// of uid gets unless its environment names one: /run/user/UID on its own
+// /run, empty.
+func PrivateRuntimeDir(uid int) string { return "/run/user/" + strconv.Itoa(uid) }

@@ -35,14 +35,21 @@ func (s *supervisor) confineCmd(cmd *exec.Cmd, start *func() (<-chan exitStatus,
 	if err != nil {
 		return undo, confineError(fmt.Errorf("find the runbox binary for --isolate: %w", err))
 	}
+	// The run's runtime dir is made empty and its own: where its
+	// environment says (a --env given on purpose), else /run/user/UID.
 	rt, _ := envValue(cmd.Env, "XDG_RUNTIME_DIR")
+	runtimeDir := rt
+	if !filepath.IsAbs(runtimeDir) {
+		runtimeDir = confine.PrivateRuntimeDir(os.Getuid())
+		cmd.Env = append(cmd.Env, "XDG_RUNTIME_DIR="+runtimeDir)
+	}
 	home, _ := os.UserHomeDir()
 	p := confine.Policy{
 		Level: level, Workdir: s.spec.Workdir, RW: s.spec.RW, RO: installDirs(cmd.Path),
 		Mask:       confine.Sockets(level, rt),
 		Cover:      []string{rt, os.Getenv("XDG_RUNTIME_DIR")},
 		Hide:       confine.HomeHidden(home, runboxHome(s.spec.StateDir)),
-		RuntimeDir: confine.PrivateRuntimeDir(os.Getuid()),
+		RuntimeDir: runtimeDir,
 		UID:        os.Getuid(), GID: os.Getgid(),
 	}
 	if sock := os.Getenv("RUNBOX_SOCKET"); sock != "" {
@@ -61,7 +68,7 @@ func (s *supervisor) confineCmd(cmd *exec.Cmd, start *func() (<-chan exitStatus,
 	}
 	p.TempDir = tmp
 	undo = func() { os.RemoveAll(tmp) }
-	cmd.Env = append(cmd.Env, "TMPDIR="+tmp, "XDG_RUNTIME_DIR="+p.RuntimeDir)
+	cmd.Env = append(cmd.Env, "TMPDIR="+tmp)
 	// A session of its own: no controlling terminal to inject into.
 	confine.NewSession(cmd.SysProcAttr)
 	if confine.InThread(p) {
@@ -97,12 +104,13 @@ func (s *supervisor) confineCmd(cmd *exec.Cmd, start *func() (<-chan exitStatus,
 }
 
 // runboxHome is runbox's own home, from a run's state dir
-// (HOME/runs/ID/sandbox); "" when there is none.
+// (HOME/runs/ID/sandbox); "" when the state dir is not laid out so.
 func runboxHome(stateDir string) string {
-	if stateDir == "" {
+	runs := filepath.Dir(filepath.Dir(filepath.Clean(stateDir)))
+	if stateDir == "" || filepath.Base(runs) != "runs" {
 		return ""
 	}
-	return filepath.Dir(filepath.Dir(filepath.Dir(stateDir)))
+	return filepath.Dir(runs)
 }
 
 func confineError(err error) error {
