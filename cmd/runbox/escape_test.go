@@ -539,7 +539,7 @@ func TestAttackSetuid(t *testing.T) {
 	if err := os.WriteFile(suid, id, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	if err := os.Chmod(suid, 0o4755); err != nil {
+	if err := os.Chmod(suid, 0o755|os.ModeSetuid); err != nil {
 		t.Fatal(err)
 	}
 	e.attempt(t, "setpriv --reuid=65534 --regid=65534 --clear-groups ./suid-id -u", func(_ string, r result) bool {
