@@ -302,7 +302,7 @@ func TestAttackTmux(t *testing.T) {
 
 // Docker's containerd socket: a run that reaches it is root on the host.
 func TestAttackContainerd(t *testing.T) {
-	needTools(t, "python3")
+	needTools(t, "/usr/bin/python3")
 	needRoot(t, "containerd's socket is root's")
 	var sock string
 	for _, s := range []string{"/run/containerd/containerd.sock", "/run/docker/containerd/containerd.sock"} {
@@ -322,7 +322,7 @@ func TestAttackContainerd(t *testing.T) {
 
 // Any socket in /run, which nobody listed: deny by default.
 func TestAttackUnlistedRunSocket(t *testing.T) {
-	needTools(t, "python3")
+	needTools(t, "/usr/bin/python3")
 	needRoot(t, "/run is root's")
 	sock := fmt.Sprintf("/run/rbx-attack-%d.sock", os.Getpid())
 	unixServer(t, sock)
@@ -357,7 +357,7 @@ func TestAttackDBusSessionBus(t *testing.T) {
 // network namespace has its own abstract namespace, and Landlock from
 // ABI 6 scopes them at fs.
 func TestAttackAbstractSocket(t *testing.T) {
-	needTools(t, "python3")
+	needTools(t, "/usr/bin/python3")
 	for _, a := range attackEnvs(t) {
 		t.Run(a.name, func(t *testing.T) {
 			addr := fmt.Sprintf("@rbx-attack-%d-%d", os.Getpid(), a.uid)
@@ -464,7 +464,7 @@ PY`
 // ptrace and process_vm_readv of a host process (the test's own helper,
 // and the daemon): either would let the run act as that process.
 func TestAttackPtrace(t *testing.T) {
-	needTools(t, "python3")
+	needTools(t, "/usr/bin/python3")
 	for _, a := range attackEnvs(t) {
 		t.Run(a.name, func(t *testing.T) {
 			pid, _ := victim(t, a.uid)
