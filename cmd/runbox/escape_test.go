@@ -569,12 +569,12 @@ exit 3`, secret)
 	}
 }
 
-// A confined run still works: its TMPDIR, its own runtime dir
+// A confined run still works: its TMPDIR, its own runtime dir, /tmp
 // and /dev/shm are writable, the resolver's configuration readable.
 func TestConfinedRunStillWorks(t *testing.T) {
 	needIsolation(t)
 	e := newAttackEnv(t)
-	script := `set -e; echo x > "$TMPDIR/f"; echo x > "$XDG_RUNTIME_DIR/f"; echo x > /dev/shm/f; cat /etc/resolv.conf >/dev/null; echo fine`
+	script := `set -e; echo x > "$TMPDIR/f"; echo x > "$XDG_RUNTIME_DIR/f"; echo x > /dev/shm/f; echo x > /tmp/f; cat /etc/resolv.conf >/dev/null; echo fine`
 	for _, level := range confinedLevels {
 		if r := e.runAt(level, script); r.code != 0 || !strings.Contains(r.stdout, "fine") {
 			t.Errorf("--isolate %s: exit %d\nstdout: %s\nstderr: %s", level, r.code, r.stdout, r.stderr)

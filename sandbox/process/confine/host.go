@@ -87,7 +87,7 @@ func (h Host) FilesystemLine(l Level) string {
 	if !l.Filesystem() {
 		return "host filesystem as the user, but private empty /tmp, /var/tmp, /dev/shm, /run and runtime dir; home secrets and runbox's home hidden"
 	}
-	return fmt.Sprintf("Landlock ABI %d — writable: workspace, its temp dir, --rw paths and its own /dev/shm and runtime dir; readable: system dirs and the command's install; private empty /tmp, /var/tmp, /run; home secrets and runbox's home hidden", h.LandlockABI)
+	return fmt.Sprintf("Landlock ABI %d — writable: workspace, its temp dir, --rw paths and its own empty /tmp, /var/tmp, /dev/shm and runtime dir; readable: system dirs and the command's install; its own empty /run; home secrets and runbox's home hidden", h.LandlockABI)
 }
 
 // ProcessLine says what keeps a confined run from other processes.
