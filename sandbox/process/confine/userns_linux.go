@@ -48,3 +48,5 @@ var nsCapable = sync.OnceValue(func() bool {
 	has := func(c int) bool { return data[c/32].Effective&(1<<(c%32)) != 0 }
 	return has(unix.CAP_SYS_ADMIN) && has(unix.CAP_NET_ADMIN)
 })
+
+func init() { sysAdmin = nsCapable }
