@@ -515,3 +515,41 @@ func TestNoTerminalInjection(t *testing.T) {
 		})
 	}
 }
+
+// TestHiddenDirs: the home's credential and agent directories and runbox's
+// home (Policy.Hide) are empty for a run at every level, net included,
+// where Landlock leaves reads alone: one outside every private place, and
+// one inside the workspace, which is bound back into the run's /tmp.
+func TestHiddenDirs(t *testing.T) {
+	ws := t.TempDir()
+	inWS := filepath.Join(ws, "home", ".ssh")
+	outside := filepath.Join(hostDir(t), ".gnupg")
+	for _, d := range []string{inWS, outside} {
+		if err := os.MkdirAll(d, 0o700); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(d, "key"), []byte("secret"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, level := range Levels {
+		t.Run(string(level), func(t *testing.T) {
+			need(t, level)
+			p := Policy{Level: level, Workdir: ws, Hide: []string{inWS, outside}}
+			for _, d := range []string{inWS, outside} {
+				out := confined(t, p, "read", filepath.Join(d, "key"))
+				if level == None && out != "ok" {
+					t.Fatalf("unconfined read of %s: %q, want ok", d, out)
+				}
+				if level != None && out == "ok" {
+					t.Errorf("--isolate %s read %s/key", level, d)
+				}
+			}
+			if level != None {
+				if out := confined(t, p, "write", filepath.Join(ws, "f")); out != "ok" {
+					t.Errorf("--isolate %s: the workspace is not writable: %q", level, out)
+				}
+			}
+		})
+	}
+}

@@ -29,6 +29,21 @@ func privateMounts(p Policy, cmdPath string) error {
 		return fmt.Errorf("private mounts: %w", err)
 	}
 	covers := coverDirs(p)
+	keepList := keepPaths(p, cmdPath)
+	// A hidden directory is covered after what is bound back, so that one
+	// inside a bound path (a home below the workspace) is hidden too;
+	// one that holds a bound path (a workspace in it, asked for) first.
+	var hideAfter []string
+	for _, h := range p.Hide {
+		if st, err := os.Lstat(h); err != nil || !st.IsDir() || filepath.Clean(h) == "/" {
+			continue
+		}
+		if slices.ContainsFunc(keepList, func(k string) bool { return within(k, resolve(h)) }) {
+			covers = append(covers, cover{filepath.Clean(h), "755"})
+		} else {
+			hideAfter = append(hideAfter, h)
+		}
+	}
 	// What is bound back is opened before it is covered.
 	var keep []kept
 	defer func() {
@@ -36,7 +51,7 @@ func privateMounts(p Policy, cmdPath string) error {
 			unix.Close(k.fd)
 		}
 	}()
-	for _, path := range keepPaths(p, cmdPath) {
+	for _, path := range keepList {
 		if !underAny(path, covers) {
 			continue
 		}
@@ -69,6 +84,14 @@ func privateMounts(p Policy, cmdPath string) error {
 			return err
 		}
 	}
+	for _, h := range hideAfter {
+		if st, err := os.Lstat(h); err != nil || !st.IsDir() {
+			continue // gone with what covers it
+		}
+		if err := unix.Mount("tmpfs", h, "tmpfs", unix.MS_NOSUID|unix.MS_NODEV|unix.MS_RDONLY, "mode=755"); err != nil {
+			return fmt.Errorf("hide %s: %w", h, err)
+		}
+	}
 	// Sockets elsewhere, and hidden files: /dev/null over each.
 	for _, m := range append(p.Mask, p.Hide...) {
 		if st, err := os.Lstat(m); err != nil || st.IsDir() {
@@ -89,9 +112,9 @@ type kept struct {
 	dir  bool
 }
 
-// coverDirs is what gets an empty tmpfs, parents first: Scratch, the
-// runtime dirs and p.Hide, each only if it is a directory here (not a
-// symlink: /var/run is /run).
+// coverDirs is what gets an empty tmpfs, parents first: Scratch and the
+// runtime dirs, each only if it is a directory here (not a symlink:
+// /var/run is /run).
 func coverDirs(p Policy) []cover {
 	var out []cover
 	seen := map[string]bool{}
@@ -117,9 +140,7 @@ func coverDirs(p Policy) []cover {
 		add(mode, s)
 	}
 	add("700", p.Cover...)
-	add("755", p.Hide...)
-	// Parents first, and nothing below a dir already covered unless the
-	// run's runtime dir (created there later) or a hidden dir.
+	// Parents first, and nothing below a dir already covered.
 	slices.SortStableFunc(out, func(a, b cover) int { return len(a.path) - len(b.path) })
 	var kept []cover
 	for _, c := range out {
