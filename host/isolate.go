@@ -217,7 +217,7 @@ func confineEnv(spec *sandbox.Spec, req api.RunRequest) string {
 	if len(kept) == 0 {
 		return ""
 	}
-	return fmt.Sprintf("--isolate %s: %s passed on purpose with --env; the run may reach what it names if its path is visible to the run", spec.Isolate, strings.Join(kept, ", "))
+	return fmt.Sprintf("--isolate %s: %s passed on purpose with --env; what it names stays hidden unless it is in the workspace or a --rw path", spec.Isolate, strings.Join(kept, ", "))
 }
 
 // refuse records a run that was refused before it started: a failed run
