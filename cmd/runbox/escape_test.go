@@ -271,6 +271,11 @@ func TestAttackSSHAgent(t *testing.T) {
 					if agent(level, r) {
 						t.Errorf("--isolate %s: the agent answered a run that was given its path: %s", level, r.stdout)
 					}
+					// Given the agent on purpose, socket directory and all.
+					r = e.runAt(level, `ssh-add -l; [ $? -le 1 ] && echo answered`, "--env", "SSH_AUTH_SOCK="+sock, "--rw", dir)
+					if !agent(level, r) {
+						t.Errorf("--isolate %s --env SSH_AUTH_SOCK --rw %s: the agent did not answer: exit %d %s %s", level, dir, r.code, r.stdout, r.stderr)
+					}
 				}
 			})
 		})
