@@ -526,30 +526,39 @@ func TestAttackSignals(t *testing.T) {
 	}
 }
 
-// A set-user-ID root program run as an ordinary user inside the run
-// (setpriv drops to uid 65534 first, as root in a run may): no_new_privs
-// keeps its effective uid that user's.
+// A set-user-ID root program run as an ordinary user inside the run: the
+// run of an unprivileged daemon runs it as it is; root's run drops to uid
+// 65534 with setpriv first (as root in a run may). no_new_privs keeps the
+// program's effective uid that user's.
 func TestAttackSetuid(t *testing.T) {
 	needTools(t, "setpriv")
 	needRoot(t, "to make a set-user-ID root program")
-	e := newAttackEnv(t)
-	for d := e.work; d != "/" && d != "/tmp"; d = filepath.Dir(d) {
-		os.Chmod(d, 0o755)
+	for _, a := range attackEnvs(t) {
+		t.Run(a.name, func(t *testing.T) {
+			e := a.env(t)
+			for d := e.work; d != "/" && d != "/tmp"; d = filepath.Dir(d) {
+				os.Chmod(d, 0o755)
+			}
+			id, err := os.ReadFile("/usr/bin/id")
+			if err != nil {
+				t.Fatal(err)
+			}
+			suid := filepath.Join(e.work, "suid-id")
+			if err := os.WriteFile(suid, id, 0o755); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.Chmod(suid, 0o755|os.ModeSetuid); err != nil {
+				t.Fatal(err)
+			}
+			script := "setpriv --reuid=65534 --regid=65534 --clear-groups ./suid-id -u"
+			if e.uid != 0 {
+				script = "./suid-id -u"
+			}
+			e.attempt(t, script, func(_ string, r result) bool {
+				return strings.TrimSpace(r.stdout) == "0"
+			})
+		})
 	}
-	id, err := os.ReadFile("/usr/bin/id")
-	if err != nil {
-		t.Fatal(err)
-	}
-	suid := filepath.Join(e.work, "suid-id")
-	if err := os.WriteFile(suid, id, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.Chmod(suid, 0o755|os.ModeSetuid); err != nil {
-		t.Fatal(err)
-	}
-	e.attempt(t, "setpriv --reuid=65534 --regid=65534 --clear-groups ./suid-id -u", func(_ string, r result) bool {
-		return strings.TrimSpace(r.stdout) == "0"
-	})
 }
 
 // unshare and mount inside the run: a user namespace of its own gives
