@@ -293,6 +293,8 @@ func TestAttackTmux(t *testing.T) {
 			sock := filepath.Join(sockDir, "default")
 			serve(t, a.uid, os.Environ(), "tmux", "-S", sock, "new-session", "-d", "-s", "victim", "sleep 600")
 			waitPath(t, sock)
+			// The server leaves the client's process group: end it by name.
+			t.Cleanup(func() { exec.Command("tmux", "-S", sock, "kill-server").Run() })
 			out := tmpDir(t, "/tmp", "rbx-tmux-out-", a.uid)
 			marker := filepath.Join(out, "escaped")
 			e := a.env(t)
