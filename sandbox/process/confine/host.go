@@ -140,7 +140,7 @@ func (h Host) Summary(l Level) string {
 		parts = append(parts, "no network (loopback only)")
 	}
 	if l.Filesystem() {
-		parts = append(parts, fmt.Sprintf("writable only: workspace, $TMPDIR, --rw paths (Landlock ABI %d)", h.LandlockABI))
+		parts = append(parts, fmt.Sprintf("writable only: workspace, $TMPDIR, --rw paths and its own /tmp, /dev/shm and runtime dir (Landlock ABI %d)", h.LandlockABI))
 	}
 	if l != None {
 		parts = append(parts, "private /tmp, /var/tmp, /dev/shm, /run and runtime dir; home secrets and runbox's home hidden")
