@@ -266,15 +266,16 @@ func threadRules(p Policy, cmdPath string) []pathRule {
 	}
 	add(^uint64(0), rw...)
 	add(fileRights, "/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom", "/dev/tty", "/dev/ptmx")
-	add(^uint64(0), "/dev/pts", "/dev/shm") // /dev/shm: the run's own (privateMounts)
+	add(^uint64(0), "/dev/pts")
 	if p.RuntimeDir != "" {
 		add(^uint64(0), p.RuntimeDir) // its own, empty
 	}
-	// The run's own /tmp and /var/tmp (privateMounts) are writable too,
-	// for programs that hard-code them, unless a read-only path was bound
-	// back below one: Landlock's rules hold beneath a directory across
-	// mount points, so the rule would open that path for writing.
-	for _, d := range []string{"/tmp", "/var/tmp"} {
+	// The run's own /tmp, /var/tmp and /dev/shm (privateMounts) are
+	// writable too, for programs that hard-code them, unless a read-only
+	// path was bound back below one: Landlock's rules hold beneath a
+	// directory across mount points, so the rule would open that path for
+	// writing.
+	for _, d := range []string{"/tmp", "/var/tmp", "/dev/shm"} {
 		ro := append([]string{cmdPath}, p.RO...)
 		if st, err := os.Lstat(d); err == nil && st.IsDir() && !slices.ContainsFunc(ro, func(x string) bool { return within(resolve(x), d) }) {
 			add(^uint64(0), d)
