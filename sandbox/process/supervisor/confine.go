@@ -52,8 +52,11 @@ func (s *supervisor) confineCmd(cmd *exec.Cmd, start *func() (<-chan exitStatus,
 		RuntimeDir: runtimeDir,
 		UID:        os.Getuid(), GID: os.Getgid(),
 	}
-	if sock := os.Getenv("RUNBOX_SOCKET"); sock != "" {
-		p.Mask = append(p.Mask, sock) // the daemon's, wherever it was put
+	// The daemon's socket, wherever RUNBOX_SOCKET put it, unless that is
+	// in the workspace or a --rw path, which are the run's to reach (the
+	// daemon's peer check still refuses a confined client there).
+	if sock := os.Getenv("RUNBOX_SOCKET"); sock != "" && !inAny(sock, append([]string{s.spec.Workdir}, s.spec.RW...)) {
+		p.Mask = append(p.Mask, sock)
 	}
 	if level.Filesystem() {
 		if err := p.Check(confine.Denied(home, "")); err != nil {
@@ -111,6 +114,21 @@ func runboxHome(stateDir string) string {
 		return ""
 	}
 	return filepath.Dir(runs)
+}
+
+// inAny reports whether path is one of dirs or below one.
+func inAny(path string, dirs []string) bool {
+	path = resolved(path)
+	for _, d := range dirs {
+		if d == "" {
+			continue
+		}
+		d = resolved(d)
+		if path == d || strings.HasPrefix(path, strings.TrimSuffix(d, "/")+"/") {
+			return true
+		}
+	}
+	return false
 }
 
 func confineError(err error) error {
