@@ -620,15 +620,36 @@ func attackEnvs(t *testing.T) []namedEnv {
 }
 
 // outsideScratch is a temporary directory outside the places a confined
-// run gets privately (/tmp, /var/tmp, /dev/shm, /run), below the current
-// directory, where a run sees the host's files and Landlock decides.
+// run gets privately (/tmp, /var/tmp, /dev/shm, /run), where a run sees
+// the host's files and Landlock decides: below the current directory, or
+// the home when the checkout itself is in /tmp.
 func outsideScratch(t *testing.T) string {
 	t.Helper()
-	d, err := os.MkdirTemp(".", ".outside-")
-	if err != nil {
-		t.Fatal(err)
+	home, _ := os.UserHomeDir()
+	cwd, _ := os.Getwd()
+	for _, parent := range []string{cwd, home} {
+		if parent == "" || inScratch(parent) {
+			continue
+		}
+		d, err := os.MkdirTemp(parent, ".runbox-outside-")
+		if err != nil {
+			continue
+		}
+		t.Cleanup(func() { os.RemoveAll(d) })
+		return d
 	}
-	t.Cleanup(func() { os.RemoveAll(d) })
-	d, _ = filepath.Abs(d)
-	return d
+	t.Skip("no writable directory outside /tmp, /var/tmp, /dev/shm and /run")
+	return ""
+}
+
+func inScratch(path string) bool {
+	if r, err := filepath.EvalSymlinks(path); err == nil {
+		path = r
+	}
+	for _, s := range []string{"/tmp", "/var/tmp", "/dev/shm", "/run", "/var/run"} {
+		if path == s || strings.HasPrefix(path, s+"/") {
+			return true
+		}
+	}
+	return false
 }
