@@ -53,4 +53,11 @@ type RunRequest struct {
 	Isolate   string   `json:"isolate,omitempty"`
 	RW        []string `json:"rw,omitempty"`
 	AllowRisk bool     `json:"allow_risk,omitempty"`
+
+	// AllowNet (--allow-net) are the only hosts the run may reach, through
+	// an egress proxy: HOST, *.SUFFIX, HOST:PORT (ports 80 and 443
+	// otherwise). SetupAllowNet (--setup-allow-net) are the setup
+	// commands' own; with only it, the command runs with no network.
+	AllowNet      []string `json:"allow_net,omitempty"`
+	SetupAllowNet []string `json:"setup_allow_net,omitempty"`
 }

@@ -56,6 +56,27 @@ type Run struct {
 	// Reason is a one-line explanation of the current state ("queued: 4
 	// runs ahead", "lost: supervisor vanished", ...).
 	Reason string `json:"reason,omitempty"`
+	// Egress is what the --allow-net proxy forwarded and refused.
+	Egress *Egress `json:"egress,omitempty"`
+}
+
+// Egress is what a run's egress proxy did (--allow-net).
+type Egress struct {
+	Proxied int64 `json:"proxied"`
+	Refused int64 `json:"refused"`
+	// Summary is "blocked 3 connections: example.org:443" ("" when none).
+	Summary string          `json:"summary,omitempty"`
+	Blocked []EgressBlocked `json:"blocked,omitempty"`
+}
+
+// EgressBlocked is the refusals to one host:port.
+type EgressBlocked struct {
+	Host   string    `json:"host"`
+	Port   int       `json:"port"`
+	Count  int64     `json:"count"`
+	First  time.Time `json:"first"`
+	Last   time.Time `json:"last"`
+	Reason string    `json:"reason"`
 }
 
 // Spec is what a run runs and with which limits. Values of secret-looking
@@ -78,6 +99,10 @@ type Spec struct {
 	// the paths it may write besides its workspace.
 	Isolate string   `json:"isolate,omitempty"`
 	RW      []string `json:"rw,omitempty"`
+	// AllowNet and SetupAllowNet are the hosts the run (its setup) may
+	// reach through the egress proxy.
+	AllowNet      []string `json:"allow_net,omitempty"`
+	SetupAllowNet []string `json:"setup_allow_net,omitempty"`
 	// Container settings (docker sandbox).
 	Image         string `json:"image,omitempty"`
 	Network       string `json:"network,omitempty"` // none (default) | bridge | host

@@ -96,6 +96,9 @@ func (e *Engine) Plan(ctx context.Context, req api.RunRequest) (*store.Plan, err
 	if err := planIsolation(&spec, backend, req, out); err != nil { // isolate.go
 		return nil, err
 	}
+	if err := applyAllowNet(&spec, backend, req); err != nil { // allownet.go
+		return nil, err
+	}
 	out.Notes = append(out.Notes, e.limitsNote(ctx, backend, spec))
 	plan := &store.Plan{
 		ID:              id,

@@ -306,6 +306,9 @@ func (r *runner) consume(ctx context.Context, rec runlog.Record, splitters map[r
 	}
 	r.lastOut = r.e.cfg.Now()
 	r.mu.Unlock()
+	if rec.Stream == runlog.Meta {
+		r.egressEvent(ctx, rec) // allownet.go
+	}
 	if r.parser == nil || (rec.Stream != runlog.Stdout && rec.Stream != runlog.Stderr) {
 		return
 	}

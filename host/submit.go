@@ -127,6 +127,9 @@ func (e *Engine) Submit(ctx context.Context, req api.RunRequest) (*store.Run, er
 	if err != nil {
 		return nil, err
 	}
+	if err := applyAllowNet(&spec, backend, req); err != nil { // allownet.go
+		return nil, err
+	}
 	envNote := confineEnv(&spec, req) // isolate.go
 	run := &store.Run{
 		ID:            id,
@@ -271,6 +274,7 @@ func fillFromSpec(req *api.RunRequest, s sandbox.Spec, what string) error {
 		req.ReadOnlyRoot = s.ReadOnlyRoot
 	}
 	slurmFromSpec(req, s)
+	allowNetFromSpec(req, s) // allownet.go
 	// Later entries win in resolveEnv, so a value given now replaces a
 	// redacted one; only a secret that nobody gave again is refused.
 	given := map[string]bool{}

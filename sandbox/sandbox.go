@@ -86,6 +86,14 @@ type Spec struct {
 	Isolate string   `json:"isolate,omitempty"`
 	RW      []string `json:"rw,omitempty"`
 
+	// AllowNet (--allow-net) are the hosts a run may reach, through an
+	// egress proxy (package sandbox/egress) and nothing else;
+	// SetupAllowNet (--setup-allow-net) are the setup commands' own, when
+	// set (else they get AllowNet). A process run with either has its
+	// network cut (Isolate covers net).
+	AllowNet      []string `json:"allow_net,omitempty"`
+	SetupAllowNet []string `json:"setup_allow_net,omitempty"`
+
 	// Container-only settings; the process backend ignores them.
 	Image         string `json:"image,omitempty"`
 	Network       string `json:"network,omitempty"` // none (default) | bridge | host

@@ -36,6 +36,7 @@ func runView(r *store.Run) *api.Run {
 		Failure:       failureView(r.Failure),
 		Progress:      progressView(r.Progress),
 		Reason:        r.Reason,
+		Egress:        egressView(r.Spec), // egress.go
 	}
 	// A lost run's exit is unknown: no exit status rather than a made-up
 	// 0 (the reason says what was lost).
@@ -71,6 +72,8 @@ func specView(s sandbox.Spec) api.Spec {
 		Network:       s.Network,
 		Isolate:       s.Isolate,
 		RW:            s.RW,
+		AllowNet:      s.AllowNet,
+		SetupAllowNet: s.SetupAllowNet,
 		ReadOnlyRoot:  s.ReadOnlyRoot,
 		GPUs:          s.GPUs,
 		KeepContainer: s.KeepContainer,

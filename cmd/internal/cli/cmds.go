@@ -63,6 +63,7 @@ func printRun(r *api.Run, extra ...string) {
 	if r.Sandbox == "process" {
 		fmt.Fprintf(w, "isolate:\t%s\n", isolateLine(r.Spec))
 	}
+	printEgress(w, r) // allownet.go
 	if r.ParentRunID != "" {
 		fmt.Fprintf(w, "retry of:\t%s (attempt %d)\n", r.ParentRunID, r.Attempt)
 	}

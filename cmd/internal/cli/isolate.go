@@ -15,12 +15,15 @@ type IsolateFlags struct {
 	Isolate   string   `help:"Confine a process run: none, net (no network), fs (writable only in the workspace, its temp dir and --rw paths; home secrets unreadable) or full (both). Default: what the plan promises (none without a plan). A container already gives any level (refused only against --network bridge/host); a Slurm job refuses it." enum:",none,net,fs,full" default:"" placeholder:"LEVEL"`
 	RW        []string `name:"rw" help:"With --isolate fs or full, also let the run write PATH (it must exist); at any level, a PATH in /tmp, /run or the runtime dir, which a confined run gets empty, is shown to it. Repeatable." placeholder:"PATH"`
 	AllowRisk bool     `help:"Run a plan's critical risk even when this host cannot give the isolation the plan promised (refused otherwise)."`
+
+	AllowNetFlags // allownet.go
 }
 
 // apply puts the flags into req, --rw paths made absolute and checked
 // here, where a relative path means what the user meant.
 func (f IsolateFlags) apply(req *api.RunRequest) error {
 	req.Isolate, req.AllowRisk = f.Isolate, f.AllowRisk
+	f.AllowNetFlags.apply(req)
 	for _, p := range f.RW {
 		abs, err := absPath(p)
 		if err != nil {

@@ -127,11 +127,50 @@ func (s *supervisor) execute(exit sandbox.Exit) sandbox.Exit {
 		return fail(err)
 	}
 	env := childEnv(spec, os.Environ())
+	if len(spec.Setup) > 0 {
+		setupEnv, stopEgress, err := s.egressFor(env, true) // --allow-net: egress.go
+		if err != nil {
+			return s.startFailed(exit, err)
+		}
+		exit, done := s.setup(exit, setupEnv)
+		stopEgress()
+		if done {
+			return exit
+		}
+	}
+	cmdEnv, stopEgress, err := s.egressFor(env, false)
+	if err != nil {
+		return s.startFailed(exit, err)
+	}
+	defer stopEgress()
+	return s.command(exit, cmdEnv)
+}
+
+// startFailed ends the run before its command ran, as a sandbox error
+// that says why.
+func (s *supervisor) startFailed(exit sandbox.Exit, err error) sandbox.Exit {
+	exit.Code, exit.Error = codeSandbox, err.Error()
+	var se *startError
+	if errors.As(err, &se) {
+		exit.Code, exit.Error = se.code, se.msg
+	}
+	s.note("%s", exit.Error)
+	return exit
+}
+
+// setup runs the setup commands; done is true when the run ends there.
+func (s *supervisor) setup(exit sandbox.Exit, env []string) (_ sandbox.Exit, done bool) {
+	spec := &s.spec
+	fail := func(err error) sandbox.Exit {
+		exit.Code, exit.Error = codeSandbox, err.Error()
+		s.note("%v", err)
+		return exit
+	}
 	for i, script := range spec.Setup {
 		s.note("setup %d/%d: %s", i+1, len(spec.Setup), script)
 		st, err := s.runStep(shellCommand(script, env, spec.Workdir), nil, runlog.SetupStdout, runlog.SetupStderr)
 		if err != nil {
-			return fail(fmt.Errorf("setup %d: %w", i+1, err))
+			return fail(fmt.Errorf("setup %d: %w", i+1, err)), true
 		}
 		s.status(&exit, st)
 		if exit.Code != 0 || s.ending != "" {
@@ -139,8 +178,19 @@ func (s *supervisor) execute(exit sandbox.Exit) sandbox.Exit {
 			if exit.SetupFailed {
 				s.note("setup %d/%d failed with exit code %d", i+1, len(spec.Setup), exit.Code)
 			}
-			return exit
+			return exit, true
 		}
+	}
+	return exit, false
+}
+
+// command runs the main command.
+func (s *supervisor) command(exit sandbox.Exit, env []string) sandbox.Exit {
+	spec := &s.spec
+	fail := func(err error) sandbox.Exit {
+		exit.Code, exit.Error = codeSandbox, err.Error()
+		s.note("%v", err)
+		return exit
 	}
 	cmd, err := mainCommand(spec, env)
 	if err == nil {

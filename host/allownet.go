@@ -1,0 +1,93 @@
+package host
+
+import (
+	"context"
+	"encoding/json"
+	"net"
+	"strconv"
+	"strings"
+
+	"github.com/runbox/runbox/api"
+	"github.com/runbox/runbox/sandbox"
+	"github.com/runbox/runbox/sandbox/egress"
+	"github.com/runbox/runbox/sandbox/process/confine"
+	"github.com/runbox/runbox/sandbox/runlog"
+	"github.com/runbox/runbox/store"
+)
+
+// applyAllowNet puts --allow-net and --setup-allow-net into spec, after
+// the isolation is settled: each entry checked (egress.Parse names the bad
+// one), the backend able to keep the run to them, and a process run's
+// network cut, since the proxy is then its only way out.
+func applyAllowNet(spec *sandbox.Spec, backend string, req api.RunRequest) error {
+	if len(req.AllowNet) == 0 && len(req.SetupAllowNet) == 0 {
+		return nil
+	}
+	run, err := egress.Parse(req.AllowNet)
+	if err != nil {
+		return badRequest("%v", err)
+	}
+	setup, err := egress.Parse(req.SetupAllowNet)
+	if err != nil {
+		return badRequest("--setup-allow-net: %v", err)
+	}
+	if !setup.Empty() && len(req.Setup) == 0 && len(spec.Setup) == 0 {
+		return badRequest("--setup-allow-net gives setup commands their network, but the run has no --setup")
+	}
+	switch backend {
+	case sandbox.Slurm:
+		return badRequest("--allow-net keeps a run to named hosts through a proxy on the machine that runs it; a Slurm job runs on the cluster's nodes, where runbox has no proxy: drop --allow-net (the cluster's own network policy applies), or run it with --sandbox process or docker")
+	case sandbox.Docker:
+		return badRequest("--allow-net is not supported for containers yet: run it with --sandbox process (an egress proxy in the run's own network namespace), or give the container the network with --network bridge")
+	}
+	if req.Network == "host" {
+		return badRequest("--allow-net keeps the run to named hosts, --network host gives it every host: choose one")
+	}
+	level, err := confine.ParseLevel(spec.Isolate)
+	if err != nil {
+		return badRequest("%v", err)
+	}
+	level = confine.Join(level, confine.Net)
+	if err := confine.Probe().Can(level); err != nil {
+		return badRequest("--allow-net needs the run's network cut (--isolate %s), which this host cannot enforce: %v", level, err)
+	}
+	spec.Isolate = string(level)
+	spec.AllowNet, spec.SetupAllowNet = run.Strings(), setup.Strings()
+	return nil
+}
+
+// allowNetFromSpec fills the request's allow-lists from a stored spec (a
+// plan's, a retried run's) when the request gives none.
+func allowNetFromSpec(req *api.RunRequest, s sandbox.Spec) {
+	if len(req.AllowNet) == 0 {
+		req.AllowNet = s.AllowNet
+	}
+	if len(req.SetupAllowNet) == 0 {
+		req.SetupAllowNet = s.SetupAllowNet
+	}
+}
+
+// EventEgressRefused is the event type of a connection the egress proxy
+// refused; Data is {"host","port"} and Time when it was refused.
+const EventEgressRefused = "egress_refused"
+
+// egressEvent records a backend's note of a refused connection (the
+// first to each host:port; status counts them all) as an event.
+func (r *runner) egressEvent(ctx context.Context, rec runlog.Record) {
+	rest, ok := strings.CutPrefix(string(rec.Data), egress.RefusedNote+" ")
+	if !ok {
+		return
+	}
+	rest = strings.TrimSpace(rest)
+	hostport, _, _ := strings.Cut(rest, " ")
+	host, port, _ := net.SplitHostPort(hostport)
+	n, _ := strconv.Atoi(port)
+	data, _ := json.Marshal(map[string]any{"host": host, "port": n})
+	ev := store.Event{RunID: r.id, Time: rec.Time, Type: EventEgressRefused, Message: "refused " + rest, Data: data}
+	if ev.Time.IsZero() {
+		ev.Time = r.e.cfg.Now()
+	}
+	if _, err := r.e.cfg.Store.AppendEvent(ctx, ev); err != nil && ctx.Err() == nil {
+		r.e.log.Warn("run: egress event", "run", r.id, "err", err)
+	}
+}
