@@ -21,10 +21,12 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
 	"github.com/runbox/runbox/api"
+	"github.com/runbox/runbox/internal/paths"
 	"github.com/runbox/runbox/sandbox/runlog"
 )
 
@@ -47,6 +49,7 @@ type Options struct {
 type Client struct {
 	o    Options
 	http *http.Client
+	mu   sync.Mutex // guards o.Socket, which the home's pointer may change
 }
 
 // Error is an error answer from the daemon.
@@ -86,23 +89,56 @@ func New(o Options) *Client {
 // CloseIdle closes idle connections to the daemon.
 func (c *Client) CloseIdle() { c.http.CloseIdleConnections() }
 
-// dial connects to the socket, starting the daemon once if it is not there.
+// dial connects to the socket, else to the one the home's pointer names
+// (a daemon started with another environment), starting the daemon once
+// if neither answers.
 func (c *Client) dial(ctx context.Context) (net.Conn, error) {
 	var d net.Dialer
-	conn, err := d.DialContext(ctx, "unix", c.o.Socket)
+	sock := c.socket()
+	conn, err := d.DialContext(ctx, "unix", sock)
+	if err != nil && daemonAbsent(err) {
+		if conn, perr := c.dialPointed(ctx); perr == nil {
+			return conn, nil
+		}
+	}
 	if err == nil || c.o.Exe == "" || !daemonAbsent(err) {
 		if err != nil {
-			return nil, fmt.Errorf("%w at %s: %v", ErrNoDaemon, c.o.Socket, err)
+			return nil, fmt.Errorf("%w at %s: %v", ErrNoDaemon, sock, err)
 		}
 		return conn, nil
 	}
 	if err := c.startDaemon(ctx); err != nil {
 		return nil, err
 	}
-	conn, err = d.DialContext(ctx, "unix", c.o.Socket)
+	sock = c.socket()
+	conn, err = d.DialContext(ctx, "unix", sock)
 	if err != nil {
-		return nil, fmt.Errorf("%w at %s: %v", ErrNoDaemon, c.o.Socket, err)
+		return nil, fmt.Errorf("%w at %s: %v", ErrNoDaemon, sock, err)
 	}
+	return conn, nil
+}
+
+func (c *Client) socket() string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.o.Socket
+}
+
+// dialPointed connects to the socket the home's pointer names, when that
+// is another one than ours and answers; from then on it is ours.
+func (c *Client) dialPointed(ctx context.Context) (net.Conn, error) {
+	p := paths.PointedSocket(c.o.Home)
+	if p == "" || p == c.socket() {
+		return nil, ErrNoDaemon
+	}
+	var d net.Dialer
+	conn, err := d.DialContext(ctx, "unix", p)
+	if err != nil {
+		return nil, err
+	}
+	c.mu.Lock()
+	c.o.Socket = p
+	c.mu.Unlock()
 	return conn, nil
 }
 
@@ -133,7 +169,13 @@ func (c *Client) startDaemon(ctx context.Context) error {
 		var exitErr error
 	wait:
 		for {
-			if conn, err := net.Dial("unix", c.o.Socket); err == nil {
+			if conn, err := net.Dial("unix", c.socket()); err == nil {
+				conn.Close()
+				return nil
+			}
+			// A daemon that owns the home may listen elsewhere (its
+			// environment named another place): its pointer says where.
+			if conn, err := c.dialPointed(ctx); err == nil {
 				conn.Close()
 				return nil
 			}
@@ -141,7 +183,7 @@ func (c *Client) startDaemon(ctx context.Context) error {
 			case <-ctx.Done():
 				return ctx.Err()
 			case <-deadline.C:
-				return fmt.Errorf("%w: daemon did not open %s within %s (see %s)", ErrNoDaemon, c.o.Socket, c.o.StartTimeout, logPath)
+				return fmt.Errorf("%w: daemon did not open %s within %s (see %s)", ErrNoDaemon, c.socket(), c.o.StartTimeout, logPath)
 			case exitErr = <-exited:
 				exited = nil
 				if !lockOwnerAlive(c.o.Home) {
@@ -154,7 +196,7 @@ func (c *Client) startDaemon(ctx context.Context) error {
 				}
 			}
 		}
-		if conn, err := net.Dial("unix", c.o.Socket); err == nil {
+		if conn, err := net.Dial("unix", c.socket()); err == nil {
 			conn.Close()
 			return nil
 		}
@@ -297,7 +339,7 @@ func (c *Client) send(ctx context.Context, method, path string, q url.Values, in
 			return nil, err // the dial already tried to start one
 		}
 		if attempt >= len(retryBackoff) {
-			return nil, fmt.Errorf("talk to the daemon at %s: %w", c.o.Socket, err)
+			return nil, fmt.Errorf("talk to the daemon at %s: %w", c.socket(), err)
 		}
 		c.http.CloseIdleConnections()
 		select {

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/runbox/runbox/host"
+	"github.com/runbox/runbox/internal/paths"
 	"github.com/runbox/runbox/sandbox"
 )
 
@@ -71,6 +72,12 @@ func Run(ctx context.Context, o Options) error {
 		return err
 	}
 	ln = refuseConfinedPeers(ln, log) // peers_linux.go
+	// Where this daemon listens depends on its environment; clients
+	// launched with another find it through the home (paths.SocketPointer).
+	if err := paths.WriteSocketPointer(o.Home, o.Socket); err != nil {
+		log.Warn("daemon: socket pointer", "err", err)
+	}
+	defer paths.RemoveSocketPointer(o.Home, o.Socket)
 	srv := &server{eng: eng, log: log, version: o.Version, home: o.Home, started: time.Now(), damage: damage}
 	srv.lastSeen.Store(time.Now().UnixNano())
 	hs := &http.Server{Handler: srv.routes(), ReadHeaderTimeout: 10 * time.Second}
