@@ -41,7 +41,7 @@ type Options struct {
 
 // Limits of the tools' arguments.
 const (
-	defaultWait    = 60 * time.Second
+	defaultWait    = 45 * time.Second
 	maxWait        = 600 * time.Second
 	maxTimeoutMins = 7 * 24 * 60
 	maxTailLines   = 10000

@@ -17,7 +17,7 @@ const (
 	descPlan     = `Plan a command before running it on the local backend: checks the script, assesses risks (with severity), finds a smoke test (--smoke/--dry-run/--validate flags), recommends sandbox, timeout and memory with reasons, and summarises similar past runs. Nothing runs. Call it first for every run, then pass the plan_id to local_execute. To retry a failed run, call it again (with the fix) and set parent_run_id to the failed run's id. backend_data.recommendations overrides the planner (sandbox, image, timeout_minutes, memory) — the planner is usually right.`
 	descExecute  = `Start a planned run and return its run_id at once; the run goes on in the background. When the plan has a smoke test, it runs first and the full run starts only if it passes. Then follow it with local_wait (blocks) or local_status (returns at once). Set parent_run_id when this run retries a failed one.`
 	descStatus   = `Get a run's state without waiting: latest progress (step/total/percentage/phase/metrics/ETA), and for an ended run its exit, usage and failure analysis (code, message, suggestions, retryable, evidence), with its parent_run_id and attempt number. Use it to check on a run; use local_wait to block until it ends.`
-	descWait     = `Block until a run ends or timeout_seconds pass (default 60, at most 600), then return the same as local_status plus done: true if the run has ended. When done is false, call it again. Sends MCP progress notifications while it blocks when the request carries a progress token.`
+	descWait     = `Block until a run ends or timeout_seconds pass (default 45, at most 600; keep it under your client's own timeout), then return the same as local_status plus done: true if the run has ended. When done is false, call it again. Sends MCP progress notifications while it blocks when the request carries a progress token.`
 	descStop     = `Stop a run and its whole process tree (SIGTERM, then SIGKILL after the grace period) and return its final state (cancelled). Safe to call on a run that already ended or that someone else stopped: it says how the run ended.`
 	descLogs     = `Read a run's output as UTF-8 text, bounded to 32 KiB per call. Use tail_lines for the last lines (e.g. a traceback), or since_offset to page forward: each answer gives next_offset to pass back. Without either, returns the end of the output. Works while the run is going and after it ended.`
 )
@@ -89,7 +89,7 @@ func timeoutMinutesProp(p *jsonschema.Schema) {
 }
 
 func planSchema() *jsonschema.Schema {
-	sc := infer[planIn]()
+	sc := inferIn[planIn]()
 	sc.Properties["backend"].Enum = []any{"local"}
 	cmd := sc.Properties["command"]
 	cmd.Types = []string{"string", "array"}
@@ -103,20 +103,20 @@ func planSchema() *jsonschema.Schema {
 }
 
 func executeSchema() *jsonschema.Schema {
-	sc := infer[executeIn]()
+	sc := inferIn[executeIn]()
 	idProp(sc, "plan_id")
 	timeoutMinutesProp(sc.Properties["timeout_minutes"])
 	return sc
 }
 
 func runSchema() *jsonschema.Schema {
-	sc := infer[runIn]()
+	sc := inferIn[runIn]()
 	idProp(sc, "run_id")
 	return sc
 }
 
 func waitSchema() *jsonschema.Schema {
-	sc := infer[waitIn]()
+	sc := inferIn[waitIn]()
 	idProp(sc, "run_id")
 	t := sc.Properties["timeout_seconds"]
 	t.Minimum, t.Maximum = new(0.0), new(maxWait.Seconds())
@@ -125,7 +125,7 @@ func waitSchema() *jsonschema.Schema {
 }
 
 func logsSchema() *jsonschema.Schema {
-	sc := infer[logsIn]()
+	sc := inferIn[logsIn]()
 	idProp(sc, "run_id")
 	sc.Properties["stream"].Enum = []any{"stdout", "stderr", "setup-stdout", "setup-stderr", "all"}
 	tl := sc.Properties["tail_lines"]

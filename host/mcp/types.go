@@ -119,7 +119,7 @@ type runIn struct {
 
 type waitIn struct {
 	RunID          string   `json:"run_id" jsonschema:"the run_id from local_execute; a unique prefix, the short id (runbox ls), or @last (the newest run, @last~1 the one before) also work"`
-	TimeoutSeconds *float64 `json:"timeout_seconds,omitempty" jsonschema:"how long to block, 0..600 seconds (default 60); the run goes on after"`
+	TimeoutSeconds *float64 `json:"timeout_seconds,omitempty" jsonschema:"how long to block, 0..600 seconds (default 45, under the 60 s at which several clients give up); the run goes on after"`
 }
 
 type logsIn struct {
