@@ -56,6 +56,7 @@ func (s *server) register(srv *mcpsdk.Server) {
 		InputSchema: logsSchema(),
 		Annotations: &mcpsdk.ToolAnnotations{ReadOnlyHint: true},
 	}, s.logs)
+	s.registerFiles(srv) // files.go
 }
 
 // metricsSchema is sdk.Metrics' JSON: numbers, and the strings "NaN",
