@@ -474,4 +474,3 @@ func (s *server) readLogResource(ctx context.Context, req *mcpsdk.ReadResourceRe
 	text, _, _, _ := w.result(0)
 	return &mcpsdk.ReadResourceResult{Contents: []*mcpsdk.ResourceContents{{URI: uri, MIMEType: "text/plain; charset=utf-8", Text: text}}}, nil
 }
-

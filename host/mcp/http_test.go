@@ -71,7 +71,7 @@ func TestHTTPNeedsTheToken(t *testing.T) {
 	}
 	defer cs.Close()
 	tools, err := cs.ListTools(context.Background(), nil)
-	if err != nil || len(tools.Tools) != 7 {
+	if err != nil || len(tools.Tools) != 10 {
 		t.Fatalf("tools over HTTP: %v %v", tools, err)
 	}
 	res, err := cs.CallTool(context.Background(), &mcpsdk.CallToolParams{Name: "list_compute_backends"})
