@@ -4,7 +4,11 @@ import "time"
 
 // Plan is what runbox would do with a command and why (POST /v1/plans).
 type Plan struct {
-	ID              string    `json:"id"`
+	ID string `json:"id"`
+	// PlanID is ID again under the name MCP's compute_plan and
+	// local_execute use, so a plan reads the same on every surface
+	// (`runbox plan --json` included); id stays for existing clients.
+	PlanID          string    `json:"plan_id"`
 	CreatedAt       time.Time `json:"created_at"`
 	Command         []string  `json:"command"`
 	Workdir         string    `json:"workdir"`

@@ -112,11 +112,20 @@ func (s *server) logs(w http.ResponseWriter, r *http.Request) {
 	if q.Get("smoke") == "1" {
 		path = filepath.Join(filepath.Dir(path), "smoke", "output.log")
 	}
+	smokeOnly := false
+	if q.Get("smoke") != "1" {
+		path, smokeOnly = smokeFallback(path) // smokelog.go
+	}
 	if _, err := os.Stat(path); err != nil && run.State.Terminal() {
 		writeError(w, fmt.Errorf("%w: run %s has no log: %v", store.ErrNotFound, run.ID, err))
 		return
 	}
 	fw := newFrameWriter(w)
+	if smokeOnly && (want == nil || want[runlog.Meta]) && skip == 0 {
+		if err := fw.frame(uint8(runlog.Meta), run.CreatedAt, []byte(SmokeOnlyNote)); err != nil {
+			return
+		}
+	}
 	from := int64(0)
 	if tail >= 0 || tailBytes > 0 {
 		off, err := tailOffset(path, want, tail, tailBytes, fw)

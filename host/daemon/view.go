@@ -112,6 +112,7 @@ func progressView(p *sdk.Progress) *api.Progress {
 func planView(p *store.Plan) *api.Plan {
 	v := &api.Plan{
 		ID:              p.ID,
+		PlanID:          p.ID,
 		CreatedAt:       p.CreatedAt,
 		Command:         p.Command,
 		Workdir:         p.Workdir,

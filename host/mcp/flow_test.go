@@ -30,10 +30,15 @@ func TestToolsAreTheContract(t *testing.T) {
 		"local_wait":            {"run_id", "timeout_seconds"},
 		"local_stop":            {"run_id"},
 		"local_logs":            {"run_id", "stream", "tail_lines", "since_offset"},
+		// Files in and out (issue 27): added to the contract's seven.
+		"local_put_file":   {"plan_id", "run_id", "path", "content", "encoding", "append"},
+		"local_list_files": {"plan_id", "run_id", "path", "offset", "limit"},
+		"local_read_file":  {"plan_id", "run_id", "path", "offset", "max_bytes"},
 	}
 	required := map[string][]string{
 		"compute_plan": {"backend", "command"}, "local_execute": {"plan_id"}, "local_status": {"run_id"},
 		"local_wait": {"run_id"}, "local_stop": {"run_id"}, "local_logs": {"run_id"},
+		"local_put_file": {"content", "path"}, "local_read_file": {"path"},
 	}
 	var got []string
 	for _, tool := range res.Tools {
@@ -218,6 +223,9 @@ print("FULL RUN")
 			t.Errorf("passing smoke: run %s, output %q", r.State, l.Text)
 		case fails && (r.State != "failed" || strings.Contains(l.Text, "FULL RUN")):
 			t.Errorf("failing smoke: run %s, output %q; the full run must not start", r.State, l.Text)
+		case fails && (!l.Smoke || !strings.Contains(l.Text, "SMOKE")):
+			// What the failure's suggestion sends the agent to read.
+			t.Errorf("failing smoke: local_logs must show the smoke run's output, marked: smoke %v, output %q", l.Smoke, l.Text)
 		}
 	}
 }

@@ -56,14 +56,20 @@ func (s *server) logs(ctx context.Context, _ *mcpsdk.CallToolRequest, in logsIn)
 		RunID: r.ID, Stream: name, Text: text, Offset: off, NextOffset: next, TotalBytes: w.total,
 		Truncated: truncated, State: string(r.State), Done: r.State.Terminal(),
 	}
+	// A run whose smoke run failed has only that run's output (the
+	// daemon serves it in place of the run's own).
+	out.Smoke = r.Failure != nil && r.Failure.Code == "SMOKE_FAILED"
 	var sum string
+	if out.Smoke {
+		sum = "[the smoke run's output: it failed, so the full run did not start]\n"
+	}
 	switch {
 	case w.total == 0:
-		sum = fmt.Sprintf("run %s (%s) has written no output on %s yet.", r.ID, r.State, name)
+		sum += fmt.Sprintf("run %s (%s) has written no output on %s yet.", r.ID, r.State, name)
 	case from > w.total:
-		sum = fmt.Sprintf("since_offset %d is past the end of the output (%d bytes so far): nothing to read.", from, w.total)
+		sum += fmt.Sprintf("since_offset %d is past the end of the output (%d bytes so far): nothing to read.", from, w.total)
 	default:
-		sum = fmt.Sprintf("run %s (%s), %s bytes %d..%d of %d", r.ID, r.State, name, off, next, w.total)
+		sum += fmt.Sprintf("run %s (%s), %s bytes %d..%d of %d", r.ID, r.State, name, off, next, w.total)
 		if truncated {
 			sum += fmt.Sprintf(" (cut to %d KiB; read on with since_offset)", maxLogText>>10)
 		}

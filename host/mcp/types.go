@@ -200,4 +200,5 @@ type logsOut struct {
 	Truncated  bool   `json:"truncated" jsonschema:"text was cut to the size bound; page with since_offset"`
 	State      string `json:"state"`
 	Done       bool   `json:"done" jsonschema:"the run has ended: no more output will come"`
+	Smoke      bool   `json:"smoke,omitempty" jsonschema:"this is the smoke run's output: it failed, so the full run never started"`
 }

@@ -50,7 +50,7 @@ async function waitDone(runId) {
 // 1. The tools of the contract.
 const { tools } = await client.listTools();
 const names = tools.map((t) => t.name).sort();
-assert.deepEqual(names, ["compute_plan", "list_compute_backends", "local_execute", "local_logs", "local_status", "local_stop", "local_wait"]);
+assert.deepEqual(names, ["compute_plan", "list_compute_backends", "local_execute", "local_list_files", "local_logs", "local_put_file", "local_read_file", "local_status", "local_stop", "local_wait"]);
 for (const t of tools) {
   assert.ok(t.description.length > 80, `${t.name}: short description`);
   assert.ok(t.outputSchema, `${t.name}: no output schema`);
