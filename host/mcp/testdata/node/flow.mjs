@@ -114,7 +114,32 @@ assert.equal(after.state, "cancelled");
 assert.equal(after.done, true);
 step(`long run ${long.run_id} stopped: ${after.state}`);
 
-// 5. Bad input is a tool error, not a broken server.
+// 5. Every argument of every tool, files in and out included.
+writeFileSync(join(WORKDIR, "job.sh"), "tr a-z A-Z < in.txt > out.txt\necho converted\n");
+const plan4 = await call("compute_plan", {
+  backend: "local", command: "sh job.sh", task_description: "upper-case a file", script_path: "job.sh", workdir: WORKDIR,
+  backend_data: { recommendations: { sandbox: "process", timeout_minutes: 5, memory: "1g" } },
+});
+assert.equal(plan4.timeout_minutes, 5);
+await call("local_put_file", { plan_id: plan4.plan_id, path: "in.txt", content: "hello ", encoding: "text", append: false });
+const put = await call("local_put_file", { plan_id: plan4.plan_id, path: "in.txt", content: Buffer.from("world").toString("base64"), encoding: "base64", append: true });
+assert.equal(put.size, 11);
+const run4 = await call("local_execute", { plan_id: plan4.plan_id, timeout_minutes: 5, parent_run_id: run.run_id });
+const w4 = await call("local_wait", { run_id: run4.run_id, timeout_seconds: 30 });
+assert.equal(w4.state, "succeeded");
+const files = await call("local_list_files", { run_id: run4.run_id, path: ".", offset: 0, limit: 10 });
+assert.ok(files.files.some((f) => f.path === "out.txt" && f.written_by_run), JSON.stringify(files));
+const read = await call("local_read_file", { run_id: run4.run_id, path: "out.txt", offset: 0, max_bytes: 100 });
+assert.equal(read.text, "HELLO WORLD");
+const res = await client.readResource({ uri: read.uri });
+assert.equal(res.contents[0].text, "HELLO WORLD");
+const log4 = await client.readResource({ uri: `runbox://runs/${run4.run_id}/log` });
+assert.match(log4.contents[0].text, /converted/);
+const logs4 = await call("local_logs", { run_id: run4.run_id, stream: "stdout", since_offset: 0 });
+assert.match(logs4.text, /converted/);
+step(`files in and out of run ${run4.run_id}: ${files.files.length} files, out.txt = ${read.text}`);
+
+// 6. Bad input is a tool error, not a broken server.
 const bad = await client.callTool({ name: "local_status", arguments: { run_id: "01NOSUCHRUN" } });
 assert.equal(bad.isError, true);
 const bad2 = await client.callTool({ name: "compute_plan", arguments: { backend: "modal", command: "true" } });
