@@ -10,9 +10,7 @@ import (
 
 func matchMemory(sc *scanner, i int, l *line) bool {
 	lc := l.lc
-	if !has(lc, gateMemory...) {
-		return false
-	}
+	// matchLine calls this only for lines that hold one of its gates.
 	c := cand{code: sdk.CodeOOMKilled, conf: 0.9, sugg: hostOOMSuggestions(sc.in), details: map[string]string{}}
 	switch {
 	case strings.Contains(lc, "unable to allocate") && has(lc, "array", "shape"):
@@ -88,9 +86,7 @@ func (sc *scanner) excMsg(i int) string {
 
 func matchDisk(sc *scanner, i int, l *line) bool {
 	lc := l.lc
-	if !has(lc, gateDisk...) {
-		return false
-	}
+	// matchLine calls this only for lines that hold one of its gates.
 	c := cand{code: sdk.CodeDiskFull, conf: 0.95, details: map[string]string{}}
 	switch {
 	case has(lc, "no space left on device", "[errno 28]", "enospc", "not enough space on the disk", "not enough free disk space"):
@@ -151,9 +147,7 @@ func matchDisk(sc *scanner, i int, l *line) bool {
 
 func matchPermission(sc *scanner, i int, l *line) bool {
 	lc := l.lc
-	if !has(lc, gatePermission...) {
-		return false
-	}
+	// matchLine calls this only for lines that hold one of its gates.
 	if !has(lc, "permission denied", "permissionerror", "[errno 13]", "[errno 1]", "operation not permitted", "read-only file system", "[errno 30]", "eacces", "eperm", "access is denied") {
 		// EACCES in the C library's other locales ("...: 权限不够").
 		k := hasAny(lc, "权限不够", "權限不足", "keine berechtigung", "permission non accordée", "permiso denegado", "許可がありません")
