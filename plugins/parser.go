@@ -35,8 +35,10 @@ type Parser struct {
 }
 
 // OnUpdate has fn called with the state after each update a plugin
-// reports, in order, so that a metric history sees every step rather than
-// the latest state at each flush. fn runs with the parser locked: it must
+// reports, in order, its Metrics being only the ones that update carried
+// (a line with none must not re-record the last values at its step), so
+// that a metric history sees every step rather than the latest state at
+// each flush. fn runs with the parser locked: it must
 // be quick and must not call the parser.
 func (p *Parser) OnUpdate(fn func(sdk.Progress)) {
 	p.mu.Lock()
@@ -342,8 +344,12 @@ func (p *Parser) send(t *parseTarget) {
 			p.state.Merge(u)
 			p.updated = true
 			if p.onUpdate != nil {
+				// The state, with the metrics this update reported and no
+				// others: a line that says none ("checkpoint at step 10")
+				// must not re-record the last values at its step, which
+				// drew stair-steps in every chart (issue #24).
 				s := p.state
-				s.Metrics = maps.Clone(p.state.Metrics)
+				s.Metrics = maps.Clone(u.Metrics)
 				p.onUpdate(s)
 			}
 		}
