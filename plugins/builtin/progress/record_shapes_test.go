@@ -124,3 +124,20 @@ func TestKerasNewEpochBar(t *testing.T) {
 		t.Errorf("(-want +got):\n%s", d)
 	}
 }
+
+// TestKerasNestedBarIsSide: a bar of another size inside an epoch (a
+// callback's model.evaluate, "20/20") does not become the run's step or
+// percentage: it sent the dashboard's percent chart to 100% (issue #24).
+func TestKerasNestedBarIsSide(t *testing.T) {
+	for _, lines := range [][]string{
+		{"Epoch 3/10", "100/1562 [>.............................] - ETA: 1:00 - loss: 0.9000",
+			"20/20 [==============================] - 0s 2ms/step - loss: 0.3000"},
+		{"Epoch 3/10", "1562/1562 [==============================] - 40s 25ms/step - loss: 0.5000",
+			"20/20 [==============================] - 0s 2ms/step"},
+	} {
+		got := run(lines, 1000, true)
+		if got == nil || got.Total != 1562 || got.Percentage == 100 && got.Step != 1562 || got.Epoch != 3 {
+			t.Errorf("%q: %+v, want the epoch's bar of 1562", lines, got)
+		}
+	}
+}
