@@ -129,6 +129,14 @@ func parseGeneric(s string, f uint64, st *state) (u sdk.Progress, ok bool) {
 		}
 		ms = append(ms, metric{k, v}) // NaN and ±Inf included, as addMetric
 	})
+	if u.Step == 0 && (found || lossKV || hasLossLike(ms[len(st.metrics):])) {
+		// "epoch: [1/2], global_step: 160, loss: ...", "global_step=3553,
+		// episode_reward=28.0": the global step of a training record. On
+		// its own ("restoring global_step=500") it is a setting.
+		if n, ok := globalStep(s); ok {
+			u.Step, found = n, true
+		}
+	}
 	if !found && !lossKV {
 		ms = ms[:len(st.metrics)] // no counter, no loss: settings
 	}
@@ -197,6 +205,26 @@ func kwNum(s string, mask, f uint64) (n, m int64, end int, ok bool) {
 	return 0, 0, 0, false
 }
 
+// globalStep reads "global_step: N", "global_step=N", "global step N".
+func globalStep(s string) (int64, bool) {
+	k := index(s, "global_step")
+	if k < 0 {
+		k = index(s, "global step")
+	}
+	if k < 0 || k > 0 && isWordByte(s[k-1]) {
+		return 0, false
+	}
+	i := k + len("global_step")
+	for i < len(s) && (s[i] == ' ' || s[i] == ':' || s[i] == '=') {
+		i++
+	}
+	n, j, ok := parseUint(s, i)
+	if !ok || j < len(s) && (isLetter(s[j]) || s[j] == '.' || s[j] == '/') {
+		return 0, false
+	}
+	return n, true
+}
+
 // leadingCount reads a counter that leads a record: "N/M: ..." (after a
 // list marker such as "2. "), "N/M (epoch e)", or "[N | elapsed]". A bare
 // fraction at the start of a line says nothing (a ratio, a date), so it
@@ -225,11 +253,16 @@ func leadingCount(s string) (n, m int64, ok bool) {
 		}
 		return 0, 0, false
 	}
-	n, m, end, ok := numAfter(s, i)
-	if !ok || m == 0 {
+	n, j, ok := parseUint(s, i)
+	if !ok || j >= len(s) || s[j] != '/' {
 		return 0, 0, false
 	}
-	if end < len(s) && s[end] == ':' || strings.HasPrefix(s[end:], " (epoch") || strings.HasPrefix(s[end:], " (Epoch") {
+	m, end, ok := parseUint(s, j+1)
+	if !ok || m < n || m == 0 {
+		return 0, 0, false
+	}
+	if end < len(s) && s[end] == ':' && (end+1 == len(s) || s[end+1] == ' ') ||
+		strings.HasPrefix(s[end:], " (epoch") || strings.HasPrefix(s[end:], " (Epoch") {
 		return n, m, true
 	}
 	return 0, 0, false

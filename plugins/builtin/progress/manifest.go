@@ -104,6 +104,8 @@ var PrefilterConfirm = slices.Concat(
 	[]sdk.PrefilterConfirm{
 		{Literal: "tep", After: `s = `}, // HF banner "Total optimization steps = 1,851"
 		{Literal: "tep", Before: `/s`},  // Keras "50ms/step"
+		// "global_step=3553, episode_reward=28.0" (CleanRL and others)
+		{Literal: "tep", Before: `global_s`, After: `[ \t:=]*\d`},
 	},
 	[]sdk.PrefilterConfirm{
 		// stable-baselines "| total_timesteps | 100096 |"
