@@ -113,7 +113,11 @@ func parseGeneric(s string, f uint64, st *state) (u sdk.Progress, ok bool) {
 		u.Percentage, found = p, true // "this epoch [#####.....] 10.84%"
 	}
 	if !found && f&fLossAny == 0 {
-		return sdk.Progress{}, false // no key can hold "loss"
+		n, ok := globalStep(s)
+		if !ok || index(s, "reward") < 0 {
+			return sdk.Progress{}, false // no key can hold "loss"
+		}
+		u.Step, found = n, true // "global_step=3553, episode_reward=28.0"
 	}
 	ms := st.metrics
 	lossKV := false
