@@ -60,6 +60,12 @@ func kwMask(ks []keyword) (m uint64) {
 // guest more than the line's parsing.
 func parseGeneric(s string, f uint64, st *state) (u sdk.Progress, ok bool) {
 	st.metrics = st.metrics[:0]
+	if f&(fIterLow) != 0 && index(s, "Best iteration") >= 0 && index(s, "Stopping") >= 0 {
+		// XGBoost's early stop: training ended; the number after it is
+		// the best round, not a newer one (nor is the row it reprints)
+		st.stopped = true
+		return sdk.Progress{Percentage: 100, Message: stoppedMessage, Source: st.source}, true
+	}
 	found := false
 	if n, m, end, ok := kwNum(s, maskEpoch, f); ok {
 		u.Epoch, u.EpochTotal, found = n, m, true
@@ -208,6 +214,10 @@ func kwNum(s string, mask, f uint64) (n, m int64, end int, ok bool) {
 	}
 	return 0, 0, 0, false
 }
+
+// stoppedMessage marks, in the state the host keeps, that the job
+// stopped early (so a later batch still drops the reprinted best round).
+const stoppedMessage = "stopped early"
 
 // globalStep reads "global_step: N", "global_step=N", "global step N".
 func globalStep(s string) (int64, bool) {

@@ -124,6 +124,9 @@ var PrefilterConfirm = slices.Concat(
 		{Literal: "rogress", Before: escBefore}, {Literal: "rogress", After: escAfter},
 		{Literal: "learn ", Before: `(?:^|[^A-Za-z0-9_])\d+:[ \t]+`},
 		{Literal: "tree ", After: `\d+ of \d+`},
+		// XGBoost's early stop, "Stopping. Best iteration:" (the round
+		// may follow on the next line)
+		{Literal: "iter", Before: `Best `, After: `ation:`},
 		// Ray's "training_iteration: 20" (a row of its result box too)
 		{Literal: "iter", Before: `training_`, After: `ation[ \t:=|]*\d`},
 	},

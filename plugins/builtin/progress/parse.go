@@ -38,6 +38,10 @@ type state struct {
 	instant    bool     // the line's bar took under a second so far ([00:00<...)
 	cols       []string // a metrics table's header (table.go), if known
 	phase      string   // phase of the latest update that named one
+	// stopped: the job said it stopped early ("Stopping. Best
+	// iteration:"); a round below the last one after it is the best
+	// round reprinted, not a newer one
+	stopped bool
 	// a column table's header (grid.go): its columns by word and by
 	// cell; gridOn once one is known
 	gridOn, gridPipe     bool // gridPipe: the header is drawn with pipes
@@ -111,6 +115,7 @@ func newState(last *sdk.Progress) *state {
 	st.step, st.epoch, st.epochTotal = last.Step, last.Epoch, last.EpochTotal
 	st.source = last.Source
 	st.phase = last.Phase
+	st.stopped = last.Message == stoppedMessage
 	if last.Source == "fastai" {
 		st.fastaiCols = fastaiColsFromMessage(last.Message)
 	}
@@ -206,6 +211,9 @@ func Parse(in sdk.ParseInput) sdk.ParseOutput {
 			gridOn = true
 		}
 		above = ""
+		if ok && st.stopped && u.Step > 0 && u.Step < st.step {
+			ok = false // the best round, reprinted after an early stop
+		}
 		if ok && !st.side {
 			kvOn = kvOn || u.Source == "table"
 			st.emit(&acc, &u)
