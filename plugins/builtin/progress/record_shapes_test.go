@@ -158,17 +158,23 @@ func TestIssue24Shapes(t *testing.T) {
 		{"[N | elapsed]", []string{"[40 | 12.50] loss=2.10 avg=2.30"},
 			func(p *sdk.Progress) bool { return p.Step == 40 && p.Metrics["loss"] == 2.1 }},
 		{"Epoch e, N/M;", []string{"Epoch  2,   300/1200; acc:  40.00; ppl:  9.50; xent: 2.25; 100 src tok/s"},
-			func(p *sdk.Progress) bool { return p.Step == 300 && p.Total == 1200 && p.Epoch == 2 && p.Metrics["ppl"] == 9.5 }},
+			func(p *sdk.Progress) bool {
+				return p.Step == 300 && p.Total == 1200 && p.Epoch == 2 && p.Metrics["ppl"] == 9.5
+			}},
 		{"global step beside an epoch", []string{"[2025/01/01 10:00:00] x INFO: epoch: [2/9], global_step: 75, lr: 0.001000, loss: 0.500000"},
 			func(p *sdk.Progress) bool { return p.Step == 75 && p.Epoch == 2 && p.EpochTotal == 9 }},
 		{"global step beside a reward", []string{"global_step=640, episode_reward=3.5"},
 			func(p *sdk.Progress) bool { return p.Step == 640 && p.Metrics["episode_reward"] == 3.5 }},
 		{"one value a line", []string{"2025-01-01 10:00:00.000001: Epoch 4", "2025-01-01 10:00:01.000001: train_loss 0.25", "2025-01-01 10:00:02.000001: val_loss 0.3"},
-			func(p *sdk.Progress) bool { return p.Epoch == 4 && p.Metrics["train_loss"] == 0.25 && p.Metrics["val_loss"] == 0.3 }},
+			func(p *sdk.Progress) bool {
+				return p.Epoch == 4 && p.Metrics["train_loss"] == 0.25 && p.Metrics["val_loss"] == 0.3
+			}},
 		{"spaced colon loss", []string{"epoch:  6", "train loss : -0.5"},
 			func(p *sdk.Progress) bool { return p.Epoch == 6 && p.Metrics["train_loss"] == -0.5 }},
 		{"early stop, best round reprinted", []string{"[7]\ttrain-rmse:0.70\ttest-rmse:0.90", "[8]\ttrain-rmse:0.60\ttest-rmse:0.95", "Stopping. Best iteration:", "[7]\ttrain-rmse:0.70\ttest-rmse:0.90"},
-			func(p *sdk.Progress) bool { return p.Step == 8 && p.Percentage == 100 && p.Metrics["test-rmse"] == 0.95 }},
+			func(p *sdk.Progress) bool {
+				return p.Step == 8 && p.Percentage == 100 && p.Metrics["test-rmse"] == 0.95
+			}},
 	}
 	for _, c := range cases {
 		for _, batch := range []int{1000, 1} {
