@@ -171,6 +171,10 @@ func TestIssue24Shapes(t *testing.T) {
 			}},
 		{"spaced colon loss", []string{"epoch:  6", "train loss : -0.5"},
 			func(p *sdk.Progress) bool { return p.Epoch == 6 && p.Metrics["train_loss"] == -0.5 }},
+		{"a named counter in brackets is not a boosting round", []string{"INFO:root:Epoch[5] Batch [300]\tSpeed: 100.5 samples/sec\taccuracy=0.5"},
+			func(p *sdk.Progress) bool { return p.Step == 300 && p.Epoch == 5 && p.Metrics["accuracy"] == 0.5 }},
+		{"epoch in a bar's bracketed description", []string{"Train epoch [2/3]:  50%|█████     | 10/20 [00:10<00:10,  1.00it/s, pg=0.5]"},
+			func(p *sdk.Progress) bool { return p.Step == 10 && p.Total == 20 && p.Epoch == 2 && p.EpochTotal == 3 }},
 		{"early stop, best round reprinted", []string{"[7]\ttrain-rmse:0.70\ttest-rmse:0.90", "[8]\ttrain-rmse:0.60\ttest-rmse:0.95", "Stopping. Best iteration:", "[7]\ttrain-rmse:0.70\ttest-rmse:0.90"},
 			func(p *sdk.Progress) bool {
 				return p.Step == 8 && p.Percentage == 100 && p.Metrics["test-rmse"] == 0.95
