@@ -41,6 +41,7 @@ var Prefilter = []string{
 	"[Info] Finish",      // LightGBM "Finish train"
 	"`Trainer.fit`",      // Lightning "`Trainer.fit` stopped"
 	"w_mean ", "n_mean ", // stable-baselines "| ep_rew_mean | -213 |" (confirmed below)
+	"d_mean: ", // RLlib's result "episode_reward_mean: -544.68" ("d_" is rare in logs)
 	// boosting rounds with their data set's metric: "[2]  train-rmse:0.1",
 	// "training-error:"; never a common pair such as "er" or "ma"
 	"-rmse:", "-auc:", "g-error:", "n-error:", "l-error:", "t-error:",

@@ -782,6 +782,17 @@ func recordNoKeyword(s, t string, st *state) (u sdk.Progress, ok bool) {
 		return u, true
 	case index(t, "PROGRESS: at ") >= 0:
 		return gensimLine(t)
+	case isLetter(t[0]) && index(t, "reward_mean: ") > 0:
+		// a result dict's "episode_reward_mean: -544.68" (RLlib): one
+		// name, one value, on a line of its own
+		if k := strings.IndexByte(t, ':'); strings.IndexByte(t[:k], ' ') < 0 {
+			m0 := len(st.metrics)
+			kvAll(t, st)
+			if len(st.metrics) == m0+1 {
+				return sdk.Progress{Phase: "train", Source: "generic"}, true
+			}
+			st.metrics = st.metrics[:m0]
+		}
 	}
 	return u, false
 }

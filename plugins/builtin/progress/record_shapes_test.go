@@ -175,6 +175,8 @@ func TestIssue24Shapes(t *testing.T) {
 			func(p *sdk.Progress) bool { return p.Step == 300 && p.Epoch == 5 && p.Metrics["accuracy"] == 0.5 }},
 		{"epoch in a bar's bracketed description", []string{"Train epoch [2/3]:  50%|█████     | 10/20 [00:10<00:10,  1.00it/s, pg=0.5]"},
 			func(p *sdk.Progress) bool { return p.Step == 10 && p.Total == 20 && p.Epoch == 2 && p.EpochTotal == 3 }},
+		{"a result dict's reward mean", []string{"training_iteration: 12", "  episode_reward_mean: -31.5"},
+			func(p *sdk.Progress) bool { return p.Step == 12 && p.Metrics["episode_reward_mean"] == -31.5 }},
 		{"early stop, best round reprinted", []string{"[7]\ttrain-rmse:0.70\ttest-rmse:0.90", "[8]\ttrain-rmse:0.60\ttest-rmse:0.95", "Stopping. Best iteration:", "[7]\ttrain-rmse:0.70\ttest-rmse:0.90"},
 			func(p *sdk.Progress) bool {
 				return p.Step == 8 && p.Percentage == 100 && p.Metrics["test-rmse"] == 0.95
