@@ -67,7 +67,8 @@ func parseKeras(s string, st *state) (u sdk.Progress, ok bool) {
 	if !found {
 		return u, false
 	}
-	if st.source == "keras" && st.epochTotal > 0 && st.total > 0 && st.step != 0 && m != st.total {
+	lastDone := st.epoch == st.epochTotal && st.step == st.total // fit is over
+	if st.source == "keras" && st.epochTotal > 0 && st.total > 0 && st.step != 0 && (m != st.total || lastDone) {
 		// Once an epoch's bar has started, a bar of another size before
 		// the next "Epoch" header is model.evaluate's or predict's (a
 		// callback's inside the epoch, or after the last one): a side

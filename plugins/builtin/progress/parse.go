@@ -434,12 +434,15 @@ func trimPlain(s string) string {
 	}
 	// Nothing to trim when s starts and ends with printable ASCII (and
 	// does not start with '>'): the common case, checked with no branch.
-	if inRange(s[0], 0x21, 0x7f)&inRange(s[len(s)-1], 0x21, 0x7f)&^eq(uint64(s[0]), '>') != 0 {
+	if inRange(s[0], 0x21, 0x7f)&inRange(s[len(s)-1], 0x21, 0x7f)&^eq(uint64(s[0]), '>')&^eq(uint64(s[0]), '+') != 0 {
 		return s
 	}
 	s = strings.TrimSpace(s)
 	for len(s) > 0 && s[0] == '>' {
 		s = strings.TrimLeft(s[1:], " ")
+	}
+	if len(s) > 1 && s[0] == '+' && (isLetter(s[1]) || isDigit(s[1])) {
+		s = s[1:] // a line pasted from a diff ("+Epoch 3/10"); "+ cmd" is a shell trace
 	}
 	return s
 }
