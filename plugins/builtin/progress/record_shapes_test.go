@@ -178,7 +178,9 @@ func TestIssue24Shapes(t *testing.T) {
 		{"a result dict's reward mean", []string{"training_iteration: 12", "  episode_reward_mean: -31.5"},
 			func(p *sdk.Progress) bool { return p.Step == 12 && p.Metrics["episode_reward_mean"] == -31.5 }},
 		{"a diff's + before each line; evaluate after fit of the same size", []string{"+Epoch 2/2", "+60/60 [==============================] - 0s - loss: 0.3000 - acc: 0.9000", "+20/60 [=========>....................] - ETA: 0s"},
-			func(p *sdk.Progress) bool { return p.Step == 60 && p.Total == 60 && p.Epoch == 2 && p.Metrics["loss"] == 0.3 }},
+			func(p *sdk.Progress) bool {
+				return p.Step == 60 && p.Total == 60 && p.Epoch == 2 && p.Metrics["loss"] == 0.3
+			}},
 		{"early stop, best round reprinted", []string{"[7]\ttrain-rmse:0.70\ttest-rmse:0.90", "[8]\ttrain-rmse:0.60\ttest-rmse:0.95", "Stopping. Best iteration:", "[7]\ttrain-rmse:0.70\ttest-rmse:0.90"},
 			func(p *sdk.Progress) bool {
 				return p.Step == 8 && p.Percentage == 100 && p.Metrics["test-rmse"] == 0.95
