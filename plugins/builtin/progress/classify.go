@@ -83,6 +83,8 @@ var marks = func() []mark {
 		{"[", 0, fBracket}, {"]\t", 0, fBracketTab},
 		{"{", 0, fBrace}, {"{'", 0, fBraceQuote}, {"{\"", 0, fBraceQuote},
 		{"\x1b", 0, fRaw}, {"\r", 0, fRaw},
+		// syslog/CloudWatch write control bytes as "#015" (CR), "#033" (ESC)
+		{"#015", 0, fRaw}, {"#033", 0, fRaw},
 		{"ETA", 0, fETA}, {"Epoch", 0, fEpochCap}, {"Epochs =", 0, fEpochsEq}, {"EPOCH", 0, fEpochUp},
 		{"epoch", 0, fEpochLow},
 		{"Step", 0, fStepCap}, {"STEP", 0, fStepUp}, {"Starting trainin", 0, fStarting},

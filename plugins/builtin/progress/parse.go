@@ -412,6 +412,11 @@ func orFloat(a, b float64) float64 {
 // clean strips what the terminal or a paste adds around the text: ANSI
 // escapes, carriage returns, markdown quote markers and surrounding space.
 func clean(s string) string {
+	if strings.Contains(s, "#0") {
+		// syslog's escapes of control bytes (CloudWatch keeps them):
+		// CR, ESC, and backspaces that erase nothing we keep
+		s = octalEscapes.Replace(s)
+	}
 	if strings.IndexByte(s, 0x1b) >= 0 {
 		s = stripANSI(s)
 	}
@@ -426,6 +431,8 @@ func clean(s string) string {
 	}
 	return trimPlain(s)
 }
+
+var octalEscapes = strings.NewReplacer("#015", "\r", "#033", "\x1b", "#010", "")
 
 // trimPlain is clean for a line without ESC and CR bytes.
 func trimPlain(s string) string {

@@ -181,6 +181,10 @@ func TestIssue24Shapes(t *testing.T) {
 			func(p *sdk.Progress) bool {
 				return p.Step == 60 && p.Total == 60 && p.Epoch == 2 && p.Metrics["loss"] == 0.3
 			}},
+		{"syslog's escapes of CR and backspace", []string{"Epoch 3/5", "#0151/9 [==>...........................] - ETA: 0s - loss: 1.5000#010#010#010#0159/9 [==============================] - 0s 8ms/step - loss: 1.2500"},
+			func(p *sdk.Progress) bool {
+				return p.Step == 9 && p.Total == 9 && p.Epoch == 3 && p.Metrics["loss"] == 1.25
+			}},
 		{"early stop, best round reprinted", []string{"[7]\ttrain-rmse:0.70\ttest-rmse:0.90", "[8]\ttrain-rmse:0.60\ttest-rmse:0.95", "Stopping. Best iteration:", "[7]\ttrain-rmse:0.70\ttest-rmse:0.90"},
 			func(p *sdk.Progress) bool {
 				return p.Step == 8 && p.Percentage == 100 && p.Metrics["test-rmse"] == 0.95
