@@ -18,6 +18,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 
@@ -230,30 +231,45 @@ func (e Expect) diff(got *sdk.Progress) string {
 	// Metric names compare case-insensitively with spaces as underscores,
 	// values to a relative 1e-3 (printed values are rounded); the corpus
 	// README has these conventions.
-	metrics := map[string]float64{}
+	// Two names that compare equal ("Loss" and "loss") both answer: the
+	// metric is right only when every one of them holds the value (a map
+	// keeps one of them at random, and a score must not depend on it).
+	metrics := map[string][]float64{}
 	for k, v := range p.Metrics {
-		metrics[metricKey(k)] = v
+		metrics[metricKey(k)] = append(metrics[metricKey(k)], v)
 	}
 	for name, w := range e.Metrics {
 		want := float64(w)
-		have, ok := metrics[metricKey(name)]
+		haves, ok := metrics[metricKey(name)]
 		if !ok {
 			d = append(d, "no metric "+name)
 			continue
 		}
+		if dd := metricDiff(name, want, haves); dd != "" {
+			d = append(d, dd)
+		}
+	}
+	return strings.Join(d, "; ")
+}
+
+// metricDiff says how the values reported under a name differ from want,
+// "" when all of them hold it.
+func metricDiff(name string, want float64, haves []float64) string {
+	slices.Sort(haves)
+	for _, have := range haves {
 		// NaN matches NaN, an infinity the one of its sign; a non-finite
 		// value where a number is expected is wrong (the tolerance test
 		// alone would pass it: NaN compares false).
 		switch {
 		case math.IsNaN(want) || math.IsInf(want, 0) || math.IsNaN(have) || math.IsInf(have, 0):
 			if !(math.IsNaN(want) && math.IsNaN(have)) && have != want {
-				d = append(d, fmt.Sprintf("%s %g, want %g", name, have, want))
+				return fmt.Sprintf("%s %g, want %g", name, have, want)
 			}
 		case math.Abs(have-want) > 1e-3*math.Max(math.Abs(want), 1e-9):
-			d = append(d, fmt.Sprintf("%s %g, want %g", name, have, want))
+			return fmt.Sprintf("%s %g, want %g", name, have, want)
 		}
 	}
-	return strings.Join(d, "; ")
+	return ""
 }
 
 func metricKey(name string) string {

@@ -175,12 +175,18 @@ func TestIssue24Shapes(t *testing.T) {
 			func(p *sdk.Progress) bool { return p.Step == 300 && p.Epoch == 5 && p.Metrics["accuracy"] == 0.5 }},
 		{"epoch in a bar's bracketed description", []string{"Train epoch [2/3]:  50%|█████     | 10/20 [00:10<00:10,  1.00it/s, pg=0.5]"},
 			func(p *sdk.Progress) bool { return p.Step == 10 && p.Total == 20 && p.Epoch == 2 && p.EpochTotal == 3 }},
+		{"an episode counter leading a record with a reward", []string{"Episode: 6, Actions: 1500, reward: -20, Avg. reward: -20.5", "Episode: 7, Actions: 1312, reward: -19,"},
+			func(p *sdk.Progress) bool { return p.Step == 7 && p.Total == 0 && p.Metrics["reward"] == -19 }},
+		{"a leading counter's record without a loss", []string{"1.  39160/50000: episode: 569, duration: 0.073s, episode steps: 13, episode reward: 13.000, loss: 78.8", "2.  39497/50000: episode: 570, duration: 1.759s, episode steps: 337, episode reward: 337.000, mean action: 0.499"},
+			func(p *sdk.Progress) bool { return p.Step == 39497 && p.Total == 50000 }},
 		{"a result dict's reward mean", []string{"training_iteration: 12", "  episode_reward_mean: -31.5"},
 			func(p *sdk.Progress) bool { return p.Step == 12 && p.Metrics["episode_reward_mean"] == -31.5 }},
 		{"a diff's + before each line; evaluate after fit of the same size", []string{"+Epoch 2/2", "+60/60 [==============================] - 0s - loss: 0.3000 - acc: 0.9000", "+20/60 [=========>....................] - ETA: 0s"},
 			func(p *sdk.Progress) bool {
 				return p.Step == 60 && p.Total == 60 && p.Epoch == 2 && p.Metrics["loss"] == 0.3
 			}},
+		{"metrics alone after fit's last epoch are evaluation's", []string{"Epoch 2/2", "60/60 [==============================] - 0s - loss: 0.3000 - acc: 0.9000", "Loss: 0.51, Accuracy: 74.87%"},
+			func(p *sdk.Progress) bool { return p.Step == 60 && p.Metrics["loss"] == 0.3 && p.Metrics["Loss"] == 0 }},
 		{"syslog's escapes of CR and backspace", []string{"Epoch 3/5", "#0151/9 [==>...........................] - ETA: 0s - loss: 1.5000#010#010#010#0159/9 [==============================] - 0s 8ms/step - loss: 1.2500"},
 			func(p *sdk.Progress) bool {
 				return p.Step == 9 && p.Total == 9 && p.Epoch == 3 && p.Metrics["loss"] == 1.25
@@ -197,6 +203,10 @@ func TestIssue24Shapes(t *testing.T) {
 				t.Errorf("%s (batch %d): %+v", c.name, batch, got)
 			}
 		}
+	}
+	// An episode counter without a reward on its line is not read.
+	if got := run([]string{"Episode: 7, Actions: 1312, seed: 3"}, 1000, true); got != nil {
+		t.Errorf("an episode counter with no reward: %+v", got)
 	}
 	// Alone, a global step is a setting (TestEdgeCases has the line).
 	if got := run([]string{"restoring global_step=500 and steps_per_epoch=100"}, 1000, true); got != nil {
