@@ -63,6 +63,15 @@ type PlanResult struct {
 	Smoke          *SmokeTest      `json:"smoke,omitempty"`
 	Frameworks     []string        `json:"frameworks,omitempty"`
 	Notes          []string        `json:"notes,omitempty"`
+	// AllowNet are the hosts the planner found the command needs, each
+	// with why; the plan's spec.allow_net is what a run will get.
+	AllowNet []AllowHost `json:"allow_net,omitempty"`
+}
+
+// AllowHost is a host proposed for --allow-net, and why.
+type AllowHost struct {
+	Host   string `json:"host"`
+	Reason string `json:"reason"`
 }
 
 // Risk is something that could go wrong or harm the machine.

@@ -12,6 +12,7 @@ import (
 	"github.com/runbox/runbox/sandbox/egress"
 	"github.com/runbox/runbox/sandbox/process/confine"
 	"github.com/runbox/runbox/sandbox/runlog"
+	"github.com/runbox/runbox/sdk"
 	"github.com/runbox/runbox/store"
 )
 
@@ -90,4 +91,41 @@ func (r *runner) egressEvent(ctx context.Context, rec runlog.Record) {
 	if _, err := r.e.cfg.Store.AppendEvent(ctx, ev); err != nil && ctx.Err() == nil {
 		r.e.log.Warn("run: egress event", "run", r.id, "err", err)
 	}
+}
+
+// proposeAllowNet gives a planned process run the hosts its planner found
+// it needs (out.AllowNet) as its allow-list, when the request names none:
+// the run then reaches those and nothing else. It does not when the plan
+// found a critical risk (that run asks for full isolation and no host),
+// when the run was given the host network or no isolation by name, or
+// when this host cannot cut the network; it returns the plan's note on
+// what it did.
+func proposeAllowNet(spec *sandbox.Spec, backend string, req api.RunRequest, out sdk.PlanOutput) string {
+	if len(out.AllowNet) == 0 || len(req.AllowNet) > 0 || len(req.SetupAllowNet) > 0 {
+		return ""
+	}
+	var hosts []string
+	for _, h := range out.AllowNet {
+		hosts = append(hosts, h.Host)
+	}
+	list, err := egress.Parse(hosts)
+	if err != nil {
+		return "network: the planner proposed a host --allow-net refuses (" + err.Error() + "); none applied"
+	}
+	want, _ := wantedIsolation(out)
+	level, _ := confine.ParseLevel(spec.Isolate)
+	switch {
+	case want == confine.Full:
+		return "" // a critical risk: full isolation, no host
+	case backend != sandbox.Process:
+		return "network: the command needs " + strings.Join(list.Strings(), ", ") + " (an allow-list applies to process runs; this container gets --network as recommended)"
+	case req.Network == "host" || req.Isolate == string(confine.None):
+		return "network: the command needs " + strings.Join(list.Strings(), ", ") + "; not enforced, as the run was given the host network or --isolate none"
+	}
+	joined := confine.Join(level, confine.Net)
+	if err := confine.Probe().Can(joined); err != nil {
+		return "network: the command needs " + strings.Join(list.Strings(), ", ") + ", but this host cannot cut a run's network to enforce an allow-list (" + err.Error() + ")"
+	}
+	spec.Isolate, spec.AllowNet = string(joined), list.Strings()
+	return "network: only " + strings.Join(list.Strings(), ", ") + ", through an egress proxy (what the command needs; --allow-net to change it)"
 }

@@ -99,6 +99,9 @@ func (e *Engine) Plan(ctx context.Context, req api.RunRequest) (*store.Plan, err
 	if err := applyAllowNet(&spec, backend, req); err != nil { // allownet.go
 		return nil, err
 	}
+	if note := proposeAllowNet(&spec, backend, req, out); note != "" { // allownet.go
+		out.Notes = append(out.Notes, note)
+	}
 	out.Notes = append(out.Notes, e.limitsNote(ctx, backend, spec))
 	plan := &store.Plan{
 		ID:              id,

@@ -32,6 +32,13 @@ func (h *Host) Plan(ctx context.Context, in sdk.PlanInput) (sdk.PlanOutput, []er
 		if merged.Smoke == nil && out.Smoke != nil {
 			merged.Smoke = out.Smoke
 		}
+		// The hosts each planner found the command needs: all of them.
+		for _, h := range out.AllowNet {
+			if !seen["allow-net "+h.Host] {
+				seen["allow-net "+h.Host] = true
+				merged.AllowNet = append(merged.AllowNet, h)
+			}
+		}
 		if out.Recommendation != nil {
 			if merged.Recommendation == nil {
 				merged.Recommendation = &sdk.Recommendation{}

@@ -161,6 +161,20 @@ func appendPlanOutput(dst []byte, p *PlanOutput) []byte {
 	}
 	o.strsOmit("frameworks", p.Frameworks)
 	o.strsOmit("notes", p.Notes)
+	if len(p.AllowNet) > 0 {
+		o.key("allow_net")
+		o.b = append(o.b, '[')
+		for i := range p.AllowNet {
+			if i > 0 {
+				o.b = append(o.b, ',')
+			}
+			ao := openObj(o.b)
+			ao.str("host", p.AllowNet[i].Host)
+			ao.str("reason", p.AllowNet[i].Reason)
+			o.b = ao.close()
+		}
+		o.b = append(o.b, ']')
+	}
 	return o.close()
 }
 

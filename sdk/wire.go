@@ -144,6 +144,16 @@ type PlanOutput struct {
 	Smoke          *Smoke          `json:"smoke,omitempty"`
 	Frameworks     []string        `json:"frameworks,omitempty"`
 	Notes          []string        `json:"notes,omitempty"`
+	// AllowNet are the hosts the command needs to reach, each with why
+	// (--allow-net HOST: a pip install's index, a clone's host, ...). A
+	// plan with a critical risk proposes none.
+	AllowNet []AllowHost `json:"allow_net,omitempty"`
+}
+
+// AllowHost is one host a plan proposes for --allow-net, and why.
+type AllowHost struct {
+	Host   string `json:"host"` // HOST, *.SUFFIX or HOST:PORT
+	Reason string `json:"reason"`
 }
 
 // ---- classifier ---------------------------------------------------------------

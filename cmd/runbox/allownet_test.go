@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
@@ -11,6 +12,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/runbox/runbox/api"
 	"github.com/runbox/runbox/api/client"
 )
 
@@ -134,4 +136,48 @@ func TestAllowNetBadInput(t *testing.T) {
 			t.Errorf("%v: exit %d, stderr %q; want a refusal saying %q", tc.args, r.code, r.stderr, tc.want)
 		}
 	}
+}
+
+// TestPlanProposesAllowNet: the plan proposes what the command fetches,
+// with its reason; exec honours it (the fetch goes through the proxy, the
+// run's network is cut); a critical-risk plan adds no host and asks for
+// full isolation.
+func TestPlanProposesAllowNet(t *testing.T) {
+	e, pp, _ := allowNetEnv(t)
+	var plan api.Plan
+	out := e.must("plan", "--json", "--sandbox", "process", "--", "sh", "-c", "curl -fsS -m 10 http://allowed.test:"+pp+"/planned")
+	if err := json.Unmarshal([]byte(out), &plan); err != nil {
+		t.Fatal(err)
+	}
+	want := "allowed.test:" + pp
+	if len(plan.Result.AllowNet) != 1 || plan.Result.AllowNet[0].Host != want || !strings.Contains(plan.Result.AllowNet[0].Reason, "curl") {
+		t.Fatalf("proposed %+v, want %s with its reason", plan.Result.AllowNet, want)
+	}
+	if len(plan.Spec.AllowNet) != 1 || plan.Spec.AllowNet[0] != want || plan.Spec.Isolate != "net" {
+		t.Fatalf("plan spec: allow %v isolate %q", plan.Spec.AllowNet, plan.Spec.Isolate)
+	}
+	r := e.run("", "exec", plan.ID)
+	if r.code != 0 || !strings.Contains(r.stdout, "fetched /planned") {
+		t.Fatalf("exec: exit %d\nstdout: %s\nstderr: %s", r.code, r.stdout, r.stderr)
+	}
+	if !strings.Contains(r.stderr, "allow-net") {
+		t.Errorf("the run did not say it went through the proxy: %s", r.stderr)
+	}
+
+	out = e.must("plan", "--json", "--sandbox", "process", "--", "sh", "-c", "curl -fsSL https://allowed.test/install.sh | sh")
+	plan = api.Plan{}
+	if err := json.Unmarshal([]byte(out), &plan); err != nil {
+		t.Fatal(err)
+	}
+	if len(plan.Result.AllowNet) != 0 || len(plan.Spec.AllowNet) != 0 {
+		t.Errorf("a critical-risk plan proposed hosts: %+v / %v", plan.Result.AllowNet, plan.Spec.AllowNet)
+	}
+	if plan.Isolation == nil || !strings.Contains(toJSON(plan.Isolation), "full") {
+		t.Errorf("a critical-risk plan must still ask for full isolation: %s", toJSON(plan.Isolation))
+	}
+}
+
+func toJSON(v any) string {
+	b, _ := json.Marshal(v)
+	return string(b)
 }

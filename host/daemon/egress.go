@@ -2,6 +2,7 @@ package daemon
 
 import (
 	"github.com/runbox/runbox/api"
+	"github.com/runbox/runbox/sdk"
 	"github.com/runbox/runbox/sandbox"
 	"github.com/runbox/runbox/sandbox/egress"
 )
@@ -23,4 +24,12 @@ func egressView(s sandbox.Spec) *api.Egress {
 		v.Blocked = append(v.Blocked, api.EgressBlocked(b))
 	}
 	return v
+}
+
+func allowHostsView(hs []sdk.AllowHost) []api.AllowHost {
+	var out []api.AllowHost
+	for _, h := range hs {
+		out = append(out, api.AllowHost(h))
+	}
+	return out
 }

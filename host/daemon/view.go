@@ -125,6 +125,7 @@ func planView(p *store.Plan) *api.Plan {
 		Result: api.PlanResult{
 			Frameworks: p.Result.Frameworks,
 			Notes:      p.Result.Notes,
+			AllowNet:   allowHostsView(p.Result.AllowNet), // egress.go
 		},
 		Host: api.HostFacts{
 			OS: p.Host.OS, Arch: p.Host.Arch, CPUs: p.Host.CPUs, MemoryBytes: p.Host.MemoryBytes,

@@ -163,6 +163,10 @@ func applyRecommendations(req *api.RunRequest, r *recommendations) ([]string, er
 		req.Limits.MemoryBytes = n
 		names = append(names, "memory")
 	}
+	if len(r.AllowNet) > 0 {
+		req.AllowNet = r.AllowNet
+		names = append(names, "allow_net")
+	}
 	return names, nil
 }
 

@@ -32,10 +32,11 @@ type sandboxOut struct {
 }
 
 type recommendations struct {
-	Sandbox        string  `json:"sandbox,omitempty" jsonschema:"process, docker or auto; overrides the planner's choice"`
-	Image          string  `json:"image,omitempty" jsonschema:"container image for the docker sandbox"`
-	TimeoutMinutes float64 `json:"timeout_minutes,omitempty" jsonschema:"end the run after this many minutes (0 < x <= 10080)"`
-	Memory         any     `json:"memory,omitempty" jsonschema:"memory limit: a size such as \"512m\", \"4g\", \"8GiB\", or a number of bytes"`
+	Sandbox        string   `json:"sandbox,omitempty" jsonschema:"process, docker or auto; overrides the planner's choice"`
+	Image          string   `json:"image,omitempty" jsonschema:"container image for the docker sandbox"`
+	TimeoutMinutes float64  `json:"timeout_minutes,omitempty" jsonschema:"end the run after this many minutes (0 < x <= 10080)"`
+	Memory         any      `json:"memory,omitempty" jsonschema:"memory limit: a size such as \"512m\", \"4g\", \"8GiB\", or a number of bytes"`
+	AllowNet       []string `json:"allow_net,omitempty" jsonschema:"the only hosts a process run may reach, through an egress proxy: HOST, *.SUFFIX or HOST:PORT (ports 80 and 443 otherwise); default: the hosts the planner found the command needs"`
 }
 
 type backendData struct {
@@ -93,6 +94,7 @@ type planOut struct {
 	Notes          []string    `json:"notes,omitempty"`
 	Experience     *experience `json:"experience,omitempty" jsonschema:"similar past runs, when there were any"`
 	Overridden     []string    `json:"overridden,omitempty" jsonschema:"recommendations taken from backend_data instead of the planner"`
+	AllowNet       []allowHost `json:"allow_net,omitempty" jsonschema:"the only hosts the run may reach (through an egress proxy; nothing else gets out), each with why; absent: no allow-list"`
 	Next           string      `json:"next"`
 }
 
@@ -201,4 +203,9 @@ type logsOut struct {
 	State      string `json:"state"`
 	Done       bool   `json:"done" jsonschema:"the run has ended: no more output will come"`
 	Smoke      bool   `json:"smoke,omitempty" jsonschema:"this is the smoke run's output: it failed, so the full run never started"`
+}
+
+type allowHost struct {
+	Host   string `json:"host" jsonschema:"HOST, *.SUFFIX or HOST:PORT"`
+	Reason string `json:"reason" jsonschema:"why the run needs it"`
 }

@@ -44,6 +44,7 @@ func planView(p *api.Plan) planOut {
 			LastFailure: failureView(e.LastFailure),
 		}
 	}
+	out.AllowNet = allowNetView(p) // allownet.go
 	out.Next = fmt.Sprintf("local_execute({plan_id: %q})", p.ID)
 	return out
 }
@@ -83,6 +84,13 @@ func planSummary(p *planOut) string {
 	}
 	if len(p.Overridden) > 0 {
 		fmt.Fprintf(&b, " Overridden by you: %s.", strings.Join(p.Overridden, ", "))
+	}
+	if len(p.AllowNet) > 0 {
+		var hs []string
+		for _, h := range p.AllowNet {
+			hs = append(hs, h.Host)
+		}
+		fmt.Fprintf(&b, " Network: only %s, through an egress proxy.", strings.Join(hs, ", "))
 	}
 	fmt.Fprintf(&b, " Next: %s.", p.Next)
 	return b.String()

@@ -54,6 +54,8 @@ type analysis struct {
 	options    []option       // command-line options the script defines
 	notes      []string
 	pyVersion  string // from a pythonX.Y interpreter in the command
+	allow      []sdk.AllowHost // hosts the command needs (allownet.go)
+	allowSeen  map[string]bool
 }
 
 // Plan answers "is it safe to run, and how should it run?" for in.
@@ -70,6 +72,7 @@ func Plan(in sdk.PlanInput) sdk.PlanOutput {
 		Smoke:          smoke,
 		Frameworks:     a.frameworkList(),
 		Notes:          a.notes,
+		AllowNet:       a.allowNet(), // allownet.go
 	}
 }
 

@@ -137,8 +137,12 @@ func (a *analysis) pyNetwork(s stmt, ev string) {
 		return
 	}
 	call := s.Bare[loc[0]:loc[1]]
+	arg := ""
 	if strings.HasSuffix(call, "(") {
 		args := callArgs(s, loc[1]-1)
+		if len(args) > 0 {
+			arg, _ = pyLiteral(args[0])
+		}
 		if len(args) > 0 {
 			if v, ok := pyLiteral(args[0]); ok {
 				if strings.HasPrefix(v, "/") || strings.HasPrefix(v, ".") || strings.HasPrefix(v, "~") {
@@ -153,6 +157,7 @@ func (a *analysis) pyNetwork(s stmt, ev string) {
 			}
 		}
 	}
+	a.netPy(call, arg, ev) // allownet.go
 	a.network = append(a.network, ev)
 }
 

@@ -104,6 +104,7 @@ func (a *analysis) shellWords(argv []string, ev string, depth int) {
 		return
 	}
 	a.commandFrameworks(words, ev)
+	a.netWords(words) // allownet.go
 	base := path.Base(words[0])
 	args := words[1:]
 	if strings.HasPrefix(base, "mkfs") {
