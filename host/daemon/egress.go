@@ -2,9 +2,9 @@ package daemon
 
 import (
 	"github.com/runbox/runbox/api"
-	"github.com/runbox/runbox/sdk"
 	"github.com/runbox/runbox/sandbox"
 	"github.com/runbox/runbox/sandbox/egress"
+	"github.com/runbox/runbox/sdk"
 )
 
 // egressView is what a run's egress proxy did, from the reports its

@@ -53,7 +53,7 @@ type analysis struct {
 	training   []string       // evidence it trains something
 	options    []option       // command-line options the script defines
 	notes      []string
-	pyVersion  string // from a pythonX.Y interpreter in the command
+	pyVersion  string          // from a pythonX.Y interpreter in the command
 	allow      []sdk.AllowHost // hosts the command needs (allownet.go)
 	allowSeen  map[string]bool
 }
