@@ -1,0 +1,402 @@
+package host
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"github.com/runbox/runbox/api"
+	"github.com/runbox/runbox/record"
+	"github.com/runbox/runbox/sandbox"
+	"github.com/runbox/runbox/store"
+)
+
+// The record of what ran (package record): its cheap part is taken in
+// Submit, its slow part (git diff, packages, host) by the runner once the
+// run has started; both are kept in the store beside the run. This file is
+// the engine's side of it: taking, completing, reading, diffing,
+// comparing, and the --snapshot copy.
+
+// recordCache keeps interpreter probes and site-packages listings for the
+// daemon's life: they are facts of this machine, shared by every run.
+var recordCache = record.NewCache()
+
+// imageInspector is a sandbox that can name an image's id and digest.
+type imageInspector interface {
+	InspectImage(ctx context.Context, ref string) (id, digest string, err error)
+}
+
+func recordInput(spec sandbox.Spec, backend string) record.Input {
+	return record.Input{
+		Command: spec.Command, Shell: spec.Shell, Workdir: spec.Workdir,
+		Sandbox: backend, Isolate: spec.Isolate, Image: spec.Image,
+		Limits: record.Limits{
+			MemoryBytes: spec.Limits.MemoryBytes, CPUs: spec.Limits.CPUs, Pids: spec.Limits.Pids,
+			TimeoutSeconds: spec.Timeout.Seconds(), GPUs: spec.GPUs, Network: spec.Network,
+		},
+		RunEnv: spec.Env,
+	}
+}
+
+// takeRecord is the submit path's part: no process spawned, a few small
+// files read (bench: BenchmarkTakeRecord).
+func (e *Engine) takeRecord(req api.RunRequest, spec sandbox.Spec, backend string) *record.Record {
+	if req.NoRecord {
+		return nil
+	}
+	in := recordInput(spec, backend)
+	in.Env = store.RedactEnv(req.Env)
+	given := map[string]bool{}
+	for _, kv := range req.Env {
+		k, _, _ := strings.Cut(kv, "=")
+		given[k] = true
+	}
+	for _, kv := range spec.Env {
+		if k, _, _ := strings.Cut(kv, "="); !given[k] {
+			in.EnvNames = append(in.EnvNames, k)
+		}
+	}
+	return record.Fast(in, e.cfg.Now())
+}
+
+// saveRecord keeps a record beside its run.
+func (e *Engine) saveRecord(ctx context.Context, id string, rec *record.Record) {
+	if rec == nil {
+		return
+	}
+	b, err := json.Marshal(rec)
+	if err == nil {
+		err = e.cfg.Store.PutRecord(ctx, id, b)
+	}
+	if err != nil && ctx.Err() == nil {
+		e.log.Warn("run: save record", "run", id, "err", err)
+	}
+}
+
+// completeRecord adds the slow parts once the run has started; spec is
+// the one that runs (its env resolved: it finds the run's interpreter).
+func (e *Engine) completeRecord(ctx context.Context, id string, spec sandbox.Spec, backend string) {
+	rec, err := e.Record(ctx, id)
+	if err != nil || rec == nil || rec.Complete {
+		return
+	}
+	in := recordInput(spec, backend)
+	if rec.Snapshot != nil {
+		in.Workdir = rec.Workdir // the record is of the workspace, not its copy
+	}
+	if ii, ok := e.cfg.Sandboxes[backend].(imageInspector); ok && backend == sandbox.Docker {
+		in.InspectImage = ii.InspectImage
+	}
+	recordCache.Complete(ctx, rec, in)
+	e.saveRecord(ctx, id, rec)
+}
+
+// Record returns a run's record (by exact id), or nil when it has none.
+func (e *Engine) Record(ctx context.Context, id string) (*record.Record, error) {
+	b, err := e.cfg.Store.Record(ctx, id)
+	if err != nil || b == nil {
+		return nil, err
+	}
+	var rec record.Record
+	if err := json.Unmarshal(b, &rec); err != nil {
+		return nil, fmt.Errorf("run %s: record: %w", id, err)
+	}
+	return &rec, nil
+}
+
+// snapshotDir is where a run's --snapshot copy lives (removed at its end).
+func (e *Engine) snapshotDir(id string) string { return filepath.Join(e.runDir(id), "snapshot") }
+
+// takeSnapshot copies the workspace for a --snapshot run and points the
+// spec at the copy.
+func (e *Engine) takeSnapshot(ctx context.Context, id string, spec *sandbox.Spec, rec *record.Record) error {
+	snap, err := record.TakeSnapshot(ctx, spec.Workdir, e.snapshotDir(id))
+	if err != nil {
+		os.RemoveAll(e.snapshotDir(id))
+		return fmt.Errorf("%w: --snapshot: %v", ErrBadRequest, err)
+	}
+	spec.Workdir = snap.Dir
+	if rec != nil {
+		rec.Snapshot = snap
+	}
+	return nil
+}
+
+// removeSnapshot deletes a run's copy of its workspace once it has ended.
+func (e *Engine) removeSnapshot(id string) {
+	if err := os.RemoveAll(e.snapshotDir(id)); err != nil {
+		e.log.Warn("run: remove snapshot", "run", id, "err", err)
+	}
+}
+
+// side is a run as a diff sees it. A run without a record is described by
+// what its stored spec says (the note says so).
+func (e *Engine) side(ctx context.Context, run *store.Run) (record.Side, string) {
+	s := record.Side{RunID: run.ID, State: string(run.State)}
+	if run.Exit != nil {
+		c := run.Exit.Code
+		s.ExitCode = &c
+	}
+	if run.Failure != nil {
+		s.FailureCode = run.Failure.Code
+	}
+	if h, err := e.cfg.Store.Metrics(ctx, run.ID); err == nil {
+		s.Metrics = map[string]float64{}
+		for _, ser := range h.Series {
+			if ownMetric(ser.Name) && len(ser.Points) > 0 {
+				s.Metrics[ser.Name] = ser.Points[len(ser.Points)-1].Value
+			}
+		}
+	}
+	rec, err := e.Record(ctx, run.ID)
+	var note string
+	if err != nil || rec == nil {
+		in := recordInput(run.Spec, run.Sandbox)
+		in.Env = run.Spec.Env
+		rec = &record.Record{Command: in.Command, Params: record.Params(in.Command), Workdir: in.Workdir,
+			Sandbox: in.Sandbox, Isolate: in.Isolate, Limits: in.Limits, Env: in.Env}
+		note = fmt.Sprintf("run %s has no record of what ran (taken before records, or --no-record): only its command, environment and limits are compared", displayID(run))
+	} else if !rec.Complete {
+		note = fmt.Sprintf("run %s's record is still being completed (packages, git diff, host): they are compared once it is", displayID(run))
+	}
+	s.Record = rec
+	return s, note
+}
+
+func displayID(r *store.Run) string {
+	if r.Short != "" {
+		return r.Short
+	}
+	return r.ID
+}
+
+// ownMetric: the run's own metrics, not the machine's (sys/) nor the
+// progress bar's.
+func ownMetric(name string) bool {
+	return !strings.HasPrefix(name, SysPrefix) && !strings.HasPrefix(name, "progress/")
+}
+
+// Diff says what differs from run a to run b (any names the CLI takes).
+func (e *Engine) Diff(ctx context.Context, a, b string) (*api.RunDiff, error) {
+	ra, err := e.Get(ctx, a)
+	if err != nil {
+		return nil, err
+	}
+	rb, err := e.Get(ctx, b)
+	if err != nil {
+		return nil, err
+	}
+	sa, na := e.side(ctx, ra)
+	sb, nb := e.side(ctx, rb)
+	d := &api.RunDiff{A: ra.ID, B: rb.ID, AShort: ra.Short, BShort: rb.Short, Changes: record.Diff(sa, sb)}
+	if d.Changes == nil {
+		d.Changes = []record.Change{}
+	}
+	for _, n := range []string{na, nb} {
+		if n != "" && (ra.ID != rb.ID || n == na && na != nb) {
+			d.Notes = append(d.Notes, n)
+		}
+	}
+	return d, nil
+}
+
+// sinceWorkedLines bounds the short list.
+const sinceWorkedLines = 5
+
+// SinceWorked says, for a run that failed, what changed since the last
+// run of the same command that succeeded; nil when there is none (or the
+// run did not fail).
+func (e *Engine) SinceWorked(ctx context.Context, run *store.Run) (*api.SinceWorked, error) {
+	if run.State != store.Failed && run.State != store.TimedOut {
+		return nil, nil
+	}
+	ok, err := e.cfg.Store.LastSucceeded(ctx, run.Fingerprint, run.CreatedAt, 100)
+	if err != nil || ok == nil {
+		return nil, err
+	}
+	sw, nw := e.side(ctx, ok)
+	sf, nf := e.side(ctx, run)
+	sw2 := &api.SinceWorked{RunID: ok.ID, ShortID: ok.Short, Changes: record.SinceWorked(sw, sf)}
+	for i, c := range sw2.Changes {
+		if i == sinceWorkedLines {
+			sw2.Summary = append(sw2.Summary, fmt.Sprintf("and %d more (runbox diff %s %s)", len(sw2.Changes)-i, displayID(ok), displayID(run)))
+			break
+		}
+		sw2.Summary = append(sw2.Summary, c.String())
+	}
+	if len(sw2.Changes) == 0 {
+		sw2.Changes = []record.Change{}
+		sw2.Summary = []string{record.Nothing}
+	}
+	for _, n := range []string{nw, nf} {
+		if n != "" {
+			sw2.Summary = append(sw2.Summary, "note: "+n)
+		}
+	}
+	return sw2, nil
+}
+
+// CompareQuery selects and shapes a comparison.
+type CompareQuery struct {
+	Runs   []string          // names the CLI takes
+	Labels map[string]string // runs with all these labels
+	record.CompareOptions
+}
+
+// maxCompare bounds the runs a label selects.
+const maxCompare = 10000
+
+// Compare puts runs side by side: params that differ, each metric's last
+// and best, duration, outcome.
+func (e *Engine) Compare(ctx context.Context, q CompareQuery) (*record.Comparison, error) {
+	var runs []*store.Run
+	seen := map[string]bool{}
+	for _, name := range q.Runs {
+		r, err := e.Get(ctx, name)
+		if err != nil {
+			return nil, err
+		}
+		if !seen[r.ID] {
+			seen[r.ID] = true
+			runs = append(runs, r)
+		}
+	}
+	if len(q.Labels) > 0 {
+		all, err := e.cfg.Store.ListRuns(ctx, store.Filter{Limit: maxCompare})
+		if err != nil {
+			return nil, err
+		}
+		for _, r := range all {
+			if hasLabels(r, q.Labels) && !seen[r.ID] {
+				seen[r.ID] = true
+				runs = append(runs, r)
+			}
+		}
+	}
+	if len(runs) == 0 {
+		return nil, badRequest("no runs to compare: name runs, or a label that some runs have")
+	}
+	rows := make([]record.Row, 0, len(runs))
+	for _, r := range runs {
+		row, err := e.compareRow(ctx, r, q.Goals)
+		if err != nil {
+			return nil, err
+		}
+		rows = append(rows, row)
+	}
+	c := record.Compare(rows, q.CompareOptions)
+	return &c, nil
+}
+
+func hasLabels(r *store.Run, want map[string]string) bool {
+	for k, v := range want {
+		if got, ok := r.Labels[k]; !ok || got != v {
+			return false
+		}
+	}
+	return true
+}
+
+func (e *Engine) compareRow(ctx context.Context, r *store.Run, goals map[string]record.Goal) (record.Row, error) {
+	row := record.Row{RunID: r.ID, Short: r.Short, Name: r.Name, State: string(r.State), CreatedAt: r.CreatedAt}
+	if r.Exit != nil {
+		c := r.Exit.Code
+		row.ExitCode = &c
+	}
+	if r.Failure != nil {
+		row.FailureCode = r.Failure.Code
+	}
+	if r.StartedAt != nil && r.EndedAt != nil {
+		row.Duration = r.EndedAt.Sub(*r.StartedAt).Seconds()
+	}
+	rec, err := e.Record(ctx, r.ID)
+	if err != nil {
+		return row, err
+	}
+	if rec != nil {
+		row.Params = rec.Params
+	} else {
+		row.Params = record.Params(r.Spec.Command)
+	}
+	_, h, err := e.Metrics(ctx, r.ID)
+	if err != nil && !errors.Is(err, store.ErrNotFound) {
+		return row, err
+	}
+	if h != nil {
+		for _, s := range h.Series {
+			if !ownMetric(s.Name) || len(s.Points) == 0 {
+				continue
+			}
+			lo, hi := math.NaN(), math.NaN()
+			for _, p := range s.Points {
+				if !math.IsNaN(p.Min) && (math.IsNaN(lo) || p.Min < lo) {
+					lo = p.Min
+				}
+				if !math.IsNaN(p.Max) && (math.IsNaN(hi) || p.Max > hi) {
+					hi = p.Max
+				}
+			}
+			if row.Metrics == nil {
+				row.Metrics = map[string]record.Metric{}
+			}
+			row.Metrics[s.Name] = record.Summarise(s.Points[len(s.Points)-1].Value, lo, hi, record.GoalOf(s.Name, goals))
+		}
+	}
+	return row, nil
+}
+
+// Changes of the runs a plan's experience covers: what the failures had
+// that the successes did not ("torch 2.3.0 in the last 3 failures, 2.2.1
+// in the successes"). Packages only: the most telling and the shortest.
+func (e *Engine) experienceChanges(ctx context.Context, fingerprint string) []string {
+	runs, err := e.cfg.Store.RecentEnded(ctx, fingerprint, 20)
+	if err != nil || len(runs) == 0 {
+		return nil
+	}
+	fails := map[string]map[string]int{} // package -> version -> failures
+	oks := map[string]map[string]int{}
+	var nf, nok int
+	for _, r := range runs {
+		rec, err := e.Record(ctx, r.ID)
+		if err != nil || rec == nil || rec.Interpreter == nil {
+			continue
+		}
+		tally := oks
+		switch r.State {
+		case store.Succeeded:
+			nok++
+		case store.Failed, store.TimedOut:
+			tally = fails
+			nf++
+		default:
+			continue
+		}
+		for p, v := range rec.Interpreter.Packages {
+			if tally[p] == nil {
+				tally[p] = map[string]int{}
+			}
+			tally[p][v]++
+		}
+	}
+	var out []string
+	for p, fv := range fails {
+		if len(fv) != 1 || oks[p] == nil || len(oks[p]) != 1 {
+			continue
+		}
+		for v, n := range fv {
+			for w := range oks[p] {
+				if v != w && n == nf {
+					out = append(out, fmt.Sprintf("the last %d failure(s) had %s %s, the %d success(es) %s", n, p, v, nok, w))
+				}
+			}
+		}
+	}
+	sort.Strings(out)
+	return out
+}

@@ -1,0 +1,237 @@
+package record
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"net/url"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+)
+
+// gitDirs are the directories of a work tree's repository: its own git
+// dir (HEAD) and the common one (refs, config) — the same but for a
+// linked worktree.
+type gitDirs struct {
+	root, git, common string
+}
+
+// findGit looks for the repository holding dir, reading files only.
+func findGit(dir string) (gitDirs, bool) {
+	for d := dir; ; {
+		p := filepath.Join(d, ".git")
+		if st, err := os.Stat(p); err == nil {
+			g := gitDirs{root: d, git: p, common: p}
+			if !st.IsDir() {
+				b, err := os.ReadFile(p)
+				if err != nil {
+					return gitDirs{}, false
+				}
+				gd, ok := strings.CutPrefix(strings.TrimSpace(string(b)), "gitdir: ")
+				if !ok {
+					return gitDirs{}, false
+				}
+				if !filepath.IsAbs(gd) {
+					gd = filepath.Join(d, gd)
+				}
+				g.git, g.common = gd, gd
+			}
+			if b, err := os.ReadFile(filepath.Join(g.git, "commondir")); err == nil {
+				c := strings.TrimSpace(string(b))
+				if !filepath.IsAbs(c) {
+					c = filepath.Join(g.git, c)
+				}
+				g.common = filepath.Clean(c)
+			}
+			return g, true
+		}
+		parent := filepath.Dir(d)
+		if parent == d {
+			return gitDirs{}, false
+		}
+		d = parent
+	}
+}
+
+// readGit is the fast part: commit, branch and remote from the files under
+// .git, no git process (a spawn costs milliseconds on the submit path).
+func readGit(dir string) (*Code, string) {
+	g, ok := findGit(dir)
+	if !ok {
+		return nil, "the workspace is not in a git repository: the record has no code part"
+	}
+	c := &Code{Root: g.root}
+	head, err := os.ReadFile(filepath.Join(g.git, "HEAD"))
+	if err != nil {
+		return c, "git HEAD unreadable: " + err.Error()
+	}
+	h := strings.TrimSpace(string(head))
+	if ref, ok := strings.CutPrefix(h, "ref: "); ok {
+		c.Branch = strings.TrimPrefix(ref, "refs/heads/")
+		c.Commit = resolveRef(g, ref)
+	} else {
+		c.Commit = h // detached
+	}
+	c.Remote = remoteURL(filepath.Join(g.common, "config"))
+	return c, ""
+}
+
+func resolveRef(g gitDirs, ref string) string {
+	for _, d := range []string{g.git, g.common} {
+		if b, err := os.ReadFile(filepath.Join(d, ref)); err == nil {
+			return strings.TrimSpace(string(b))
+		}
+	}
+	f, err := os.Open(filepath.Join(g.common, "packed-refs"))
+	if err != nil {
+		return "" // an unborn branch: no commit yet
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		if sha, name, ok := strings.Cut(sc.Text(), " "); ok && name == ref {
+			return sha
+		}
+	}
+	return ""
+}
+
+// remoteURL reads origin's url (else the first remote's) from a git config.
+func remoteURL(config string) string {
+	b, err := os.ReadFile(config)
+	if err != nil {
+		return ""
+	}
+	var section, first, origin string
+	for _, line := range strings.Split(string(b), "\n") {
+		line = strings.TrimSpace(line)
+		if strings.HasPrefix(line, "[") {
+			section = line
+			continue
+		}
+		k, v, ok := strings.Cut(line, "=")
+		if !ok || strings.TrimSpace(k) != "url" || !strings.HasPrefix(section, `[remote "`) {
+			continue
+		}
+		v = strings.TrimSpace(v)
+		if first == "" {
+			first = v
+		}
+		if section == `[remote "origin"]` {
+			origin = v
+		}
+	}
+	if origin == "" {
+		origin = first
+	}
+	return StripCredentials(origin)
+}
+
+// StripCredentials takes a user's password or token out of a remote URL
+// (https://user:token@host/x → https://host/x); scp-like remotes
+// (git@host:x) carry none and stay.
+func StripCredentials(remote string) string {
+	u, err := url.Parse(remote)
+	if err != nil || u.Scheme == "" || u.User == nil {
+		return remote
+	}
+	u.User = nil
+	return u.String()
+}
+
+// diffCountLimit: past this many bytes a dirty diff is not even counted.
+const diffCountLimit = 256 << 20
+
+// completeGit adds the slow part: the uncommitted diff (bounded), the
+// files it touches and the untracked names.
+func completeGit(ctx context.Context, c *Code) []string {
+	var notes []string
+	if c.Commit != "" {
+		diff, total, more, err := boundedOutput(ctx, c.Root, MaxDiff, diffCountLimit,
+			"diff", "HEAD", "--no-color", "--no-ext-diff")
+		if err != nil {
+			notes = append(notes, "git diff: "+err.Error())
+		} else {
+			c.Diff, c.DiffBytes, c.Dirty = diff, total, total > 0
+			switch {
+			case more:
+				c.DiffCut = fmt.Sprintf("the uncommitted diff is over %d MiB; kept its first %d KiB", diffCountLimit>>20, MaxDiff>>10)
+			case total > MaxDiff:
+				c.DiffCut = fmt.Sprintf("the uncommitted diff is %d bytes; kept its first %d KiB", total, MaxDiff>>10)
+			}
+		}
+		names, _, _, err := boundedOutput(ctx, c.Root, 64<<10, 64<<10, "diff", "HEAD", "--name-only")
+		if err == nil {
+			c.DiffFiles = nonEmptyLines(names)
+		}
+	}
+	out, _, _, err := boundedOutput(ctx, c.Root, 256<<10, 256<<10, "ls-files", "--others", "--exclude-standard")
+	if err != nil {
+		notes = append(notes, "git ls-files: "+err.Error())
+		return notes
+	}
+	names := nonEmptyLines(out)
+	if len(names) > MaxUntracked {
+		c.UntrackedMore = len(names) - MaxUntracked
+		names = names[:MaxUntracked]
+	}
+	c.Untracked = names
+	if len(names) > 0 {
+		c.Dirty = true
+	}
+	return notes
+}
+
+func nonEmptyLines(s string) []string {
+	var out []string
+	for _, l := range strings.Split(s, "\n") {
+		if l != "" {
+			out = append(out, l)
+		}
+	}
+	return out
+}
+
+// boundedOutput runs git in dir and keeps the first keep bytes of its
+// output, counting up to count bytes (more reports there were more: git is
+// stopped then, a 2 GiB diff is not read to its end).
+func boundedOutput(ctx context.Context, dir string, keep, count int64, args ...string) (string, int64, bool, error) {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, "git", append([]string{"-C", dir, "-c", "core.quotepath=off"}, args...)...)
+	cmd.Env = append(os.Environ(), "GIT_OPTIONAL_LOCKS=0", "GIT_TERMINAL_PROMPT=0")
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	pipe, err := cmd.StdoutPipe()
+	if err != nil {
+		return "", 0, false, err
+	}
+	if err := cmd.Start(); err != nil {
+		return "", 0, false, err
+	}
+	var buf bytes.Buffer
+	n, _ := io.Copy(&buf, io.LimitReader(pipe, keep))
+	rest, _ := io.Copy(io.Discard, io.LimitReader(pipe, count-n))
+	more := n+rest >= count
+	if more {
+		cancel()
+	}
+	err = cmd.Wait()
+	if err != nil && !more {
+		msg := strings.TrimSpace(stderr.String())
+		if msg == "" {
+			msg = err.Error()
+		}
+		return "", 0, false, fmt.Errorf("%s", firstLine(msg))
+	}
+	return buf.String(), n + rest, more, nil
+}
+
+func firstLine(s string) string {
+	l, _, _ := strings.Cut(s, "\n")
+	return l
+}
