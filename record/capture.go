@@ -175,7 +175,7 @@ func Params(cmd []string) map[string]string {
 				out[k] = v
 				continue
 			}
-			if i+1 < len(args) && !strings.HasPrefix(args[i+1], "--") {
+			if i+1 < len(args) && !strings.HasPrefix(args[i+1], "--") && !isAssignment(args[i+1]) {
 				out[name] = args[i+1]
 				i++
 				continue
@@ -183,7 +183,8 @@ func Params(cmd []string) map[string]string {
 			out[name] = "true"
 			continue
 		}
-		if k, v, ok := strings.Cut(a, "="); ok && k != "" && !strings.ContainsAny(k, "/ -") {
+		if isAssignment(a) {
+			k, v, _ := strings.Cut(a, "=")
 			out[k] = v
 		}
 	}
@@ -191,4 +192,10 @@ func Params(cmd []string) map[string]string {
 		return nil
 	}
 	return out
+}
+
+// isAssignment: name=value with a plain name (not a path, not a flag).
+func isAssignment(a string) bool {
+	k, _, ok := strings.Cut(a, "=")
+	return ok && k != "" && !strings.ContainsAny(k, "/ -")
 }

@@ -143,15 +143,20 @@ func StripCredentials(remote string) string {
 	return u.String()
 }
 
-// diffCountLimit: past this many bytes a dirty diff is not even counted.
-const diffCountLimit = 256 << 20
+// diffCountLimit: past this many bytes a dirty diff is not even counted
+// (a 2 GiB diff is neither kept nor read to its end). A variable, with
+// maxDiff, so tests can provoke both bounds without writing gigabytes.
+var (
+	diffCountLimit int64 = 256 << 20
+	maxDiff        int64 = MaxDiff
+)
 
 // completeGit adds the slow part: the uncommitted diff (bounded), the
 // files it touches and the untracked names.
 func completeGit(ctx context.Context, c *Code) []string {
 	var notes []string
 	if c.Commit != "" {
-		diff, total, more, err := boundedOutput(ctx, c.Root, MaxDiff, diffCountLimit,
+		diff, total, more, err := boundedOutput(ctx, c.Root, maxDiff, diffCountLimit,
 			"diff", "HEAD", "--no-color", "--no-ext-diff")
 		if err != nil {
 			notes = append(notes, "git diff: "+err.Error())
@@ -159,9 +164,9 @@ func completeGit(ctx context.Context, c *Code) []string {
 			c.Diff, c.DiffBytes, c.Dirty = diff, total, total > 0
 			switch {
 			case more:
-				c.DiffCut = fmt.Sprintf("the uncommitted diff is over %d MiB; kept its first %d KiB", diffCountLimit>>20, MaxDiff>>10)
-			case total > MaxDiff:
-				c.DiffCut = fmt.Sprintf("the uncommitted diff is %d bytes; kept its first %d KiB", total, MaxDiff>>10)
+				c.DiffCut = fmt.Sprintf("the uncommitted diff is over %d MiB; kept its first %d KiB", diffCountLimit>>20, maxDiff>>10)
+			case total > maxDiff:
+				c.DiffCut = fmt.Sprintf("the uncommitted diff is %d bytes; kept its first %d KiB", total, maxDiff>>10)
 			}
 		}
 		names, _, _, err := boundedOutput(ctx, c.Root, 64<<10, 64<<10, "diff", "HEAD", "--name-only")
