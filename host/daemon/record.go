@@ -36,8 +36,10 @@ func (s *server) withRecord(ctx context.Context, run *store.Run, v *api.Run) {
 }
 
 func (s *server) machine(ctx context.Context, id string) *api.Machine {
-	_, h, err := s.eng.Metrics(ctx, id, host.SysCPU, host.SysRSS, host.SysRead, host.SysWrite, host.SysGPU, host.SysGPUMem)
-	if err != nil || h == nil || len(h.Series) == 0 {
+	// All series, then the machine's: a store read by names stops at the
+	// first name a run lacks (no GPU series on most machines).
+	_, h, err := s.eng.Metrics(ctx, id)
+	if err != nil || h == nil || h.Get(host.SysRSS) == nil {
 		return nil
 	}
 	m := &api.Machine{}
