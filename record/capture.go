@@ -196,6 +196,6 @@ func Params(cmd []string) map[string]string {
 
 // isAssignment: name=value with a plain name (not a path, not a flag).
 func isAssignment(a string) bool {
-	k, _, ok := strings.Cut(a, "=")
-	return ok && k != "" && !strings.ContainsAny(k, "/ -")
+	k, v, ok := strings.Cut(a, "=")
+	return ok && k != "" && !strings.ContainsAny(k, "/ -;$\"'") && !strings.ContainsAny(v, " \t\n;")
 }

@@ -20,3 +20,10 @@ func (c *Client) Compare(ctx context.Context, q url.Values) (*api.Comparison, er
 	var cmp api.Comparison
 	return &cmp, c.do(ctx, http.MethodGet, api.Prefix+"/compare", q, nil, &cmp)
 }
+
+// MetricsWithSys returns all of a run's metric history, the machine's
+// (sys/) series included.
+func (c *Client) MetricsWithSys(ctx context.Context, id string) (*api.Metrics, error) {
+	var m api.Metrics
+	return &m, c.do(ctx, http.MethodGet, api.Prefix+"/runs/"+url.PathEscape(id)+"/metrics", url.Values{"sys": {"1"}}, nil, &m)
+}

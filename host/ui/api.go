@@ -25,6 +25,7 @@ func (s *Server) apiRoutes(ctx context.Context, mux *http.ServeMux) {
 	mux.HandleFunc("POST /api/runs/{id}/stop", s.stop)
 	mux.HandleFunc("POST /api/runs/{id}/retry", s.retry)
 	mux.HandleFunc("GET /api/stream", func(w http.ResponseWriter, r *http.Request) { s.stream(ctx, w, r) })
+	s.recordRoutes(mux) // record.go
 }
 
 // RunList is the runs list: newest first, filtered.
