@@ -66,7 +66,9 @@ func TestBrowserCompareView(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	tick := func(id string) chromedp.Action { return chromedp.Click(`input.tick[data-id="`+id+`"]`, chromedp.ByQuery) }
+	tick := func(id string) chromedp.Action {
+		return chromedp.Click(`input.tick[data-id="`+id+`"]`, chromedp.ByQuery)
+	}
 	run(t, ctx,
 		chromedp.Navigate(e.url),
 		chromedp.WaitVisible(`input.tick[data-id="`+c.ID+`"]`, chromedp.ByQuery),
