@@ -127,7 +127,7 @@ func (r *runner) start(p *pendingRun) {
 	}); err != nil {
 		r.e.log.Error("run: running", "run", r.id, "err", err)
 	}
-	go r.e.completeRecord(ctx, r.id, p.spec, backend) // record.go: the slow part, off the start path
+	go r.e.completeRecordSoon(ctx, r.id, p.spec, backend) // record.go: the slow part, off the start path
 	// Pebble holds that write in its own buffer, so a daemon killed now
 	// would lose it and the next one would re-attach to a run in
 	// preparing, its start unknown. A run still going after a moment gets

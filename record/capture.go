@@ -104,8 +104,14 @@ func hashScript(workdir, script string, limit int64) *Script {
 // and untracked names, a large script's hash, the interpreter and its
 // packages, the image's id and digest, the host.
 func (c *Cache) Complete(ctx context.Context, r *Record, in Input) {
+	c.CompleteAt(ctx, r, in, time.Now())
+}
+
+// CompleteAt is Complete reusing a reading of the same workspace's git
+// state (same root and commit) taken at or after fresh.
+func (c *Cache) CompleteAt(ctx context.Context, r *Record, in Input, fresh time.Time) {
 	if r.Code != nil && r.Code.Root != "" {
-		for _, n := range completeGit(ctx, r.Code) {
+		for _, n := range c.git(ctx, r.Code, fresh) {
 			r.note(n)
 		}
 	}

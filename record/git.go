@@ -151,42 +151,49 @@ var (
 	maxDiff        int64 = MaxDiff
 )
 
-// completeGit adds the slow part: the uncommitted diff (bounded), the
-// files it touches and the untracked names.
+// completeGit adds the slow part: the files changed and untracked (one
+// `git status`), and, when tracked files changed, the uncommitted diff
+// (bounded). A clean workspace costs one git process.
 func completeGit(ctx context.Context, c *Code) []string {
 	var notes []string
-	if c.Commit != "" {
-		diff, total, more, err := boundedOutput(ctx, c.Root, maxDiff, diffCountLimit,
-			"diff", "HEAD", "--no-color", "--no-ext-diff")
-		if err != nil {
-			notes = append(notes, "git diff: "+err.Error())
-		} else {
-			c.Diff, c.DiffBytes, c.Dirty = diff, total, total > 0
-			switch {
-			case more:
-				c.DiffCut = fmt.Sprintf("the uncommitted diff is over %d MiB; kept its first %d KiB", diffCountLimit>>20, maxDiff>>10)
-			case total > maxDiff:
-				c.DiffCut = fmt.Sprintf("the uncommitted diff is %d bytes; kept its first %d KiB", total, maxDiff>>10)
-			}
+	out, _, more, err := boundedOutput(ctx, c.Root, 4<<20, 4<<20, "status", "--porcelain=v1", "-z", "--untracked-files=all", "--no-renames")
+	if err != nil {
+		return append(notes, "git status: "+err.Error())
+	}
+	var untracked []string
+	for _, e := range strings.Split(out, "\x00") {
+		if len(e) < 4 {
+			continue
 		}
-		names, _, _, err := boundedOutput(ctx, c.Root, 64<<10, 64<<10, "diff", "HEAD", "--name-only")
-		if err == nil {
-			c.DiffFiles = nonEmptyLines(names)
+		if e[:2] == "??" {
+			untracked = append(untracked, e[3:])
+		} else {
+			c.DiffFiles = append(c.DiffFiles, e[3:])
 		}
 	}
-	out, _, _, err := boundedOutput(ctx, c.Root, 256<<10, 256<<10, "ls-files", "--others", "--exclude-standard")
-	if err != nil {
-		notes = append(notes, "git ls-files: "+err.Error())
+	if more {
+		notes = append(notes, "git status listed over 4 MiB of names: the list of changed and untracked files is cut")
+	}
+	if len(untracked) > MaxUntracked {
+		c.UntrackedMore = len(untracked) - MaxUntracked
+		untracked = untracked[:MaxUntracked]
+	}
+	c.Untracked = untracked
+	c.Dirty = len(c.DiffFiles) > 0 || len(untracked) > 0
+	if len(c.DiffFiles) == 0 || c.Commit == "" {
 		return notes
 	}
-	names := nonEmptyLines(out)
-	if len(names) > MaxUntracked {
-		c.UntrackedMore = len(names) - MaxUntracked
-		names = names[:MaxUntracked]
+	diff, total, more, err := boundedOutput(ctx, c.Root, maxDiff, diffCountLimit,
+		"diff", "HEAD", "--no-color", "--no-ext-diff")
+	if err != nil {
+		return append(notes, "git diff: "+err.Error())
 	}
-	c.Untracked = names
-	if len(names) > 0 {
-		c.Dirty = true
+	c.Diff, c.DiffBytes = diff, total
+	switch {
+	case more:
+		c.DiffCut = fmt.Sprintf("the uncommitted diff is over %d MiB; kept its first %d KiB", diffCountLimit>>20, maxDiff>>10)
+	case total > maxDiff:
+		c.DiffCut = fmt.Sprintf("the uncommitted diff is %d bytes; kept its first %d KiB", total, maxDiff>>10)
 	}
 	return notes
 }
@@ -218,6 +225,7 @@ func boundedOutput(ctx context.Context, dir string, keep, count int64, args ...s
 	if err := cmd.Start(); err != nil {
 		return "", 0, false, err
 	}
+	lower(cmd.Process.Pid)
 	var buf bytes.Buffer
 	n, _ := io.Copy(&buf, io.LimitReader(pipe, keep))
 	rest, _ := io.Copy(io.Discard, io.LimitReader(pipe, count-n))

@@ -88,6 +88,38 @@ type Cache struct {
 	mu     sync.Mutex
 	probes map[string]probeEntry
 	dirs   map[string]dirEntry
+	gits   map[string]gitReading
+}
+
+// gitReading is the slow git part of a workspace, as read at a time.
+type gitReading struct {
+	at    time.Time
+	code  Code
+	notes []string
+}
+
+// git fills c's slow part, from a reading of its root and commit taken at
+// or after fresh when there is one.
+func (c *Cache) git(ctx context.Context, code *Code, fresh time.Time) []string {
+	key := code.Root + "\x00" + code.Commit
+	c.mu.Lock()
+	g, ok := c.gits[key]
+	c.mu.Unlock()
+	if ok && !g.at.Before(fresh) {
+		fast := *code
+		*code = g.code
+		code.Branch, code.Remote = fast.Branch, fast.Remote
+		return g.notes
+	}
+	at := time.Now()
+	notes := completeGit(ctx, code)
+	c.mu.Lock()
+	if len(c.gits) > 64 {
+		clear(c.gits) // a bound, not an LRU: readings are reused only within a batch
+	}
+	c.gits[key] = gitReading{at: at, code: *code, notes: notes}
+	c.mu.Unlock()
+	return notes
 }
 
 type probeEntry struct {
@@ -102,7 +134,7 @@ type dirEntry struct {
 
 // NewCache returns an empty cache.
 func NewCache() *Cache {
-	return &Cache{probes: map[string]probeEntry{}, dirs: map[string]dirEntry{}}
+	return &Cache{probes: map[string]probeEntry{}, dirs: map[string]dirEntry{}, gits: map[string]gitReading{}}
 }
 
 // steering are the variables that change what an interpreter imports.
