@@ -433,52 +433,77 @@ func (e *Engine) compareRow(ctx context.Context, r *store.Run, goals map[string]
 	return row, nil
 }
 
-// Changes of the runs a plan's experience covers: what the failures had
-// that the successes did not ("torch 2.3.0 in the last 3 failures, 2.2.1
-// in the successes"). Packages only: the most telling and the shortest.
-func (e *Engine) experienceChanges(ctx context.Context, fingerprint string) []string {
-	runs, err := e.cfg.Store.RecentEnded(ctx, fingerprint, 20)
+// ExperienceChanges says what the recent failures of a command had that
+// its successes did not ("the last 3 failure(s) had torch 2.3.0, the 2
+// success(es) 2.2.1"), from the records of what ran: packages, the
+// interpreter's version, the image, the GPU driver. A plan's experience
+// summary carries it.
+func (e *Engine) ExperienceChanges(ctx context.Context, command []string) []string {
+	runs, err := e.cfg.Store.RecentEnded(ctx, Fingerprint(command), 20)
 	if err != nil || len(runs) == 0 {
 		return nil
 	}
-	fails := map[string]map[string]int{} // package -> version -> failures
+	fails := map[string]map[string]int{} // thing -> value -> runs
 	oks := map[string]map[string]int{}
 	var nf, nok int
 	for _, r := range runs {
-		rec, err := e.Record(ctx, r.ID)
-		if err != nil || rec == nil || rec.Interpreter == nil {
-			continue
-		}
 		tally := oks
 		switch r.State {
 		case store.Succeeded:
-			nok++
 		case store.Failed, store.TimedOut:
 			tally = fails
-			nf++
 		default:
 			continue
 		}
-		for p, v := range rec.Interpreter.Packages {
-			if tally[p] == nil {
-				tally[p] = map[string]int{}
+		rec, err := e.Record(ctx, r.ID)
+		if err != nil || rec == nil || !rec.Complete {
+			continue
+		}
+		if r.State == store.Succeeded {
+			nok++
+		} else {
+			nf++
+		}
+		for k, v := range facts(rec) {
+			if tally[k] == nil {
+				tally[k] = map[string]int{}
 			}
-			tally[p][v]++
+			tally[k][v]++
 		}
 	}
 	var out []string
-	for p, fv := range fails {
-		if len(fv) != 1 || oks[p] == nil || len(oks[p]) != 1 {
-			continue
+	for k, fv := range fails {
+		if len(fv) != 1 || len(oks[k]) != 1 {
+			continue // not one value in every failure and another in every success
 		}
 		for v, n := range fv {
-			for w := range oks[p] {
-				if v != w && n == nf {
-					out = append(out, fmt.Sprintf("the last %d failure(s) had %s %s, the %d success(es) %s", n, p, v, nok, w))
+			for w, m := range oks[k] {
+				if v != w && n == nf && m == nok {
+					out = append(out, fmt.Sprintf("the last %d failure(s) had %s %s, the %d success(es) %s", n, k, v, m, w))
 				}
 			}
 		}
 	}
 	sort.Strings(out)
 	return out
+}
+
+// facts are the things of a record an experience summary compares.
+func facts(rec *record.Record) map[string]string {
+	f := map[string]string{}
+	if in := rec.Interpreter; in != nil {
+		if in.Version != "" {
+			f["python"] = in.Version
+		}
+		for p, v := range in.Packages {
+			f[p] = v
+		}
+	}
+	if im := rec.Image; im != nil && im.ID != "" {
+		f["image "+im.Name] = strings.TrimPrefix(im.ID, "sha256:")[:min(12, len(strings.TrimPrefix(im.ID, "sha256:")))]
+	}
+	if h := rec.Host; h != nil && h.Driver != "" {
+		f["GPU driver"] = h.Driver
+	}
+	return f
 }

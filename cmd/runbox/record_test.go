@@ -287,3 +287,34 @@ func TestCompareRuns(t *testing.T) {
 		t.Fatalf("compare --all-params:\n%s", out)
 	}
 }
+
+// A plan's experience summary names what the failures had that the
+// successes did not: here the package version that breaks the script.
+func TestPlanExperienceNamesThePackage(t *testing.T) {
+	needPython(t)
+	e := newEnv(t)
+	e.gitWork(map[string]string{"train.py": "import importlib.metadata as m, sys\nsys.exit(0 if m.version('fakepkg') == '1.0' else 2)\n"})
+	site := t.TempDir()
+	fakeDist(t, site, "fakepkg", "1.0")
+	e.must("run", "--env", "PYTHONPATH="+site, "--", "python3", "train.py")
+	e.completeRecord("1")
+	fakeDist(t, site, "fakepkg", "2.0")
+	for _, n := range []string{"2", "3"} {
+		if r := e.run("", "run", "--env", "PYTHONPATH="+site, "--", "python3", "train.py"); r.code != 2 {
+			t.Fatalf("run %s with fakepkg 2.0: exit %d %s", n, r.code, r.stderr)
+		}
+		e.completeRecord(n)
+	}
+	var p api.Plan
+	if err := json.Unmarshal([]byte(e.must("plan", "--json", "--", "python3", "train.py")), &p); err != nil {
+		t.Fatal(err)
+	}
+	want := "the last 2 failure(s) had fakepkg 2.0, the 1 success(es) 1.0"
+	if p.Experience == nil || !slices.Contains(p.Experience.Changes, want) {
+		t.Fatalf("experience %+v, want %q", p.Experience, want)
+	}
+	r := e.getRun("3")
+	if r.SinceWorked == nil || len(r.SinceWorked.Changes) == 0 || r.SinceWorked.Changes[0].Kind != "package" {
+		t.Fatalf("since it last worked: %+v", r.SinceWorked)
+	}
+}

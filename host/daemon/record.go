@@ -189,3 +189,12 @@ func sysUnlessAsked(r *http.Request, names []string, h *store.MetricHistory, all
 	}
 	return own, names2
 }
+
+// withExperienceChanges adds to a plan's experience what its command's
+// failures had that its successes did not.
+func (s *server) withExperienceChanges(ctx context.Context, p *store.Plan, v *api.Plan) *api.Plan {
+	if v.Experience != nil {
+		v.Experience.Changes = s.eng.ExperienceChanges(ctx, p.Command)
+	}
+	return v
+}

@@ -67,6 +67,7 @@ type experience struct {
 	MedianDurationSeconds float64        `json:"median_duration_seconds,omitempty"`
 	MaxPeakRSSBytes       uint64         `json:"max_peak_rss_bytes,omitempty"`
 	LastFailure           *failure       `json:"last_failure,omitempty"`
+	Changes               []string       `json:"changes,omitempty" jsonschema:"what the recent failures had that the successes did not (packages, python, image, GPU driver)"`
 }
 
 type planOut struct {

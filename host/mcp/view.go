@@ -41,7 +41,7 @@ func planView(p *api.Plan) planOut {
 		out.Experience = &experience{
 			Runs: e.Runs, Succeeded: e.Succeeded, Failed: e.Failed, FailureCodes: e.FailureCodes,
 			MedianDurationSeconds: e.MedianDurationSeconds, MaxPeakRSSBytes: e.MaxPeakRSSBytes,
-			LastFailure: failureView(e.LastFailure),
+			LastFailure: failureView(e.LastFailure), Changes: e.Changes,
 		}
 	}
 	out.Next = fmt.Sprintf("local_execute({plan_id: %q})", p.ID)
