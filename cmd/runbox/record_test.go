@@ -318,3 +318,35 @@ func TestPlanExperienceNamesThePackage(t *testing.T) {
 		t.Fatalf("since it last worked: %+v", r.SinceWorked)
 	}
 }
+
+// The record keeps the run's explicit variables with secret values
+// redacted, as the store does: a plain value is there (the same path
+// reaches the record), a secret's is not, in status or in a diff; the
+// remote's credentials are gone.
+func TestRecordRedactsSecrets(t *testing.T) {
+	e := newEnv(t)
+	e.gitWork(map[string]string{"job.sh": "true\n"})
+	e.git("remote", "add", "origin", "https://bob:ghp_remotetoken0123456789@example.com/x.git")
+	e.must("run", "--env", "PLAIN=visible-value", "--env", "API_TOKEN=s3cr3t-value-1", "--", "sh", "job.sh")
+	e.must("run", "--env", "PLAIN=visible-value-2", "--env", "API_TOKEN=s3cr3t-value-2", "--", "sh", "job.sh")
+	e.completeRecord("1")
+	e.completeRecord("2")
+	status := e.must("status", "--json", "1")
+	if !strings.Contains(status, "PLAIN=visible-value") {
+		t.Fatalf("the plain value is not in the record: the test proves nothing\n%s", status)
+	}
+	diff := e.must("diff", "--json", "1", "2")
+	if !strings.Contains(diff, "visible-value-2") {
+		t.Fatalf("the diff does not show the plain change:\n%s", diff)
+	}
+	for _, out := range []string{status, e.must("status", "--json", "2"), diff, e.must("diff", "1", "2")} {
+		for _, secret := range []string{"s3cr3t-value", "ghp_remotetoken", "bob:"} {
+			if strings.Contains(out, secret) {
+				t.Fatalf("%q is in the output:\n%s", secret, out)
+			}
+		}
+	}
+	if r := e.getRun("1"); r.Record.Code == nil || r.Record.Code.Remote != "https://example.com/x.git" {
+		t.Fatalf("remote: %+v", r.Record.Code)
+	}
+}
