@@ -277,6 +277,7 @@ func (e *Engine) Diff(ctx context.Context, a, b string) (*api.RunDiff, error) {
 	sa, na := e.side(ctx, ra)
 	sb, nb := e.side(ctx, rb)
 	d := &api.RunDiff{A: ra.ID, B: rb.ID, AShort: ra.Short, BShort: rb.Short, Changes: record.Diff(sa, sb)}
+	record.ExplainCommits(ctx, sa.Record, sb.Record, d.Changes)
 	if d.Changes == nil {
 		d.Changes = []record.Change{}
 	}
@@ -305,6 +306,7 @@ func (e *Engine) SinceWorked(ctx context.Context, run *store.Run) (*api.SinceWor
 	sw, nw := e.side(ctx, ok)
 	sf, nf := e.side(ctx, run)
 	sw2 := &api.SinceWorked{RunID: ok.ID, ShortID: ok.Short, Changes: record.SinceWorked(sw, sf)}
+	record.ExplainCommits(ctx, sw.Record, sf.Record, sw2.Changes)
 	for i, c := range sw2.Changes {
 		if i == sinceWorkedLines {
 			sw2.Summary = append(sw2.Summary, fmt.Sprintf("and %d more (runbox diff %s %s)", len(sw2.Changes)-i, displayID(ok), displayID(run)))

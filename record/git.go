@@ -248,3 +248,35 @@ func firstLine(s string) string {
 	l, _, _ := strings.Cut(s, "\n")
 	return l
 }
+
+// CommitFiles lists the files that differ between two commits of the
+// repository at root (for a diff of two runs on different commits).
+func CommitFiles(ctx context.Context, root, a, b string) ([]string, error) {
+	out, _, _, err := boundedOutput(ctx, root, 64<<10, 64<<10, "diff", "--name-only", a, b, "--")
+	if err != nil {
+		return nil, err
+	}
+	return nonEmptyLines(out), nil
+}
+
+// ExplainCommits fills the detail of a commit change with the files that
+// differ between the two commits, when the repository is still there.
+func ExplainCommits(ctx context.Context, a, b *Record, cs []Change) {
+	if a == nil || b == nil || a.Code == nil || b.Code == nil || a.Code.Root != b.Code.Root {
+		return
+	}
+	for i, c := range cs {
+		if c.Kind != "code" || c.Name != "commit" {
+			continue
+		}
+		files, err := CommitFiles(ctx, a.Code.Root, a.Code.Commit, b.Code.Commit)
+		switch {
+		case err != nil:
+			cs[i].Detail = "the commits cannot be compared here: " + err.Error()
+		case len(files) > 10:
+			cs[i].Detail = fmt.Sprintf("%d files differ: %s, ...", len(files), strings.Join(files[:10], ", "))
+		default:
+			cs[i].Detail = fmt.Sprintf("%d file(s) differ: %s", len(files), strings.Join(files, ", "))
+		}
+	}
+}

@@ -317,3 +317,19 @@ func TestSnapshot(t *testing.T) {
 		t.Fatalf("snapshot %+v", s)
 	}
 }
+
+// Two runs on different commits: the diff says which files the commits
+// change.
+func TestExplainCommits(t *testing.T) {
+	dir := gitRepo(t)
+	a := Fast(Input{Command: []string{"python3", "train.py"}, Workdir: dir}, time.Now())
+	write(t, dir, "model.py", "x = 2\n")
+	git(t, dir, "add", "model.py")
+	git(t, dir, "commit", "-q", "-m", "model")
+	b := Fast(Input{Command: []string{"python3", "train.py"}, Workdir: dir}, time.Now())
+	cs := Diff(Side{Record: a}, Side{Record: b})
+	ExplainCommits(context.Background(), a, b, cs)
+	if len(cs) != 1 || cs[0].Name != "commit" || cs[0].Detail != "1 file(s) differ: model.py" {
+		t.Fatalf("diff %+v", cs)
+	}
+}
