@@ -11,6 +11,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/runbox/runbox/api"
@@ -299,12 +300,39 @@ func (e *Engine) SinceWorked(ctx context.Context, run *store.Run) (*api.SinceWor
 	if run.State != store.Failed && run.State != store.TimedOut {
 		return nil, nil
 	}
+	if v, ok := sinceWorkedCache.Load(run.ID); ok {
+		return v.(*api.SinceWorked), nil
+	}
+	sw, final, err := e.sinceWorked(ctx, run)
+	if err == nil && final {
+		if sinceWorkedCount.Add(1) > maxSinceWorkedCache {
+			sinceWorkedCache.Clear()
+			sinceWorkedCount.Store(0)
+		}
+		sinceWorkedCache.Store(run.ID, sw)
+	}
+	return sw, err
+}
+
+// A failed run's answer is kept once both records are complete: a run
+// page asks for it on every refresh. (An earlier run still going when it
+// was computed that succeeds later is not noticed: it would be a newer
+// success to compare with.) Bounded by clearing, not evicting.
+var (
+	sinceWorkedCache sync.Map
+	sinceWorkedCount atomic.Int64
+)
+
+const maxSinceWorkedCache = 4096
+
+func (e *Engine) sinceWorked(ctx context.Context, run *store.Run) (*api.SinceWorked, bool, error) {
 	ok, err := e.cfg.Store.LastSucceeded(ctx, run.Fingerprint, run.CreatedAt, 100)
 	if err != nil || ok == nil {
-		return nil, err
+		return nil, false, err // an earlier run still going may yet succeed
 	}
 	sw, nw := e.side(ctx, ok)
 	sf, nf := e.side(ctx, run)
+	final := sw.Record != nil && sw.Record.Complete && sf.Record != nil && sf.Record.Complete
 	sw2 := &api.SinceWorked{RunID: ok.ID, ShortID: ok.Short, Changes: record.SinceWorked(sw, sf)}
 	record.ExplainCommits(ctx, sw.Record, sf.Record, sw2.Changes)
 	for i, c := range sw2.Changes {
@@ -323,7 +351,7 @@ func (e *Engine) SinceWorked(ctx context.Context, run *store.Run) (*api.SinceWor
 			sw2.Summary = append(sw2.Summary, "note: "+n)
 		}
 	}
-	return sw2, nil
+	return sw2, final, nil
 }
 
 // CompareQuery selects and shapes a comparison.

@@ -91,6 +91,7 @@ func (s *Server) page(ctx context.Context, id string) (*RunPage, error) {
 	if err != nil {
 		return nil, err
 	}
+	slimRecord(run) // record.go
 	p := &RunPage{Run: run, Retries: []*api.Run{}}
 	if kids, err := s.c.List(ctx, url.Values{"parent": {run.ID}}); err == nil {
 		p.Retries = kids

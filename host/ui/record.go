@@ -45,3 +45,16 @@ func (s *Server) diff(w http.ResponseWriter, r *http.Request) {
 	d, err := s.c.Diff(r.Context(), q.Get("a"), q.Get("b"))
 	reply(w, d, err)
 }
+
+// slimRecord drops the uncommitted diff's text from a run's record: the
+// page shows which files it touches, and the page is sent again on every
+// change (up to 1 MiB each time otherwise). `runbox status --json` has it.
+func slimRecord(r *api.Run) {
+	if r.Record != nil && r.Record.Code != nil && r.Record.Code.Diff != "" {
+		c := *r.Record.Code
+		c.Diff = ""
+		rec := *r.Record
+		rec.Code = &c
+		r.Record = &rec
+	}
+}
