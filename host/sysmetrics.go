@@ -19,7 +19,7 @@ import (
 // survives downsampling).
 
 // SysPrefix starts the names of machine metrics.
-const SysPrefix = "sys/"
+const SysPrefix = store.SysPrefix
 
 // Machine series.
 const (

@@ -93,3 +93,26 @@ func (s *Store) RecentEnded(ctx context.Context, fingerprint string, limit int) 
 	})
 	return out, err
 }
+
+// The machine's series (sys/..., host/sysmetrics.go) are counted apart
+// from the run's own: a run reporting MaxRunSeries metrics of its own
+// keeps them all, and the machine keeps at most MaxSysSeries.
+const (
+	SysPrefix    = "sys/"
+	MaxSysSeries = 8
+)
+
+// full reports whether a new series called name would be over its bound.
+func (h *MetricHistory) full(name string) bool {
+	sys := strings.HasPrefix(name, SysPrefix)
+	n := 0
+	for _, s := range h.Series {
+		if strings.HasPrefix(s.Name, SysPrefix) == sys {
+			n++
+		}
+	}
+	if sys {
+		return n >= MaxSysSeries
+	}
+	return n >= MaxRunSeries
+}
