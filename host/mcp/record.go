@@ -1,6 +1,7 @@
 package mcp
 
 import (
+	"context"
 	"fmt"
 	"strings"
 
@@ -77,4 +78,14 @@ func sinceWorkedText(sw *sinceWorked) string {
 		return ""
 	}
 	return "\nsince it last worked (run " + sw.RunID + " succeeded):\n- " + strings.Join(sw.Changes, "\n- ")
+}
+
+// withWhatRan is an ended run as local_status gives it (with its record
+// and what changed since it last worked), for local_wait's last answer;
+// the run as waited for when that read fails.
+func withWhatRan(ctx context.Context, s *server, r *api.Run) *api.Run {
+	if full, err := s.c.Get(ctx, r.ID); err == nil && full.State == r.State {
+		return full
+	}
+	return r
 }

@@ -44,7 +44,9 @@ func TestStatusSaysWhatChangedSinceItWorked(t *testing.T) {
 	complete(ok)
 	writeFile(t, work, "job.sh", "echo broken >&2\nexit 4\n")
 	bad := a.start([]string{"sh", "job.sh"}, nil)
-	a.waitDone(bad)
+	if w := a.waitDone(bad); w.WhatRan == nil {
+		t.Fatalf("local_wait's last answer has no record of what ran: %+v", w)
+	}
 	r := complete(bad)
 	if r.SinceWorked == nil || r.SinceWorked.RunID != ok || len(r.SinceWorked.Changes) == 0 ||
 		!strings.Contains(strings.Join(r.SinceWorked.Changes, "\n"), "job.sh") {
