@@ -350,3 +350,27 @@ func TestRecordRedactsSecrets(t *testing.T) {
 		t.Fatalf("remote: %+v", r.Record.Code)
 	}
 }
+
+// A broken interpreter (here a python3 that runs scripts but fails the
+// probe runbox makes) does not stop the run: it runs, and its record says
+// why it has no packages.
+func TestBrokenInterpreterStillRuns(t *testing.T) {
+	bin := t.TempDir()
+	py := "#!/bin/sh\ncase \"$1\" in -c) echo 'Fatal Python error: init_fs_encoding' >&2; exit 1;; esac\necho ran \"$1\"\n"
+	if err := os.WriteFile(filepath.Join(bin, "python3"), []byte(py), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	e := newEnv(t, "PATH="+bin+":"+os.Getenv("PATH"))
+	e.write("train.py", "print('x')\n")
+	if out := e.must("run", "--", "python3", "train.py"); strings.TrimSpace(out) != "ran train.py" {
+		t.Fatalf("the run printed %q", out)
+	}
+	r := e.completeRecord("1")
+	in := r.Record.Interpreter
+	if in == nil || in.Packages != nil || !strings.Contains(in.Note, "did not run") || !strings.Contains(in.Note, "init_fs_encoding") {
+		t.Fatalf("interpreter in the record: %+v", in)
+	}
+	if r.Record.Code != nil || !slices.ContainsFunc(r.Record.Notes, func(n string) bool { return strings.Contains(n, "not in a git repository") }) {
+		t.Fatalf("a workspace outside git: code %+v notes %v", r.Record.Code, r.Record.Notes)
+	}
+}
