@@ -30,6 +30,20 @@ type Change struct {
 	A      string `json:"a,omitempty"`
 	B      string `json:"b,omitempty"`
 	Detail string `json:"detail,omitempty"`
+	// PatchA and PatchB are a file's uncommitted changes in each run (vs
+	// its commit), cut at MaxPatch: the code of the two runs side by side.
+	PatchA string `json:"patch_a,omitempty"`
+	PatchB string `json:"patch_b,omitempty"`
+}
+
+// MaxPatch bounds the patch text a change carries per run.
+const MaxPatch = 16 << 10
+
+func cutPatch(p string) string {
+	if len(p) <= MaxPatch {
+		return p
+	}
+	return p[:MaxPatch] + fmt.Sprintf("\n[... %d more bytes of this file's patch not shown]\n", len(p)-MaxPatch)
 }
 
 // String is the change in one line: "package torch: 2.2.1 → 2.3.0".
@@ -241,6 +255,7 @@ func codeChanges(a, b *Record) []Change {
 			c.Detail = "its uncommitted edits differ"
 		}
 		c.A, c.B = churn(pa[f]), churn(pb[f])
+		c.PatchA, c.PatchB = cutPatch(pa[f]), cutPatch(pb[f])
 		cs = append(cs, c)
 	}
 	ua, ub := setOf(ca.Untracked), setOf(cb.Untracked)

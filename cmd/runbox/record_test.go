@@ -135,6 +135,9 @@ func TestDiffNamesTheEditAndThePackage(t *testing.T) {
 	if !strings.Contains(out, "package fakepkg: 1.0 → 2.0 (upgraded)") || !strings.Contains(out, "code train.py") {
 		t.Fatalf("diff text:\n%s", out)
 	}
+	if out := e.must("diff", "--patch", "1", "2"); !strings.Contains(out, "+print('epoch 2')") || !strings.Contains(out, "run 1: no uncommitted change") {
+		t.Fatalf("diff --patch does not show the edit:\n%s", out)
+	}
 	// A run with itself: nothing differs; the full id and a prefix work.
 	full := first.ID
 	if out := e.must("diff", full, full[:10]); !strings.Contains(out, "nothing recorded differs") {

@@ -26,8 +26,9 @@ func (f RecordFlags) apply(req *api.RunRequest) {
 
 // DiffCmd is `runbox diff`.
 type DiffCmd struct {
-	A string `arg:"" name:"run-a" help:"${run_help}" placeholder:"RUN_A"`
-	B string `arg:"" name:"run-b" help:"The run to compare with RUN_A (named the same ways)." placeholder:"RUN_B"`
+	A     string `arg:"" name:"run-a" help:"${run_help}" placeholder:"RUN_A"`
+	B     string `arg:"" name:"run-b" help:"The run to compare with RUN_A (named the same ways)." placeholder:"RUN_B"`
+	Patch bool   `help:"Also print each changed file's uncommitted changes in both runs."`
 }
 
 // Run prints what differs between two runs.
@@ -39,11 +40,11 @@ func (c *DiffCmd) Run(ctx context.Context, a *App) error {
 	if a.G.JSON {
 		return a.PrintJSON(d)
 	}
-	printDiff(os.Stdout, d)
+	printDiff(os.Stdout, d, c.Patch)
 	return nil
 }
 
-func printDiff(out io.Writer, d *api.RunDiff) {
+func printDiff(out io.Writer, d *api.RunDiff, patch bool) {
 	name := func(short, id string) string {
 		if short != "" {
 			return short
@@ -56,6 +57,18 @@ func printDiff(out io.Writer, d *api.RunDiff) {
 	}
 	for _, ch := range d.Changes {
 		fmt.Fprintf(out, "  %s\n", ch.String())
+		if patch && (ch.PatchA != "" || ch.PatchB != "") {
+			for _, p := range []struct{ run, text string }{{name(d.AShort, d.A), ch.PatchA}, {name(d.BShort, d.B), ch.PatchB}} {
+				if p.text == "" {
+					fmt.Fprintf(out, "    run %s: no uncommitted change\n", p.run)
+					continue
+				}
+				fmt.Fprintf(out, "    run %s:\n", p.run)
+				for _, l := range strings.Split(strings.TrimRight(p.text, "\n"), "\n") {
+					fmt.Fprintf(out, "      %s\n", l)
+				}
+			}
+		}
 	}
 	for _, n := range d.Notes {
 		fmt.Fprintf(out, "note: %s\n", n)
