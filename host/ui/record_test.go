@@ -113,6 +113,23 @@ func TestBrowserCompareView(t *testing.T) {
 	if !slices.Equal(all, []string{"epochs", "lr"}) {
 		t.Fatalf("all params %v", all)
 	}
+	// Filtered by a param: only the run with lr=0.01 is left.
+	run(t, ctx,
+		chromedp.SetValue(`#cmp-filter`, "lr=0.01", chromedp.ByQuery),
+		chromedp.Evaluate(`document.getElementById("cmp-filter").dispatchEvent(new Event("change"))`, nil),
+	)
+	err = testwait.For("the filtered rows", 10*time.Second, func() error {
+		if err := chromedp.Run(ctx, chromedp.Evaluate(`[...document.querySelectorAll('#compare tr.cmp-row')].map(t => t.dataset.id)`, &order)); err != nil {
+			return err
+		}
+		if !slices.Equal(order, []string{b.ID}) {
+			return errors.New("rows " + strings.Join(order, ","))
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
 	screenshot(t, ctx, "compare.png")
 }
 
