@@ -60,4 +60,10 @@ type RunRequest struct {
 	// commands' own; with only it, the command runs with no network.
 	AllowNet      []string `json:"allow_net,omitempty"`
 	SetupAllowNet []string `json:"setup_allow_net,omitempty"`
+
+	// Snapshot runs a copy of the workspace's code taken at submission
+	// (edits made while the run waits do not change what runs). NoRecord
+	// skips the record of what ran (api/record.go).
+	Snapshot bool `json:"snapshot,omitempty"`
+	NoRecord bool `json:"no_record,omitempty"`
 }

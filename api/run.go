@@ -58,6 +58,12 @@ type Run struct {
 	Reason string `json:"reason,omitempty"`
 	// Egress is what the --allow-net proxy forwarded and refused.
 	Egress *Egress `json:"egress,omitempty"`
+
+	// What ran and what changed (api/record.go): given for one run
+	// (GET /v1/runs/{id}), never in lists.
+	Record      *Record      `json:"record,omitempty"`
+	SinceWorked *SinceWorked `json:"since_worked,omitempty"`
+	Machine     *Machine     `json:"machine,omitempty"`
 }
 
 // Egress is what a run's egress proxy did (--allow-net).
