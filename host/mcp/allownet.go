@@ -19,3 +19,25 @@ func allowNetView(p *api.Plan) []allowHost {
 	}
 	return out
 }
+
+type egressOut struct {
+	AllowNet []string `json:"allow_net" jsonschema:"the hosts the run may reach"`
+	Proxied  int64    `json:"proxied" jsonschema:"connections forwarded"`
+	Refused  int64    `json:"refused" jsonschema:"connections refused"`
+	Summary  string   `json:"summary,omitempty" jsonschema:"e.g. blocked 3 connections: example.org:443"`
+}
+
+// egressView is a run's allow-list and what its proxy did; nil without one.
+func egressView(r *api.Run) *egressOut {
+	if len(r.Spec.AllowNet)+len(r.Spec.SetupAllowNet) == 0 {
+		return nil
+	}
+	out := &egressOut{AllowNet: r.Spec.AllowNet}
+	if out.AllowNet == nil {
+		out.AllowNet = []string{}
+	}
+	if e := r.Egress; e != nil {
+		out.Proxied, out.Refused, out.Summary = e.Proxied, e.Refused, e.Summary
+	}
+	return out
+}

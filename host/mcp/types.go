@@ -172,25 +172,26 @@ type failure struct {
 }
 
 type runOut struct {
-	RunID          string    `json:"run_id"`
-	State          string    `json:"state" jsonschema:"queued, preparing, smoke, running, succeeded, failed, timed_out, cancelled or lost"`
-	Done           bool      `json:"done" jsonschema:"the run has ended for good"`
-	Reason         string    `json:"reason,omitempty" jsonschema:"one line on the current state"`
-	Command        []string  `json:"command"`
-	Sandbox        string    `json:"sandbox"`
-	PlanID         string    `json:"plan_id,omitempty"`
-	ParentRunID    string    `json:"parent_run_id,omitempty" jsonschema:"the run this one retries"`
-	Attempt        int       `json:"attempt"`
-	CreatedAt      string    `json:"created_at"`
-	StartedAt      string    `json:"started_at,omitempty"`
-	EndedAt        string    `json:"ended_at,omitempty"`
-	ElapsedSeconds float64   `json:"elapsed_seconds,omitempty" jsonschema:"since the run started"`
-	Progress       *progress `json:"progress,omitempty" jsonschema:"latest progress parsed from the output"`
-	Usage          *usage    `json:"usage,omitempty"`
-	Exit           *exit     `json:"exit,omitempty"`
-	Failure        *failure  `json:"failure,omitempty" jsonschema:"why the run failed and what to do next"`
-	Note           string    `json:"note,omitempty"`
-	Next           string    `json:"next,omitempty"`
+	RunID          string     `json:"run_id"`
+	State          string     `json:"state" jsonschema:"queued, preparing, smoke, running, succeeded, failed, timed_out, cancelled or lost"`
+	Done           bool       `json:"done" jsonschema:"the run has ended for good"`
+	Reason         string     `json:"reason,omitempty" jsonschema:"one line on the current state"`
+	Command        []string   `json:"command"`
+	Sandbox        string     `json:"sandbox"`
+	PlanID         string     `json:"plan_id,omitempty"`
+	ParentRunID    string     `json:"parent_run_id,omitempty" jsonschema:"the run this one retries"`
+	Attempt        int        `json:"attempt"`
+	CreatedAt      string     `json:"created_at"`
+	StartedAt      string     `json:"started_at,omitempty"`
+	EndedAt        string     `json:"ended_at,omitempty"`
+	ElapsedSeconds float64    `json:"elapsed_seconds,omitempty" jsonschema:"since the run started"`
+	Progress       *progress  `json:"progress,omitempty" jsonschema:"latest progress parsed from the output"`
+	Usage          *usage     `json:"usage,omitempty"`
+	Exit           *exit      `json:"exit,omitempty"`
+	Failure        *failure   `json:"failure,omitempty" jsonschema:"why the run failed and what to do next"`
+	Egress         *egressOut `json:"egress,omitempty" jsonschema:"what the allow-list's egress proxy forwarded and refused"`
+	Note           string     `json:"note,omitempty"`
+	Next           string     `json:"next,omitempty"`
 	// record.go
 	SinceWorked *sinceWorked `json:"since_worked,omitempty" jsonschema:"for a failed run: what changed since the same command last succeeded"`
 	WhatRan     *whatRan     `json:"what_ran,omitempty" jsonschema:"the record of what ran: code, interpreter and packages, image, host"`

@@ -112,6 +112,7 @@ func runView(r *api.Run) runOut {
 		Command: r.Spec.Command, Sandbox: r.Sandbox, PlanID: r.PlanID, ParentRunID: r.ParentRunID,
 		Attempt: r.Attempt, CreatedAt: r.CreatedAt.UTC().Format(time.RFC3339Nano),
 		Failure: failureView(r.Failure),
+		Egress:  egressView(r), // allownet.go
 	}
 	if r.Reason == string(r.State) {
 		out.Reason = ""
@@ -157,6 +158,9 @@ func runSummary(r *runOut) string {
 	}
 	if r.Attempt > 1 || r.ParentRunID != "" {
 		fmt.Fprintf(&b, "; attempt %d, retry of %s", r.Attempt, r.ParentRunID)
+	}
+	if r.Egress != nil && r.Egress.Summary != "" {
+		fmt.Fprintf(&b, "; egress %s", r.Egress.Summary)
 	}
 	if r.Exit != nil {
 		fmt.Fprintf(&b, "; exit %d", r.Exit.Code)
