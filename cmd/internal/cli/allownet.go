@@ -34,3 +34,23 @@ func printEgress(w io.Writer, r *api.Run) {
 		fmt.Fprintf(w, "egress:\t%s\n", line)
 	}
 }
+
+// printAllowNet is a plan's allow-list lines: each host the run may reach
+// and why (the planner's reason, or "asked for").
+func printAllowNet(w io.Writer, p *api.Plan) {
+	why := map[string]string{}
+	for _, h := range p.Result.AllowNet {
+		why[h.Host] = h.Reason
+	}
+	for i, h := range p.Spec.AllowNet {
+		label := ""
+		if i == 0 {
+			label = "allow-net:"
+		}
+		r := why[h]
+		if r == "" {
+			r = "asked for with --allow-net"
+		}
+		fmt.Fprintf(w, "%s\t%s — %s\n", label, h, r)
+	}
+}

@@ -73,6 +73,7 @@ func printPlan(p *api.Plan) {
 		}
 	}
 	printIsolation(w, p.Isolation)
+	printAllowNet(w, p) // allownet.go
 	if s := r.Smoke; s != nil {
 		fmt.Fprintf(w, "smoke test:\t%s (%s)\n", strings.Join(s.Command, " "), s.Reason)
 	} else {
