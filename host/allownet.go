@@ -39,7 +39,13 @@ func applyAllowNet(spec *sandbox.Spec, backend string, req api.RunRequest) error
 	case sandbox.Slurm:
 		return badRequest("--allow-net keeps a run to named hosts through a proxy on the machine that runs it; a Slurm job runs on the cluster's nodes, where runbox has no proxy: drop --allow-net (the cluster's own network policy applies), or run it with --sandbox process or docker")
 	case sandbox.Docker:
-		return badRequest("--allow-net is not supported for containers yet: run it with --sandbox process (an egress proxy in the run's own network namespace), or give the container the network with --network bridge")
+		// The container has no network; its init carries connections to
+		// a proxy outside (sandbox/docker/egress.go).
+		if req.Network != "" && req.Network != "none" {
+			return badRequest("--allow-net keeps the container to named hosts, --network %s gives it the network: choose one", req.Network)
+		}
+		spec.AllowNet, spec.SetupAllowNet = run.Strings(), setup.Strings()
+		return nil
 	}
 	if req.Network == "host" {
 		return badRequest("--allow-net keeps the run to named hosts, --network host gives it every host: choose one")

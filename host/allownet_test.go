@@ -11,8 +11,8 @@ import (
 )
 
 // applyAllowNet refuses what cannot be kept to a list, naming why: a
-// Slurm job (no proxy on its nodes), a container (not yet), the host
-// network, entries that are not host names, a setup list without setup.
+// Slurm job (no proxy on its nodes), a container given a network, the
+// host network, entries that are not host names, a setup list without setup.
 func TestApplyAllowNetRefusals(t *testing.T) {
 	for _, tc := range []struct {
 		name    string
@@ -21,7 +21,7 @@ func TestApplyAllowNetRefusals(t *testing.T) {
 		want    string
 	}{
 		{"slurm", sandbox.Slurm, api.RunRequest{AllowNet: []string{"pypi.org"}}, "Slurm job runs on the cluster's nodes"},
-		{"docker", sandbox.Docker, api.RunRequest{AllowNet: []string{"pypi.org"}}, "not supported for containers yet"},
+		{"docker with a network", sandbox.Docker, api.RunRequest{AllowNet: []string{"pypi.org"}, Network: "bridge"}, "--network bridge gives it the network"},
 		{"host network", sandbox.Process, api.RunRequest{AllowNet: []string{"pypi.org"}, Network: "host"}, "choose one"},
 		{"star", sandbox.Process, api.RunRequest{AllowNet: []string{"*"}}, "--network"},
 		{"setup list without setup", sandbox.Process, api.RunRequest{SetupAllowNet: []string{"pypi.org"}}, "no --setup"},

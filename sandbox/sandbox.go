@@ -93,6 +93,11 @@ type Spec struct {
 	// network cut (Isolate covers net).
 	AllowNet      []string `json:"allow_net,omitempty"`
 	SetupAllowNet []string `json:"setup_allow_net,omitempty"`
+	// EgressBridge is set by the container backend for its init: the
+	// directory (in the container) with the unix sockets of the proxy
+	// outside (egress.Bridge); the init listens on 127.0.0.1 and carries
+	// connections there.
+	EgressBridge string `json:"egress_bridge,omitempty"`
 
 	// Container-only settings; the process backend ignores them.
 	Image         string `json:"image,omitempty"`

@@ -14,6 +14,7 @@ import (
 
 	"github.com/runbox/runbox/api"
 	"github.com/runbox/runbox/api/client"
+	"github.com/runbox/runbox/sandbox/docker/dockertest"
 )
 
 // These tests keep real process runs to an allow-list: the daemon, the
@@ -180,4 +181,53 @@ func TestPlanProposesAllowNet(t *testing.T) {
 func toJSON(v any) string {
 	b, _ := json.Marshal(v)
 	return string(b)
+}
+
+// TestAllowNetDocker: a container with --allow-net has no network; its
+// init carries connections to the proxy outside. busybox wget (HTTP
+// through http_proxy) reaches the allowed name; the refused name gets the
+// proxy's 403, and a direct connection goes nowhere; status counts the
+// refusal. The same direct connection reaches the server from a container
+// given the host network.
+func TestAllowNetDocker(t *testing.T) {
+	dockertest.Require(t)
+	img := dockertest.BusyboxImage(t)
+	plain := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		fmt.Fprintf(w, "fetched %s", r.URL.Path)
+	}))
+	t.Cleanup(plain.Close)
+	pu, _ := url.Parse(plain.URL)
+	pp := pu.Port()
+	e := newEnv(t, "RUNBOX_NO_DOCKER=0", "RUNBOX_IMAGE="+img, "RUNBOX_EGRESS_RESOLVE=allowed.test=127.0.0.1,refused.test=127.0.0.1")
+	allow := "allowed.test:" + pp
+	r := e.run("", "run", "--sandbox", "docker", "--image", img, "--allow-net", allow, "--", "sh", "-c", "wget -q -O - http://allowed.test:"+pp+"/a")
+	if r.code != 0 || !strings.Contains(r.stdout, "fetched /a") {
+		t.Fatalf("allowed name from a container: exit %d\nstdout: %s\nstderr: %s", r.code, r.stdout, r.stderr)
+	}
+	// The direct probe is nc (this busybox's wget crashes on a refused
+	// connection, which would pass for a block).
+	direct := "printf 'GET /direct HTTP/1.0\\r\\n\\r\\n' | nc -w 3 127.0.0.1 " + pp
+	for what, script := range map[string]string{
+		"refused name": "wget -q -O - http://refused.test:" + pp + "/ && echo GOT-OUT",
+		"direct":       direct,
+	} {
+		r := e.run("", "run", "--sandbox", "docker", "--image", img, "--allow-net", allow, "--", "sh", "-c", script)
+		if strings.Contains(r.stdout, "fetched") || strings.Contains(r.stdout, "GOT-OUT") {
+			t.Errorf("%s got out of the container: %s", what, r.stdout)
+		}
+	}
+	if r := e.run("", "run", "--sandbox", "docker", "--image", img, "--network", "host", "--", "sh", "-c", direct); !strings.Contains(r.stdout, "fetched /direct") {
+		t.Errorf("a container with the host network should reach the server directly: exit %d %s %s", r.code, r.stdout, r.stderr)
+	}
+	// Setup online, command offline, in a container too.
+	r = e.run("", "run", "--sandbox", "docker", "--image", img, "--setup-allow-net", allow,
+		"--setup", "wget -q -O fetched.txt http://allowed.test:"+pp+"/dep", "--", "sh", "-c", "cat fetched.txt; echo; wget -q -O - http://allowed.test:"+pp+"/again && echo ONLINE || echo OFFLINE")
+	if r.code != 0 || !strings.Contains(r.stdout, "fetched /dep") || !strings.Contains(r.stdout, "OFFLINE") {
+		t.Errorf("setup online, command offline: exit %d\nstdout: %s\nstderr: %s", r.code, r.stdout, r.stderr)
+	}
+	id := strings.TrimSpace(e.must("run", "-d", "--sandbox", "docker", "--image", img, "--allow-net", allow, "--", "sh", "-c", "wget -q -O - http://refused.test:"+pp+"/; true"))
+	e.must("wait", id)
+	if run := e.getRun(id); run.Egress == nil || run.Egress.Refused != 1 || !strings.Contains(run.Egress.Summary, "refused.test:"+pp) {
+		t.Errorf("egress in status: %+v", run.Egress)
+	}
 }

@@ -19,6 +19,7 @@ import (
 	"syscall"
 
 	"github.com/runbox/runbox/cmd/internal/cli"
+	"github.com/runbox/runbox/sandbox/egress"
 	"github.com/runbox/runbox/sandbox/process/confine"
 	"github.com/runbox/runbox/sandbox/process/supervisor"
 )
@@ -26,6 +27,9 @@ import (
 func main() {
 	if len(os.Args) > 1 && os.Args[1] == supervisor.Arg {
 		os.Exit(supervisor.Main(os.Args[2:]))
+	}
+	if len(os.Args) > 1 && os.Args[1] == egress.HelperArg { // a container's --allow-net proxy
+		os.Exit(egress.HelperMain(os.Args[2:]))
 	}
 	if len(os.Args) > 1 && os.Args[1] == confine.Arg {
 		os.Exit(confine.Main(os.Args[2:]))

@@ -64,15 +64,26 @@ func (s *Sandbox) Start(ctx context.Context, spec sandbox.Spec) (sandbox.Handle,
 	if err != nil {
 		return nil, err
 	}
-	if h := s.pool.claim(ctx, spec, p, st); h != nil {
-		return h, nil
+	allowNet := len(spec.AllowNet)+len(spec.SetupAllowNet) > 0
+	if !allowNet { // a warm container has no proxy of its own
+		if h := s.pool.claim(ctx, spec, p, st); h != nil {
+			return h, nil
+		}
 	}
 	box := filepath.Join(spec.StateDir, "box")
 	if err := makeBox(box, p.user); err != nil {
 		return nil, err
 	}
+	if allowNet {
+		p.inner.EgressBridge = BoxMount
+	}
 	if err := fillBox(box, spec.LogPath, p.user, p.inner, &p.host.Mounts); err != nil {
 		return nil, err
+	}
+	if allowNet {
+		if err := s.startEgress(spec, box); err != nil { // egress.go
+			return nil, err
+		}
 	}
 	p.host.Mounts = append(p.host.Mounts, mount.Mount{Type: mount.TypeBind, Source: box, Target: BoxMount})
 	return s.create(ctx, cli, spec, p, st, box)

@@ -187,6 +187,8 @@ func buildPlan(spec sandbox.Spec, image string, entrypoint []string, o Options) 
 		Grace:    spec.Grace,
 		LogPath:  path.Join(BoxMount, logName),
 		StateDir: BoxMount,
+		// --allow-net: the init bridges to the proxy outside (egress.go).
+		AllowNet: spec.AllowNet, SetupAllowNet: spec.SetupAllowNet,
 		// Limits stay with Docker: the kernel enforces them on the whole
 		// container, the supervisor included, and Docker reports the OOM.
 	}

@@ -3,6 +3,8 @@ package supervisor
 import (
 	"context"
 	"fmt"
+	"net"
+	"path/filepath"
 	"strings"
 	"sync"
 	"time"
@@ -37,6 +39,9 @@ func (s *supervisor) egressFor(env []string, setup bool) ([]string, func(), erro
 	list, err := egress.Parse(hosts)
 	if err != nil {
 		return env, nil, confineError(err)
+	}
+	if s.spec.EgressBridge != "" {
+		return s.egressBridge(env, setup, list)
 	}
 	if level, _ := confine.ParseLevel(s.spec.Isolate); !level.Network() {
 		return env, nil, confineError(fmt.Errorf("--allow-net needs the run's network cut (--isolate net or full), got %q", s.spec.Isolate))
@@ -75,20 +80,46 @@ func (s *supervisor) egressFor(env []string, setup bool) ([]string, func(), erro
 		what = "setup"
 	}
 	s.note("allow-net (%s): %s, through a proxy at %s; no other network", what, strings.Join(list.Strings(), ", "), addr)
-	out := make([]string, 0, len(env)+8)
-	for _, kv := range env {
-		k, _, _ := strings.Cut(kv, "=")
-		switch strings.ToUpper(k) {
-		case "HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "NO_PROXY":
-			continue // the run's own would point past the proxy
-		}
-		out = append(out, kv)
-	}
-	out = append(out, egress.Env(addr)...)
+	out := proxyEnv(env, addr)
 	stop := func() {
 		cancel()
 		<-done
 		_ = egress.WriteReport(s.stateDir, name, p.Report())
 	}
 	return out, stop, nil
+}
+
+// proxyEnv is env with the proxy variables pointing at addr (the run's
+// own would point past the proxy).
+func proxyEnv(env []string, addr string) []string {
+	out := make([]string, 0, len(env)+8)
+	for _, kv := range env {
+		k, _, _ := strings.Cut(kv, "=")
+		switch strings.ToUpper(k) {
+		case "HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "NO_PROXY":
+			continue
+		}
+		out = append(out, kv)
+	}
+	return append(out, egress.Env(addr)...)
+}
+
+// egressBridge is egressFor in a container (the supervisor is its init):
+// the container has no network; a listener on its loopback carries each
+// connection to the proxy outside, over a unix socket in the box.
+func (s *supervisor) egressBridge(env []string, setup bool, list egress.List) ([]string, func(), error) {
+	sock, what := egress.BridgeSocket, "the command"
+	if setup {
+		sock, what = egress.SetupBridgeSocket, "setup"
+	}
+	l, err := net.Listen("tcp4", "127.0.0.1:0")
+	if err != nil {
+		return env, nil, confineError(fmt.Errorf("--allow-net: %w", err))
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { egress.Bridge(ctx, l, filepath.Join(s.spec.EgressBridge, sock)); close(done) }()
+	addr := l.Addr().String()
+	s.note("allow-net (%s): %s, through a proxy at %s (outside the container, which has no network)", what, strings.Join(list.Strings(), ", "), addr)
+	return proxyEnv(env, addr), func() { cancel(); <-done }, nil
 }
