@@ -3,7 +3,10 @@ package host
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"net"
+	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 
@@ -134,4 +137,26 @@ func proposeAllowNet(spec *sandbox.Spec, backend string, req api.RunRequest, out
 	}
 	spec.Isolate, spec.AllowNet = string(joined), list.Strings()
 	return "network: only " + strings.Join(list.Strings(), ", ") + ", through an egress proxy (what the command needs; --allow-net to change it)"
+}
+
+// containerEgressEvents records, as the run ends, the refusals of a
+// container run's egress proxy (its helper writes only the report; a
+// process run's supervisor notes each in the log, egressEvent): one event
+// per refused host:port, at its first refusal, with the count.
+func (r *runner) containerEgressEvents(ctx context.Context) {
+	dir := filepath.Join(r.e.runDir(r.id), "sandbox")
+	if _, err := os.Stat(filepath.Join(dir, egress.ListsFile)); err != nil {
+		return // not a container run with --allow-net
+	}
+	rep, ok := egress.ReadReports(dir)
+	if !ok {
+		return
+	}
+	for _, b := range rep.Blocked {
+		data, _ := json.Marshal(map[string]any{"host": b.Host, "port": b.Port, "count": b.Count})
+		msg := fmt.Sprintf("refused %s (%s), %d times", net.JoinHostPort(b.Host, strconv.Itoa(b.Port)), b.Reason, b.Count)
+		if _, err := r.e.cfg.Store.AppendEvent(ctx, store.Event{RunID: r.id, Time: b.First, Type: EventEgressRefused, Message: msg, Data: data}); err != nil && ctx.Err() == nil {
+			r.e.log.Warn("run: egress event", "run", r.id, "err", err)
+		}
+	}
 }

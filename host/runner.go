@@ -464,6 +464,7 @@ func (r *runner) fail(ctx context.Context, exit sandbox.Exit, smoke bool) {
 
 // finalize classifies a finished run and records its terminal state.
 func (r *runner) finalize(ctx context.Context, exit sandbox.Exit, smoke bool) {
+	r.containerEgressEvents(ctx) // allownet.go
 	r.mu.Lock()
 	stalled := r.stalled
 	cancelled := r.stopping && !stalled

@@ -230,4 +230,16 @@ func TestAllowNetDocker(t *testing.T) {
 	if run := e.getRun(id); run.Egress == nil || run.Egress.Refused != 1 || !strings.Contains(run.Egress.Summary, "refused.test:"+pp) {
 		t.Errorf("egress in status: %+v", run.Egress)
 	}
+	c := client.New(client.Options{Home: e.home, Socket: filepath.Join(e.home, "runbox.sock")})
+	evs, err := c.Events(context.Background(), id, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	found := false
+	for _, ev := range evs {
+		found = found || ev.Type == "egress_refused" && strings.Contains(ev.Message, "refused.test:"+pp) && !ev.Time.IsZero()
+	}
+	if !found {
+		t.Errorf("no egress_refused event for the container's refusal: %+v", evs)
+	}
 }
