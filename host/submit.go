@@ -127,6 +127,7 @@ func (e *Engine) Submit(ctx context.Context, req api.RunRequest) (*store.Run, er
 	if err != nil {
 		return nil, err
 	}
+	envNote := confineEnv(&spec, req) // isolate.go
 	run := &store.Run{
 		ID:            id,
 		ParentID:      req.ParentRunID,
@@ -200,6 +201,11 @@ func (e *Engine) Submit(ctx context.Context, req api.RunRequest) (*store.Run, er
 		return nil, err
 	}
 	admitted = true
+	if envNote != "" {
+		if _, err := e.cfg.Store.AppendEvent(ctx, store.Event{RunID: id, Time: e.cfg.Now(), Type: store.EventNote, Message: envNote}); err != nil {
+			e.log.Warn("run: note", "run", id, "err", err)
+		}
+	}
 	if r != nil {
 		e.launch(r, p)
 		return run, nil
