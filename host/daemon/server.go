@@ -81,7 +81,7 @@ func (s *server) plan(w http.ResponseWriter, r *http.Request) {
 		writeError(w, err)
 		return
 	}
-	writeJSON(w, http.StatusCreated, planView(p))
+	writeJSON(w, http.StatusCreated, planView(p, s.eng.IsolationView(p)))
 }
 
 func (s *server) getPlan(w http.ResponseWriter, r *http.Request) {
@@ -90,7 +90,7 @@ func (s *server) getPlan(w http.ResponseWriter, r *http.Request) {
 		writeError(w, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, planView(p))
+	writeJSON(w, http.StatusOK, planView(p, s.eng.IsolationView(p)))
 }
 
 func (s *server) createRun(w http.ResponseWriter, r *http.Request) {

@@ -1,4 +1,4 @@
-package host
+package process
 
 import (
 	"slices"
@@ -26,7 +26,7 @@ func TestConfineEnv(t *testing.T) {
 		{"--env keeps", "fs", []string{"DISPLAY=:0"}, []string{"PATH=/bin", "DISPLAY=:0"}, "DISPLAY passed on purpose"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			spec := sandbox.Spec{Isolate: tc.isolate, Env: slices.Clone(env)}
+			spec := sandbox.Spec{ProcessOptions: sandbox.ProcessOptions{Isolate: tc.isolate}, Env: slices.Clone(env)}
 			note := confineEnv(&spec, api.RunRequest{Env: tc.given})
 			if !slices.Equal(spec.Env, tc.want) {
 				t.Errorf("env %q, want %q", spec.Env, tc.want)
