@@ -85,8 +85,9 @@ func (e *Engine) Plan(ctx context.Context, req api.RunRequest) (*store.Plan, err
 		req.GPUs = rec.GPUs
 	}
 	id := store.NewID()
-	sreq := sandbox.Request{RunRequest: req, Planning: true, Plan: &sandbox.PlanPromise{ID: id, Output: &out}}
-	spec, _, err := e.admitSpec(ctx, id, backend, sreq) // request.go
+	sreq := backendRequest(req)
+	sreq.Planning, sreq.Plan = true, &sandbox.PlanPromise{ID: id, Output: &out}
+	spec, _, err := e.admitSpec(ctx, id, backend, req, sreq) // request.go
 	if err != nil {
 		return nil, err
 	}

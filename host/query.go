@@ -90,5 +90,10 @@ func (e *Engine) IsolationView(p *store.Plan) *api.Isolation {
 	if !ok {
 		return nil
 	}
-	return ex.IsolationView(p.Spec, p.Result)
+	v := ex.IsolationView(p.Spec, p.Result)
+	if v == nil {
+		return nil
+	}
+	iso := api.Isolation(*v)
+	return &iso
 }

@@ -47,14 +47,14 @@ func (e *Engine) prepare(ctx context.Context, req api.RunRequest, retried *store
 	if pr.plan != nil && (req.Sandbox == "" || req.Sandbox == sandbox.Auto) {
 		pr.reason = "planned: " + pr.plan.SandboxReason
 	}
-	sreq := sandbox.Request{RunRequest: pr.req}
+	sreq := backendRequest(pr.req)
 	if p := pr.plan; p != nil {
 		sreq.Plan = &sandbox.PlanPromise{ID: p.ID, Spec: p.Spec, Output: &p.Result}
 	}
 	if pr.parent != nil {
 		sreq.Retried = &pr.parent.Spec
 	}
-	pr.spec, pr.verdict, err = e.admitSpec(ctx, id, backend, sreq)
+	pr.spec, pr.verdict, err = e.admitSpec(ctx, id, backend, pr.req, sreq)
 	if err != nil {
 		return nil, err
 	}
@@ -107,16 +107,16 @@ func (e *Engine) fillDefaults(ctx context.Context, pr *prepared) error {
 // admitSpec builds the common spec and hands it to the backend's
 // admission, which fills the backend's own options or refuses. A
 // refusal is the request's fault: a bad request, its message as written.
-func (e *Engine) admitSpec(ctx context.Context, id, backend string, r sandbox.Request) (sandbox.Spec, sandbox.Verdict, error) {
+func (e *Engine) admitSpec(ctx context.Context, id, backend string, req api.RunRequest, r sandbox.Request) (sandbox.Spec, sandbox.Verdict, error) {
 	sb, ok := e.cfg.Sandboxes[backend]
 	if !ok {
 		return sandbox.Spec{}, sandbox.Verdict{}, badRequest("sandbox %q is not available on this host", backend)
 	}
 	caps := e.probes.capsOf(ctx, sb)
-	if r.Slurm != nil && !caps.SchedulerOptions {
+	if req.Slurm != nil && !caps.SchedulerOptions {
 		return sandbox.Spec{}, sandbox.Verdict{}, badRequest("partition, account, qos, slurm options and queue timeout need --sandbox slurm (this run goes to %s)", backend)
 	}
-	spec, err := e.buildSpec(id, caps, r.RunRequest)
+	spec, err := e.buildSpec(id, caps, req)
 	if err != nil {
 		return sandbox.Spec{}, sandbox.Verdict{}, err
 	}
@@ -128,6 +128,20 @@ func (e *Engine) admitSpec(ctx context.Context, id, backend string, r sandbox.Re
 		return sandbox.Spec{}, sandbox.Verdict{}, fmt.Errorf("sandbox %s: admit: %w", backend, err)
 	}
 	return spec, v, nil
+}
+
+// backendRequest is what a backend's Admit sees of a request: the settings it
+// may take or refuse, not the wire type.
+func backendRequest(req api.RunRequest) sandbox.Request {
+	r := sandbox.Request{
+		Isolate: req.Isolate, RW: req.RW, Network: req.Network, AllowRisk: req.AllowRisk, Env: req.Env,
+		Image: req.Image, Pull: req.Pull, ReadOnlyRoot: req.ReadOnlyRoot, KeepContainer: req.KeepContainer, User: req.User,
+	}
+	if s := req.Slurm; s != nil {
+		r.Slurm = &sandbox.SlurmSpec{Partition: s.Partition, Account: s.Account, QOS: s.QOS,
+			Options: s.Options, QueueTimeout: time.Duration(s.QueueTimeout)}
+	}
+	return r
 }
 
 // chooseSandbox resolves "auto" (or "") to a backend, with the reason.

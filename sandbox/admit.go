@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/runbox/runbox/api"
 	"github.com/runbox/runbox/sdk"
 )
 
@@ -44,11 +43,28 @@ type Capabilities struct {
 	GPUs bool
 }
 
-// Request is what a backend admits: a request the engine has validated
-// and filled with its defaults (from a plan, or the run it retries), with
-// the common part of the spec already built.
+// Request is what a backend admits: the settings of a request the engine
+// has validated and filled with its defaults (from a plan, or the run it
+// retries) that a backend may take or refuse; the common part of the spec
+// is already built. Backends never see the wire types (package api).
 type Request struct {
-	api.RunRequest
+	// Isolate is the --isolate level asked for ("" when not asked), RW
+	// the --rw paths, Network the --network mode, AllowRisk --allow-risk.
+	Isolate   string
+	RW        []string
+	Network   string
+	AllowRisk bool
+	// Env is the KEY=VALUE overrides the request gave itself (--env), not
+	// the environment it inherits: what was passed on purpose.
+	Env []string
+	// Image, Pull, ReadOnlyRoot, KeepContainer, User: a container's.
+	Image         string
+	Pull          bool
+	ReadOnlyRoot  bool
+	KeepContainer bool
+	User          string
+	// Slurm is the scheduler settings asked for, if any.
+	Slurm *SlurmSpec
 	// Planning is set while a plan is made: the backend settles what it
 	// will give on this host, it does not refuse what it cannot give.
 	Planning bool
@@ -106,12 +122,28 @@ func Refuse(format string, a ...any) error {
 	return &refusedError{msg: fmt.Sprintf(format, a...)}
 }
 
+// IsolationView is how a plan's run will be confined on this host (the
+// daemon shows it as api.Isolation).
+type IsolationView struct {
+	Level      string // none | net | fs | full: what will be enforced
+	Network    string
+	Filesystem string
+	Processes  string
+	// Wanted is the level the plan's findings call for, when more than
+	// Level; Unavailable says why this host cannot give it.
+	Wanted       string
+	WantedReason string
+	Unavailable  string
+	// Refused: exec refuses this plan without allow_risk.
+	Refused bool
+}
+
 // Explainer is a backend that can say what its options mean for a run
 // (optional; found with a type assertion).
 type Explainer interface {
 	// IsolationView describes how a plan's spec will be confined on this
 	// host, or nil when the backend has nothing to say.
-	IsolationView(spec Spec, out sdk.PlanOutput) *api.Isolation
+	IsolationView(spec Spec, out sdk.PlanOutput) *IsolationView
 	// Advise adds to a run's failure what its confinement had to do with
 	// it, or returns f unchanged.
 	Advise(spec Spec, f *sdk.Failure) *sdk.Failure

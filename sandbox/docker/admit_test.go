@@ -5,7 +5,6 @@ import (
 	"errors"
 	"testing"
 
-	"github.com/runbox/runbox/api"
 	"github.com/runbox/runbox/sandbox"
 )
 
@@ -18,19 +17,19 @@ func TestAdmitOptions(t *testing.T) {
 	sb := New(Options{Host: "unix:///tmp/runbox-none.sock", DefaultImage: "busybox"})
 	for _, tc := range []struct {
 		name    string
-		req     api.RunRequest
+		req     sandbox.Request
 		refused bool
 		image   string
 	}{
-		{"default image", api.RunRequest{Pull: true, User: "1:1", ReadOnlyRoot: true}, false, "busybox"},
-		{"named image", api.RunRequest{Pull: true, Image: "alpine"}, false, "alpine"},
-		{"net with bridge", api.RunRequest{Pull: true, Isolate: "net", Network: "bridge"}, true, ""},
-		{"full with host", api.RunRequest{Pull: true, Isolate: "full", Network: "host"}, true, ""},
-		{"fs with bridge", api.RunRequest{Pull: true, Isolate: "fs", Network: "bridge"}, false, "busybox"},
+		{"default image", sandbox.Request{Pull: true, User: "1:1", ReadOnlyRoot: true}, false, "busybox"},
+		{"named image", sandbox.Request{Pull: true, Image: "alpine"}, false, "alpine"},
+		{"net with bridge", sandbox.Request{Pull: true, Isolate: "net", Network: "bridge"}, true, ""},
+		{"full with host", sandbox.Request{Pull: true, Isolate: "full", Network: "host"}, true, ""},
+		{"fs with bridge", sandbox.Request{Pull: true, Isolate: "fs", Network: "bridge"}, false, "busybox"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var spec sandbox.Spec
-			_, err := sb.Admit(context.Background(), sandbox.Request{RunRequest: tc.req}, &spec)
+			_, err := sb.Admit(context.Background(), tc.req, &spec)
 			if got := errors.Is(err, sandbox.ErrRefused); got != tc.refused || (err != nil && !got) {
 				t.Fatalf("Admit: %v, want refused=%v", err, tc.refused)
 			}

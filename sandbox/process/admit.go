@@ -7,7 +7,6 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/runbox/runbox/api"
 	"github.com/runbox/runbox/sandbox"
 	"github.com/runbox/runbox/sandbox/process/confine"
 	"github.com/runbox/runbox/sandbox/process/supervisor"
@@ -45,13 +44,13 @@ func (s *Sandbox) Admit(ctx context.Context, req sandbox.Request, spec *sandbox.
 		if req.Plan != nil && req.Plan.Output != nil {
 			out = *req.Plan.Output
 		}
-		return sandbox.Verdict{}, planIsolation(spec, req.RunRequest, out)
+		return sandbox.Verdict{}, planIsolation(spec, req, out)
 	}
 	refusal, err := submitIsolation(spec, req)
 	if err != nil || refusal != "" {
 		return sandbox.Verdict{Refusal: refusal}, err
 	}
-	return sandbox.Verdict{Note: confineEnv(spec, req.RunRequest)}, nil
+	return sandbox.Verdict{Note: confineEnv(spec, req.Env)}, nil
 }
 
 // confineEnv drops from a confined process run's environment what points
@@ -59,12 +58,12 @@ func (s *Sandbox) Admit(ctx context.Context, req sandbox.Request, spec *sandbox.
 // multiplexers), unless it was passed on purpose with --env; it returns
 // the note for the run's events ("" when nothing was kept on purpose).
 // The supervisor points XDG_RUNTIME_DIR at the run's private one.
-func confineEnv(spec *sandbox.Spec, req api.RunRequest) string {
+func confineEnv(spec *sandbox.Spec, env []string) string {
 	if spec.Isolate == "" || spec.Isolate == string(confine.None) {
 		return ""
 	}
 	given := map[string]bool{}
-	for _, kv := range req.Env {
+	for _, kv := range env {
 		k, _, _ := strings.Cut(kv, "=")
 		given[k] = true
 	}
@@ -96,7 +95,7 @@ func wantedIsolation(out sdk.PlanOutput) (confine.Level, string) {
 // it), else what the plan wants, as far as this host can enforce it — the
 // plan says what will be enforced, and IsolationView (the plan's view)
 // says what is missing and that exec will refuse it for a critical risk.
-func planIsolation(spec *sandbox.Spec, req api.RunRequest, out sdk.PlanOutput) error {
+func planIsolation(spec *sandbox.Spec, req sandbox.Request, out sdk.PlanOutput) error {
 	if req.Isolate != "" {
 		return checkIsolation(spec, req)
 	}
@@ -129,7 +128,7 @@ func planIsolation(spec *sandbox.Spec, req api.RunRequest, out sdk.PlanOutput) e
 // host) and puts it in spec. A level this host cannot enforce, a --rw path
 // that does not exist, a workspace in a secrets directory: each is a clear
 // error, never a weaker run.
-func checkIsolation(spec *sandbox.Spec, req api.RunRequest) error {
+func checkIsolation(spec *sandbox.Spec, req sandbox.Request) error {
 	level, err := confine.ParseLevel(req.Isolate)
 	if err != nil {
 		return sandbox.Refuse("%v", err)
@@ -173,7 +172,7 @@ func runboxHome(spec *sandbox.Spec) string {
 // what the plan said — and allow_risk was not given; the engine records
 // the refusal on the run.
 func submitIsolation(spec *sandbox.Spec, r sandbox.Request) (refusal string, err error) {
-	req, plan := r.RunRequest, r.Plan
+	req, plan := r, r.Plan
 	home, _ := os.UserHomeDir()
 	if req.Isolate == "" && plan == nil && r.Retried != nil {
 		req.Isolate, req.RW = r.Retried.Isolate, r.Retried.RW
@@ -234,11 +233,11 @@ func submitIsolation(spec *sandbox.Spec, r sandbox.Request) (refusal string, err
 
 // IsolationView describes a plan's isolation as this host will enforce
 // it (api.Plan.Isolation).
-func (s *Sandbox) IsolationView(spec sandbox.Spec, out sdk.PlanOutput) *api.Isolation {
+func (s *Sandbox) IsolationView(spec sandbox.Spec, out sdk.PlanOutput) *sandbox.IsolationView {
 	host := confine.Probe()
 	level, _ := confine.ParseLevel(spec.Isolate)
 	want, why := wantedIsolation(out)
-	v := &api.Isolation{
+	v := &sandbox.IsolationView{
 		Level:      string(level),
 		Network:    host.NetworkLine(level),
 		Filesystem: host.FilesystemLine(level),

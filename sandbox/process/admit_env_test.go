@@ -5,7 +5,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/runbox/runbox/api"
 	"github.com/runbox/runbox/sandbox"
 )
 
@@ -27,7 +26,7 @@ func TestConfineEnv(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			spec := sandbox.Spec{ProcessOptions: sandbox.ProcessOptions{Isolate: tc.isolate}, Env: slices.Clone(env)}
-			note := confineEnv(&spec, api.RunRequest{Env: tc.given})
+			note := confineEnv(&spec, tc.given)
 			if !slices.Equal(spec.Env, tc.want) {
 				t.Errorf("env %q, want %q", spec.Env, tc.want)
 			}

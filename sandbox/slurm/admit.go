@@ -2,7 +2,6 @@ package slurm
 
 import (
 	"context"
-	"time"
 
 	"github.com/runbox/runbox/sandbox"
 )
@@ -31,7 +30,7 @@ func (s *Sandbox) Admit(ctx context.Context, req sandbox.Request, spec *sandbox.
 	if r.QueueTimeout < 0 {
 		return sandbox.Verdict{}, sandbox.Refuse("queue timeout %s: cannot be negative", r.QueueTimeout)
 	}
-	spec.Slurm = &sandbox.SlurmSpec{Partition: r.Partition, Account: r.Account, QOS: r.QOS,
-		Options: r.Options, QueueTimeout: time.Duration(r.QueueTimeout)}
+	o := *r
+	spec.Slurm = &o
 	return sandbox.Verdict{}, nil
 }

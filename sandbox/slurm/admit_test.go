@@ -5,7 +5,6 @@ import (
 	"errors"
 	"testing"
 
-	"github.com/runbox/runbox/api"
 	"github.com/runbox/runbox/sandbox"
 )
 
@@ -16,17 +15,17 @@ func TestAdmit(t *testing.T) {
 	sb := New(Options{})
 	for _, tc := range []struct {
 		name    string
-		req     api.RunRequest
+		req     sandbox.Request
 		refused bool
 	}{
-		{"isolate fs", api.RunRequest{Isolate: "fs"}, true},
-		{"isolate none", api.RunRequest{Isolate: "none"}, false},
-		{"negative queue timeout", api.RunRequest{Slurm: &api.SlurmRequest{QueueTimeout: -1}}, true},
-		{"partition", api.RunRequest{Slurm: &api.SlurmRequest{Partition: "gpu", Options: map[string]string{"gres": "gpu:1"}}}, false},
+		{"isolate fs", sandbox.Request{Isolate: "fs"}, true},
+		{"isolate none", sandbox.Request{Isolate: "none"}, false},
+		{"negative queue timeout", sandbox.Request{Slurm: &sandbox.SlurmSpec{QueueTimeout: -1}}, true},
+		{"partition", sandbox.Request{Slurm: &sandbox.SlurmSpec{Partition: "gpu", Options: map[string]string{"gres": "gpu:1"}}}, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var spec sandbox.Spec
-			_, err := sb.Admit(context.Background(), sandbox.Request{RunRequest: tc.req}, &spec)
+			_, err := sb.Admit(context.Background(), tc.req, &spec)
 			if got := errors.Is(err, sandbox.ErrRefused); got != tc.refused || (err != nil && !got) {
 				t.Fatalf("Admit: %v, want refused=%v", err, tc.refused)
 			}
