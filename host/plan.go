@@ -87,8 +87,11 @@ func (e *Engine) Plan(ctx context.Context, req api.RunRequest) (*store.Plan, err
 	id := store.NewID()
 	sreq := backendRequest(req)
 	sreq.Planning, sreq.Plan = true, &sandbox.PlanPromise{ID: id, Output: &out}
-	spec, _, err := e.admitSpec(ctx, id, backend, req, sreq) // request.go
+	spec, err := e.commonSpec(ctx, id, backend, req) // request.go
 	if err != nil {
+		return nil, err
+	}
+	if _, err := e.admitTo(ctx, backend, sreq, &spec); err != nil {
 		return nil, err
 	}
 	out.Notes = append(out.Notes, limitsNote(caps, spec))

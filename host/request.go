@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/runbox/runbox/api"
+	"github.com/runbox/runbox/record"
 	"github.com/runbox/runbox/sandbox"
 	"github.com/runbox/runbox/store"
 )
@@ -24,12 +25,14 @@ type prepared struct {
 	reason  string
 	spec    sandbox.Spec
 	verdict sandbox.Verdict
+	rec     *record.Record // what ran (nil with --no-record)
 }
 
 // prepare takes a submitted request down the one path every client's
 // takes (CLI, MCP, dashboard, retries): its defaults (from its plan, or
 // the run it retries) → validate → choose the backend → the common spec →
-// the backend's admission. Each step happens once, here; Submit persists
+// the record of what ran → the backend's admission. Each step happens
+// once, here; Submit persists
 // and queues what it returns. id is the run's, from its place in line.
 func (e *Engine) prepare(ctx context.Context, req api.RunRequest, retried *store.Run, id string) (*prepared, error) {
 	pr := &prepared{req: req, parent: retried}
@@ -54,8 +57,19 @@ func (e *Engine) prepare(ctx context.Context, req api.RunRequest, retried *store
 	if pr.parent != nil {
 		sreq.Retried = &pr.parent.Spec
 	}
-	pr.spec, pr.verdict, err = e.admitSpec(ctx, id, backend, pr.req, sreq)
-	if err != nil {
+	if pr.spec, err = e.commonSpec(ctx, id, backend, pr.req); err != nil {
+		return nil, err
+	}
+	// The record of what ran, and the --snapshot copy the run gets as its
+	// workspace (record.go): taken before admission, which checks the
+	// workspace the run will really have.
+	pr.rec = e.takeRecord(pr.req, pr.spec, backend)
+	if pr.req.Snapshot {
+		if err := e.takeSnapshot(ctx, id, &pr.spec, pr.rec); err != nil {
+			return nil, err
+		}
+	}
+	if pr.verdict, err = e.admitTo(ctx, backend, sreq, &pr.spec); err != nil {
 		return nil, err
 	}
 	return pr, nil
@@ -104,30 +118,32 @@ func (e *Engine) fillDefaults(ctx context.Context, pr *prepared) error {
 	return nil
 }
 
-// admitSpec builds the common spec and hands it to the backend's
-// admission, which fills the backend's own options or refuses. A
-// refusal is the request's fault: a bad request, its message as written.
-func (e *Engine) admitSpec(ctx context.Context, id, backend string, req api.RunRequest, r sandbox.Request) (sandbox.Spec, sandbox.Verdict, error) {
+// commonSpec builds the part of the spec every backend shares, once the
+// backend is known to take what the request asks of every backend.
+func (e *Engine) commonSpec(ctx context.Context, id, backend string, req api.RunRequest) (sandbox.Spec, error) {
 	sb, ok := e.cfg.Sandboxes[backend]
 	if !ok {
-		return sandbox.Spec{}, sandbox.Verdict{}, badRequest("sandbox %q is not available on this host", backend)
+		return sandbox.Spec{}, badRequest("sandbox %q is not available on this host", backend)
 	}
 	caps := e.probes.capsOf(ctx, sb)
 	if req.Slurm != nil && !caps.SchedulerOptions {
-		return sandbox.Spec{}, sandbox.Verdict{}, badRequest("partition, account, qos, slurm options and queue timeout need --sandbox slurm (this run goes to %s)", backend)
+		return sandbox.Spec{}, badRequest("partition, account, qos, slurm options and queue timeout need --sandbox slurm (this run goes to %s)", backend)
 	}
-	spec, err := e.buildSpec(id, caps, req)
-	if err != nil {
-		return sandbox.Spec{}, sandbox.Verdict{}, err
-	}
-	v, err := sb.Admit(ctx, r, &spec)
+	return e.buildSpec(id, caps, req)
+}
+
+// admitTo hands the spec to the backend's admission, which fills the
+// backend's own options or refuses. A refusal is the request's fault: a
+// bad request, its message as written.
+func (e *Engine) admitTo(ctx context.Context, backend string, r sandbox.Request, spec *sandbox.Spec) (sandbox.Verdict, error) {
+	v, err := e.cfg.Sandboxes[backend].Admit(ctx, r, spec)
 	if errors.Is(err, sandbox.ErrRefused) {
-		return sandbox.Spec{}, sandbox.Verdict{}, badRequest("%v", err)
+		return sandbox.Verdict{}, badRequest("%v", err)
 	}
 	if err != nil {
-		return sandbox.Spec{}, sandbox.Verdict{}, fmt.Errorf("sandbox %s: admit: %w", backend, err)
+		return sandbox.Verdict{}, fmt.Errorf("sandbox %s: admit: %w", backend, err)
 	}
-	return spec, v, nil
+	return v, nil
 }
 
 // backendRequest is what a backend's Admit sees of a request: the settings it

@@ -51,6 +51,9 @@ func (e *Engine) submit(ctx context.Context, req api.RunRequest, retried *store.
 	defer func() {
 		if !admitted {
 			e.abandon(adm)
+			if req.Snapshot {
+				e.removeSnapshot(adm.id)
+			}
 		}
 	}()
 	pr, err := e.prepare(ctx, req, retried, adm.id)
@@ -84,6 +87,7 @@ func (e *Engine) submit(ctx context.Context, req api.RunRequest, retried *store.
 			e.log.Warn("run: note", "run", run.ID, "err", err)
 		}
 	}
+	e.saveRecord(ctx, run.ID, pr.rec)
 	if r != nil {
 		e.launch(r, p)
 		return run, nil
@@ -112,6 +116,9 @@ func (pr *prepared) record(adm *admission) *store.Run {
 	}
 	if pr.plan != nil {
 		run.PlanID = pr.plan.ID
+	}
+	if req.Snapshot {
+		run.Spec.Workdir = req.Workdir // the workspace; the record names the copy that runs
 	}
 	if req.StallTimeout > 0 {
 		if run.Labels == nil {
