@@ -72,6 +72,11 @@ func (e *Engine) prepare(ctx context.Context, req api.RunRequest, retried *store
 	if pr.verdict, err = e.admitTo(ctx, backend, sreq, &pr.spec); err != nil {
 		return nil, err
 	}
+	if pr.rec != nil && pr.rec.Image == nil && pr.spec.Image != "" {
+		// A container's image is its backend's to settle (the default
+		// one when none was named): known only after admission.
+		pr.rec.Image = &record.Image{Name: pr.spec.Image}
+	}
 	return pr, nil
 }
 
