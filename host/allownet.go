@@ -121,10 +121,13 @@ func proposeAllowNet(spec *sandbox.Spec, backend string, req api.RunRequest, out
 	if err != nil {
 		return "network: the planner proposed a host --allow-net refuses (" + err.Error() + "); none applied"
 	}
-	want, _ := wantedIsolation(out)
+	critical := false
+	for _, r := range out.Risks {
+		critical = critical || r.Severity == sdk.SeverityCritical
+	}
 	level, _ := confine.ParseLevel(spec.Isolate)
 	switch {
-	case want == confine.Full:
+	case critical:
 		return "" // a critical risk: full isolation, no host
 	case backend != sandbox.Process:
 		return "network: the command needs " + strings.Join(list.Strings(), ", ") + " (an allow-list applies to process runs; this container gets --network as recommended)"

@@ -45,7 +45,7 @@ func TestApplyAllowNetCutsTheNetwork(t *testing.T) {
 	if err := confine.Probe().Can(confine.Net); err != nil {
 		t.Skipf("this host cannot cut a run's network: %v", err)
 	}
-	spec := sandbox.Spec{Isolate: "fs"}
+	spec := sandbox.Spec{ProcessOptions: sandbox.ProcessOptions{Isolate: "fs"}}
 	if err := applyAllowNet(&spec, sandbox.Process, api.RunRequest{AllowNet: []string{"PyPI.org, *.pythonhosted.org"}}); err != nil {
 		t.Fatal(err)
 	}

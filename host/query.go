@@ -76,11 +76,24 @@ func (e *Engine) Backends(ctx context.Context) api.Backends {
 			continue
 		}
 		b := api.Backend(sb.Health(ctx))
-		if name == sandbox.Process {
-			b.Info = withIsolationInfo(b.Info) // isolate.go
-		}
 		out.Backends = append(out.Backends, b)
 	}
 	out.Default, out.Reason, _ = e.chooseSandbox(ctx, sandbox.Auto, "")
 	return out
+}
+
+// IsolationView describes a stored plan's isolation as its backend will
+// enforce it on this host (api.Plan.Isolation); nil when the backend has
+// nothing to say.
+func (e *Engine) IsolationView(p *store.Plan) *api.Isolation {
+	ex, ok := e.cfg.Sandboxes[p.Sandbox].(sandbox.Explainer)
+	if !ok {
+		return nil
+	}
+	v := ex.IsolationView(p.Spec, p.Result)
+	if v == nil {
+		return nil
+	}
+	iso := api.Isolation(*v)
+	return &iso
 }

@@ -82,7 +82,7 @@ func (s *server) plan(w http.ResponseWriter, r *http.Request) {
 		writeError(w, err)
 		return
 	}
-	writeJSON(w, http.StatusCreated, s.withExperienceChanges(r.Context(), p, planView(p))) // record.go
+	writeJSON(w, http.StatusCreated, s.withExperienceChanges(r.Context(), p, planView(p, s.eng.IsolationView(p)))) // record.go
 }
 
 func (s *server) getPlan(w http.ResponseWriter, r *http.Request) {
@@ -91,7 +91,7 @@ func (s *server) getPlan(w http.ResponseWriter, r *http.Request) {
 		writeError(w, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, s.withExperienceChanges(r.Context(), p, planView(p))) // record.go
+	writeJSON(w, http.StatusOK, s.withExperienceChanges(r.Context(), p, planView(p, s.eng.IsolationView(p)))) // record.go
 }
 
 func (s *server) createRun(w http.ResponseWriter, r *http.Request) {
