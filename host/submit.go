@@ -50,6 +50,11 @@ func checkLimits(req api.RunRequest) error {
 // Submit creates a run from req and queues it. The run is in the store
 // (state queued) before Submit returns.
 func (e *Engine) Submit(ctx context.Context, req api.RunRequest) (*store.Run, error) {
+	return e.submit(ctx, req, nil)
+}
+
+// submit is Submit for a run that may belong to a sweep (base).
+func (e *Engine) submit(ctx context.Context, req api.RunRequest, base *store.Campaign) (*store.Run, error) {
 	e.mu.Lock()
 	closed := e.closed
 	e.mu.Unlock()
@@ -105,10 +110,14 @@ func (e *Engine) Submit(ctx context.Context, req api.RunRequest) (*store.Run, er
 	if fromPlan {
 		reason = "planned: " + plan.SandboxReason
 	}
+	camp, err := e.campaignOf(ctx, backend, req, base) // campaign.go
+	if err != nil {
+		return nil, err
+	}
 	// The run's place in line is taken with its id (engine.go: admit), so
 	// runs start in creation order; every return before the run is
 	// created gives the place back.
-	adm, err := e.admit()
+	adm, err := e.admit(gated(camp))
 	if err != nil {
 		return nil, err
 	}
@@ -141,6 +150,7 @@ func (e *Engine) Submit(ctx context.Context, req api.RunRequest) (*store.Run, er
 		Labels:        req.Labels,
 		CreatedAt:     adm.created,
 		Reason:        "queued",
+		Campaign:      camp,
 	}
 	if plan != nil {
 		run.PlanID = plan.ID
@@ -200,6 +210,7 @@ func (e *Engine) Submit(ctx context.Context, req api.RunRequest) (*store.Run, er
 		return nil, err
 	}
 	admitted = true
+	e.trackCampaign(id, camp, false)
 	if r != nil {
 		e.launch(r, p)
 		return run, nil
