@@ -39,9 +39,9 @@ type Sweep struct {
 	// Stopped says why the sweep's unstarted members were cancelled
 	// (sweep stop, max failures); empty while it goes on.
 	Stopped string `json:"stopped,omitempty"`
-	// Submitted counts the members created so far: a daemon that dies
-	// while submitting leaves the rest to the next one.
-	Submitted int `json:"submitted"`
+	// Complete is set once every member is created: a daemon that dies
+	// while submitting leaves the rest to the next one (host/sweep.go).
+	Complete bool `json:"complete,omitempty"`
 }
 
 // PutSweep stores sw, creating or replacing it, durably.
@@ -129,3 +129,11 @@ func (s *Store) ListSweeps(ctx context.Context) ([]*Sweep, error) {
 
 // IsNotFound reports whether err is a store not-found.
 func IsNotFound(err error) bool { return errors.Is(err, ErrNotFound) }
+
+// DeleteSweep removes a sweep record (one refused before any member was
+// created).
+func (s *Store) DeleteSweep(ctx context.Context, id string) error {
+	return s.writer(ctx, true, func(_ *pebble.DB, b *pebble.Batch) error {
+		return b.Delete([]byte(sweepPfx+id), nil)
+	})
+}

@@ -71,6 +71,7 @@ func Run(ctx context.Context, o Options) error {
 	if err := eng.Recover(ctx); err != nil {
 		log.Error("daemon: recover", "err", err)
 	}
+	go eng.RecoverSweeps(ctx) // members a killed daemon did not create yet
 	ln, err := listen(o.Socket)
 	if err != nil {
 		eng.Close()
