@@ -323,15 +323,12 @@ func (e *Engine) decideLocked() queueDecision {
 				}
 			}
 		}
-		if active+reservedSlots >= limit {
-			e.camp.waiting[id] = waitReason{text: fmt.Sprintf("waiting for a slot (%d running, limit %d)", active, limit)}
-			continue
-		}
-		var devs []string
+		// GPUs are looked at before slots: a run short of both says it
+		// waits for GPUs, the scarcer of the two.
+		var usable []string
 		if c != nil && c.GPUs != 0 {
-			var usable []string
 			for _, g := range free {
-				if !reserved[g] && !slices.Contains(devs, g) {
+				if !reserved[g] {
 					usable = append(usable, g)
 				}
 			}
@@ -347,7 +344,13 @@ func (e *Engine) decideLocked() queueDecision {
 				}
 				continue
 			}
-			devs = e.camp.alloc.TakeFrom(id, c.GPUs, usable)
+		}
+		if active+reservedSlots >= limit {
+			e.camp.waiting[id] = waitReason{text: fmt.Sprintf("waiting for a slot (%d running, limit %d)", active, limit)}
+			continue
+		}
+		if c != nil && c.GPUs != 0 {
+			devs := e.camp.alloc.TakeFrom(id, c.GPUs, usable)
 			free = slices.DeleteFunc(free, func(g string) bool { return slices.Contains(devs, g) })
 			d.devices[id] = devs
 		}

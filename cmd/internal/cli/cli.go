@@ -36,6 +36,7 @@ type CLI struct {
 	Logs     LogsCmd     `cmd:"" help:"Print a run's output."`
 	Ls       LsCmd       `cmd:"" help:"List runs, newest first."`
 	Retry    RetryCmd    `cmd:"" help:"Run a finished run's command again, linked to it."`
+	Sweep    SweepCmd    `cmd:"" help:"Run a grid of parameter sets, one run each (sweep.go): sweep --param NAME=V1,V2 -- CMD {NAME}; sweep status|wait|stop|ls."`
 	Backends BackendsCmd `cmd:"" help:"Show the sandbox backends and which one 'auto' picks."`
 	Analyze  AnalyzeCmd  `cmd:"" help:"Explain a saved log: why it failed and how far it got."`
 	Ui       UiCmd       `cmd:"" help:"Open the local web dashboard: runs, live logs, progress, metric charts, stop and retry."`
