@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/runbox/runbox/api"
 	"github.com/runbox/runbox/sandbox"
@@ -195,6 +196,28 @@ func (e *Engine) submitIsolation(ctx context.Context, spec *sandbox.Spec, backen
 		return "", err
 	}
 	return "", nil
+}
+
+// confineEnv drops from a confined process run's environment what points
+// at the user's session (confine.HostEnv: agents, buses, displays,
+// multiplexers), unless it was passed on purpose with --env; it returns
+// the note for the run's events ("" when nothing was kept on purpose).
+// The supervisor points XDG_RUNTIME_DIR at the run's private one.
+func confineEnv(spec *sandbox.Spec, req api.RunRequest) string {
+	if spec.Isolate == "" || spec.Isolate == string(confine.None) {
+		return ""
+	}
+	given := map[string]bool{}
+	for _, kv := range req.Env {
+		k, _, _ := strings.Cut(kv, "=")
+		given[k] = true
+	}
+	var kept []string
+	spec.Env, _, kept = confine.DropHostEnv(spec.Env, given)
+	if len(kept) == 0 {
+		return ""
+	}
+	return fmt.Sprintf("--isolate %s: %s passed on purpose with --env; what it names stays hidden unless it is in the workspace or a --rw path", spec.Isolate, strings.Join(kept, ", "))
 }
 
 // refuse records a run that was refused before it started: a failed run

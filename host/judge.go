@@ -2,12 +2,8 @@ package host
 
 import (
 	"context"
-	"fmt"
 	"log/slog"
-	"math"
 	"runtime/debug"
-	"slices"
-	"strings"
 	"sync"
 	"time"
 
@@ -81,48 +77,10 @@ func (j *PluginJudge) Classify(ctx context.Context, in sdk.ClassifyInput) *sdk.F
 	if h == nil {
 		return nil
 	}
-	return nanLossFromProgress(in, h.Classify(ctx, in))
-}
-
-// nanLossFromProgress makes a loss that progress saw go NaN or infinite
-// the failure, when the classifiers had nothing better than the exit
-// status: the tail they read may no longer show the "loss: nan" lines (a
-// long run that went on for hours after, then died), but the progress
-// state keeps the last value. Text evidence stays with the classifier
-// (it has NAN_LOSS rules of its own); this only adds the state's, and
-// never overrides a specific code or the facts runbox knows (cancelled,
-// timed out, stalled, killed for memory, smoke).
-func nanLossFromProgress(in sdk.ClassifyInput, f *sdk.Failure) *sdk.Failure {
-	if f != nil && f.Code != sdk.CodeNonzeroExit || in.Progress == nil ||
-		in.Cancelled || in.TimedOut || in.Stalled || in.OOMKilled || in.Smoke || in.SandboxError != "" {
-		return f
-	}
-	keys := make([]string, 0, len(in.Progress.Metrics))
-	for k, v := range in.Progress.Metrics {
-		if (math.IsNaN(v) || math.IsInf(v, 0)) && strings.Contains(strings.ToLower(k), "loss") {
-			keys = append(keys, k)
-		}
-	}
-	if len(keys) == 0 {
-		return f
-	}
-	slices.Sort(keys)
-	ev := make([]string, 0, len(keys))
-	for _, k := range keys {
-		ev = append(ev, fmt.Sprintf("progress: %s=%s at step %d", k, sdk.FormatMetric(in.Progress.Metrics[k]), in.Progress.Step))
-	}
-	return &sdk.Failure{
-		Code:    sdk.CodeNaNLoss,
-		Message: fmt.Sprintf("the run ended (exit status %d) after its %s became %s", in.ExitCode, keys[0], sdk.FormatMetric(in.Progress.Metrics[keys[0]])),
-		Suggestions: []string{
-			"lower the learning rate, or add warmup",
-			"clip gradients (e.g. torch.nn.utils.clip_grad_norm_)",
-			"with fp16, use a loss scaler or bf16; check the inputs for NaN or Inf",
-		},
-		Evidence:   ev,
-		Confidence: 0.6,
-		Plugin:     "runbox",
-	}
+	// The NaN-loss rule (a loss that progress saw go NaN when the output
+	// shows nothing better) is the classifier's own since issue #24, so
+	// that analyze and make eval explain what a live run does.
+	return h.Classify(ctx, in)
 }
 
 // NewParser implements Judge.

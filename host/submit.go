@@ -136,6 +136,7 @@ func (e *Engine) submit(ctx context.Context, req api.RunRequest, base *store.Cam
 	if err != nil {
 		return nil, err
 	}
+	envNote := confineEnv(&spec, req) // isolate.go
 	run := &store.Run{
 		ID:            id,
 		ParentID:      req.ParentRunID,
@@ -211,6 +212,11 @@ func (e *Engine) submit(ctx context.Context, req api.RunRequest, base *store.Cam
 	}
 	admitted = true
 	e.trackCampaign(id, camp, false)
+	if envNote != "" {
+		if _, err := e.cfg.Store.AppendEvent(ctx, store.Event{RunID: id, Time: e.cfg.Now(), Type: store.EventNote, Message: envNote}); err != nil {
+			e.log.Warn("run: note", "run", id, "err", err)
+		}
+	}
 	if r != nil {
 		e.launch(r, p)
 		return run, nil

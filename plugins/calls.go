@@ -87,6 +87,11 @@ func (h *Host) Classify(ctx context.Context, in sdk.ClassifyInput) *sdk.Failure 
 			best, bestPrio = &f, prio
 		}
 	}
+	// The rules files' signatures: a lab's own wording, asked beside the
+	// plugins; the more confident answer wins, as between plugins.
+	if r := classifyRules(h.rules(), in); r != nil && (best == nil || r.Confidence > best.Confidence) {
+		best = r
+	}
 	return best
 }
 

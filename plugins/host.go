@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"runtime"
 	"sort"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -37,6 +38,8 @@ type Host struct {
 	modules []*module // replaced, never changed in place, by refresh
 	retired []*module // replaced by refresh; drained at Close
 	dirSig  uint64    // dirsSignature of cfg.Dirs when modules were found
+
+	ruleSet ruleSet // the installed bundles' rules files (rulesfiles.go)
 }
 
 // NewHost takes the built-ins in cfg, discovers the user plugins and starts
@@ -107,6 +110,10 @@ func (h *Host) ProgressFilter() func(line string) bool {
 		f, _ := prefilter.Cached(m.known.Prefilter, m.known.PrefilterConfirm)
 		filters = append(filters, f)
 	}
+	var lits []string // the rules files' progress literals
+	for _, rf := range h.rules() {
+		lits = append(lits, rf.Literals()...)
+	}
 	limit := h.cfg.MaxLineBytes
 	return func(line string) bool {
 		if len(line) > limit {
@@ -114,6 +121,11 @@ func (h *Host) ProgressFilter() func(line string) bool {
 		}
 		for _, f := range filters {
 			if f.Match(line) {
+				return true
+			}
+		}
+		for _, l := range lits {
+			if strings.Contains(line, l) {
 				return true
 			}
 		}

@@ -60,3 +60,48 @@ func TestParserNonFiniteMetrics(t *testing.T) {
 		t.Errorf("a batch was lost:\n%s", logs.String())
 	}
 }
+
+// A line with a step and no metric ("checkpoint at step 10") moves the
+// step but hands on no metric: the history does not record the last loss
+// again at step 10 (issue #24: stair-steps in every chart). The state
+// keeps the last loss.
+func TestUpdateWithoutMetricsRecordsNone(t *testing.T) {
+	h, _ := newTestHost(t, Config{Builtins: builtins(), BatchLines: 1})
+	p := h.NewParser()
+	var mu sync.Mutex
+	type seen struct {
+		step int64
+		loss bool
+	}
+	var got []seen
+	p.OnUpdate(func(s sdk.Progress) {
+		mu.Lock()
+		defer mu.Unlock()
+		_, ok := s.Metrics["loss"]
+		got = append(got, seen{s.Step, ok})
+	})
+	p.Ready(context.Background())
+	for _, l := range []string{"step 5: loss 2.5", "checkpoint at step 10", "step 15: loss 1.5"} {
+		p.Feed("stdout", l)
+		p.Flush(context.Background())
+	}
+	s := p.State()
+	if s == nil || s.Step != 15 || s.Metrics["loss"] != 1.5 {
+		t.Fatalf("state %+v", s)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	at10 := false
+	for _, g := range got {
+		at10 = at10 || g.step == 10
+		if g.step == 10 && g.loss {
+			t.Fatalf("the update at step 10 re-recorded the loss: %+v", got)
+		}
+	}
+	if !at10 {
+		t.Fatalf("updates %+v: no update at step 10", got)
+	}
+	if len(got) < 3 || !got[0].loss || !got[len(got)-1].loss {
+		t.Fatalf("updates %+v: want the losses at steps 5 and 15", got)
+	}
+}

@@ -7,6 +7,7 @@ import (
 	"sync"
 
 	"github.com/runbox/runbox/plugins/prefilter"
+	"github.com/runbox/runbox/plugins/rules"
 	"github.com/runbox/runbox/sdk"
 )
 
@@ -32,11 +33,16 @@ type Parser struct {
 	updated bool
 	// onUpdate sees the state after each update (see OnUpdate).
 	onUpdate func(sdk.Progress)
+	// rules are the installed bundles' rules files: their progress
+	// formats read each line here, in the host (package rules).
+	rules []*rules.File
 }
 
 // OnUpdate has fn called with the state after each update a plugin
-// reports, in order, so that a metric history sees every step rather than
-// the latest state at each flush. fn runs with the parser locked: it must
+// reports, in order, its Metrics being only the ones that update carried
+// (a line with none must not re-record the last values at its step), so
+// that a metric history sees every step rather than the latest state at
+// each flush. fn runs with the parser locked: it must
 // be quick and must not call the parser.
 func (p *Parser) OnUpdate(fn func(sdk.Progress)) {
 	p.mu.Lock()
@@ -67,7 +73,7 @@ type parseTarget struct {
 func (h *Host) NewParser() *Parser {
 	h.refresh()
 	h.Warm(sdk.KindProgress)
-	p := &Parser{h: h}
+	p := &Parser{h: h, rules: h.rules()}
 	for _, m := range h.mods() {
 		if m.kind != "" && m.kind != sdk.KindProgress {
 			continue
@@ -95,6 +101,11 @@ func (p *Parser) Feed(stream, line string) {
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	for _, rf := range p.rules {
+		if u, ok := rf.Line(line); ok {
+			p.merge(u)
+		}
+	}
 	for _, t := range p.targets {
 		if t.dead {
 			continue
@@ -339,14 +350,23 @@ func (p *Parser) send(t *parseTarget) {
 			continue
 		}
 		for _, u := range out.Updates {
-			p.state.Merge(u)
-			p.updated = true
-			if p.onUpdate != nil {
-				s := p.state
-				s.Metrics = maps.Clone(p.state.Metrics)
-				p.onUpdate(s)
-			}
+			p.merge(u)
 		}
+	}
+}
+
+// merge folds u into the state and hands it to onUpdate. p.mu is held.
+func (p *Parser) merge(u sdk.Progress) {
+	p.state.Merge(u)
+	p.updated = true
+	if p.onUpdate != nil {
+		// The state, with the metrics this update reported and no
+		// others: a line that says none ("checkpoint at step 10") must
+		// not re-record the last values at its step, which drew
+		// stair-steps in every chart (issue #24).
+		s := p.state
+		s.Metrics = maps.Clone(u.Metrics)
+		p.onUpdate(s)
 	}
 }
 

@@ -31,7 +31,7 @@ var (
 	experienceFields = []string{"runs", "succeeded", "failed", "failure_codes", "median_duration_seconds",
 		"max_peak_rss_bytes", "last_failure"}
 	failureFields       = []string{"code", "message", "suggestions", "retryable", "evidence", "confidence", "details", "plugin", "plugin_version"}
-	classifyInputFields = []string{"exit_code", "signal", "oom_killed", "timed_out", "cancelled", "stalled", "smoke",
+	classifyInputFields = []string{"exit_code", "signal", "oom_killed", "oom_checked", "timed_out", "cancelled", "stalled", "smoke",
 		"sandbox", "command", "limits", "stdout_tail", "stderr_tail", "sandbox_error", "progress", "peak_rss_bytes",
 		"duration_seconds"}
 	limitsFields     = []string{"memory_bytes", "timeout_seconds", "cpus", "pids", "stall_seconds"}
@@ -162,6 +162,8 @@ func (d *jsonDec) classifyInput(v *ClassifyInput) bool {
 			return d.string(&v.Signal, f)
 		case "oom_killed":
 			return d.bool(&v.OOMKilled, f)
+		case "oom_checked":
+			return d.bool(&v.OOMChecked, f)
 		case "timed_out":
 			return d.bool(&v.TimedOut, f)
 		case "cancelled":

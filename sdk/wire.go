@@ -160,9 +160,13 @@ type Limits struct {
 
 // ClassifyInput is what runbox_classify receives after a run ended unsuccessfully.
 type ClassifyInput struct {
-	ExitCode   int      `json:"exit_code"`
-	Signal     string   `json:"signal,omitempty"` // e.g. "SIGKILL"
-	OOMKilled  bool     `json:"oom_killed,omitempty"`
+	ExitCode  int    `json:"exit_code"`
+	Signal    string `json:"signal,omitempty"` // e.g. "SIGKILL"
+	OOMKilled bool   `json:"oom_killed,omitempty"`
+	// OOMChecked: the sandbox looked for an OOM kill where one would be
+	// recorded (the run's cgroup memory.events, the container's state) and
+	// found none, so a SIGKILL came from something else.
+	OOMChecked bool     `json:"oom_checked,omitempty"`
 	TimedOut   bool     `json:"timed_out,omitempty"`
 	Cancelled  bool     `json:"cancelled,omitempty"` // stopped by the user through runbox
 	Stalled    bool     `json:"stalled,omitempty"`

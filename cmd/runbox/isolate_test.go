@@ -89,7 +89,9 @@ func TestIsolateFSConfinesWritesAndSecrets(t *testing.T) {
 	os.MkdirAll(filepath.Dir(key), 0o700)
 	os.WriteFile(key, []byte("PRIVATE"), 0o600)
 	e := newEnv(t, "HOME="+home)
-	outside, extra := t.TempDir(), t.TempDir()
+	// Outside the places a run gets privately (/tmp is its own): there
+	// only Landlock decides.
+	outside, extra := outsideScratch(t), t.TempDir()
 	for _, tt := range []struct {
 		name, script string
 		args         []string

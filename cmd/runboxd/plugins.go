@@ -204,7 +204,11 @@ func pluginsVerify(ctx context.Context, a *cli.App, c *cli.PluginsVerifyCmd) err
 
 // pluginsTest runs the fixtures; it fails when any fixture does not match.
 func pluginsTest(ctx context.Context, a *cli.App, c *cli.PluginsTestCmd) error {
-	rep, err := authoring.RunFixtures(ctx, c.Plugin, c.Fixtures)
+	run := func() (authoring.Report, error) { return authoring.RunFixtures(ctx, c.Plugin, c.Fixtures) }
+	if strings.HasSuffix(c.Plugin, bundle.RulesSuffix) {
+		run = func() (authoring.Report, error) { return authoring.RunRulesFixtures(c.Plugin, c.Fixtures) }
+	}
+	rep, err := run()
 	if err != nil {
 		return err
 	}
@@ -226,6 +230,19 @@ func pluginsNew(ctx context.Context, a *cli.App, c *cli.PluginsNewCmd) error {
 	dir := c.Dir
 	if dir == "" {
 		dir = c.Name
+	}
+	if c.Rules {
+		if err := authoring.ScaffoldRules(dir, c.Name); err != nil {
+			return err
+		}
+		if a.G.JSON {
+			return a.PrintJSON(map[string]string{"dir": dir, "kind": "rules", "name": c.Name})
+		}
+		fmt.Printf("created rules %q in %s\n\nnext:\n  cd %s\n  runbox plugins test %s%s testdata\n  runbox plugins pack . %s.tar.gz --key KEY\n  runbox plugins install %s.tar.gz\n", c.Name, dir, dir, c.Name, bundle.RulesSuffix, c.Name, c.Name)
+		return nil
+	}
+	if c.Kind == "" {
+		return fmt.Errorf("plugins new: --kind is required (classifier, progress or planner), or --rules")
 	}
 	runbox := ""
 	if sib, _, err := cli.Sibling("runbox"); err == nil {

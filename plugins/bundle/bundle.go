@@ -20,6 +20,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/runbox/runbox/plugins/rules"
 	"github.com/runbox/runbox/sdk"
 )
 
@@ -42,6 +43,10 @@ type Manifest struct {
 	Version string `json:"version"`
 	ABI     int    `json:"abi"`
 	Plugins []File `json:"plugins"`
+	// Rules are rules files (NAME.rules.json, package rules): progress
+	// formats and failure signatures as data, which the host interprets.
+	// Covered by the signature like the modules.
+	Rules []File `json:"rules,omitempty"`
 	// Signer is the signing key, base64 ed25519 public key; it is covered
 	// by the signature, so that verify can tell a bad signature from one
 	// by a key the user does not trust.
@@ -78,7 +83,10 @@ func CheckName(name string) error {
 
 var wasmMagic = []byte("\x00asm\x01\x00\x00\x00")
 
-// Pack makes a bundle of the *.wasm files in dir, written to out: a .tar.gz
+// RulesSuffix ends the name of a rules file in a bundle's directory.
+const RulesSuffix = ".rules.json"
+
+// Pack makes a bundle of the *.wasm and *.rules.json files in dir, written to out: a .tar.gz
 // when out ends in .tar.gz or .tgz, else a directory. Name and version come
 // from dir/runbox-bundle.json when present (other fields are recomputed),
 // else from dir's base name and "0.0.0". With a non-nil signingKey the
@@ -90,7 +98,7 @@ func Pack(dir, out string, signingKey ed25519.PrivateKey) (Manifest, error) {
 			return bm, fmt.Errorf("pack %s: decode %s: %w", dir, ManifestFile, err)
 		}
 	}
-	bm.ABI, bm.Plugins, bm.Signature, bm.Signer = sdk.ABIVersion, nil, "", ""
+	bm.ABI, bm.Plugins, bm.Rules, bm.Signature, bm.Signer = sdk.ABIVersion, nil, nil, "", ""
 	if !nameRE.MatchString(bm.Name) {
 		return bm, fmt.Errorf("pack %s: bundle name %q must match %s", dir, bm.Name, nameRE)
 	}
@@ -109,8 +117,22 @@ func Pack(dir, out string, signingKey ed25519.PrivateKey) (Manifest, error) {
 		bm.Plugins = append(bm.Plugins, File{File: filepath.Base(p), SHA256: hex.EncodeToString(sum[:])})
 		files[filepath.Base(p)] = b
 	}
-	if len(bm.Plugins) == 0 {
-		return bm, fmt.Errorf("pack %s: no .wasm files", dir)
+	ruleFiles, _ := filepath.Glob(filepath.Join(dir, "*"+RulesSuffix))
+	sort.Strings(ruleFiles)
+	for _, p := range ruleFiles {
+		b, err := os.ReadFile(p)
+		if err != nil {
+			return bm, fmt.Errorf("pack %s: %w", dir, err)
+		}
+		if _, err := rules.Parse(b); err != nil {
+			return bm, fmt.Errorf("pack %s: %s: %w", dir, filepath.Base(p), err)
+		}
+		sum := sha256.Sum256(b)
+		bm.Rules = append(bm.Rules, File{File: filepath.Base(p), SHA256: hex.EncodeToString(sum[:])})
+		files[filepath.Base(p)] = b
+	}
+	if len(bm.Plugins)+len(bm.Rules) == 0 {
+		return bm, fmt.Errorf("pack %s: no .wasm or %s files", dir, RulesSuffix)
 	}
 	if signingKey != nil {
 		bm = signManifest(bm, signingKey)
@@ -156,11 +178,11 @@ func checkBundle(bm Manifest, files map[string][]byte, trustedKeys []ed25519.Pub
 	if bm.ABI != sdk.ABIVersion {
 		return fmt.Errorf("bundle targets ABI %d, this runbox speaks %d: %w", bm.ABI, sdk.ABIVersion, ErrABI)
 	}
-	if len(bm.Plugins) == 0 {
-		return errors.New("bundle lists no plugins")
+	if len(bm.Plugins)+len(bm.Rules) == 0 {
+		return errors.New("bundle lists no plugins and no rules")
 	}
 	listed := map[string]bool{ManifestFile: true}
-	for _, f := range bm.Plugins {
+	for _, f := range append(append([]File(nil), bm.Plugins...), bm.Rules...) {
 		listed[f.File] = true
 	}
 	for name := range files {
@@ -181,6 +203,21 @@ func checkBundle(bm Manifest, files map[string][]byte, trustedKeys []ed25519.Pub
 		}
 		if sum := sha256.Sum256(b); hex.EncodeToString(sum[:]) != strings.ToLower(f.SHA256) {
 			return fmt.Errorf("%s: sha256 %x, manifest says %s: %w", f.File, sum, f.SHA256, ErrChecksum)
+		}
+	}
+	for _, f := range bm.Rules {
+		if !filepath.IsLocal(filepath.FromSlash(f.File)) || !strings.HasSuffix(f.File, RulesSuffix) {
+			return fmt.Errorf("rules file %q must be a %s file inside the bundle", f.File, RulesSuffix)
+		}
+		b, ok := files[f.File]
+		if !ok {
+			return fmt.Errorf("rules file %s missing", f.File)
+		}
+		if sum := sha256.Sum256(b); hex.EncodeToString(sum[:]) != strings.ToLower(f.SHA256) {
+			return fmt.Errorf("%s: sha256 %x, manifest says %s: %w", f.File, sum, f.SHA256, ErrChecksum)
+		}
+		if _, err := rules.Parse(b); err != nil {
+			return fmt.Errorf("%s: %w", f.File, err)
 		}
 	}
 	if len(trustedKeys) == 0 {
@@ -219,7 +256,7 @@ func Install(path, pluginsDir string, trustedKeys ...ed25519.PublicKey) (Manifes
 // old bundle or the new one, never half of one.
 func place(bm Manifest, files map[string][]byte, pluginsDir string) error {
 	keep := map[string][]byte{ManifestFile: files[ManifestFile]}
-	for _, f := range bm.Plugins {
+	for _, f := range append(append([]File(nil), bm.Plugins...), bm.Rules...) {
 		keep[f.File] = files[f.File]
 	}
 	if err := os.MkdirAll(pluginsDir, 0o755); err != nil {

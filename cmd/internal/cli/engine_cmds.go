@@ -76,7 +76,7 @@ func (c *PluginsVerifyCmd) Run(ctx context.Context, a *App) error { return a.Eng
 
 // PluginsTestCmd is `runbox plugins test`.
 type PluginsTestCmd struct {
-	Plugin   string `arg:"" help:"The plugin's .wasm file." type:"existingfile" placeholder:"WASM"`
+	Plugin   string `arg:"" help:"The plugin's .wasm file, or a NAME.rules.json rules file." type:"existingfile" placeholder:"WASM"`
 	Fixtures string `arg:"" optional:"" default:"testdata" help:"Directory of NAME.input.json + NAME.expected.json fixtures." placeholder:"DIR"`
 }
 
@@ -85,9 +85,10 @@ func (c *PluginsTestCmd) Run(ctx context.Context, a *App) error { return a.Engin
 
 // PluginsNewCmd is `runbox plugins new`.
 type PluginsNewCmd struct {
-	Kind string `help:"What the plugin does." enum:"classifier,progress,planner" required:""`
-	Name string `arg:"" help:"Plugin name (also the directory created)." placeholder:"NAME"`
-	Dir  string `help:"Where to create it (default: ./NAME)." placeholder:"DIR"`
+	Kind  string `help:"What the plugin does: classifier, progress or planner (not with --rules)." placeholder:"KIND"`
+	Rules bool   `help:"A rules file instead of a WebAssembly plugin: progress formats and failure signatures as data, no toolchain needed."`
+	Name  string `arg:"" help:"Plugin name (also the directory created)." placeholder:"NAME"`
+	Dir   string `help:"Where to create it (default: ./NAME)." placeholder:"DIR"`
 }
 
 // Run runs the command in runboxd.

@@ -13,7 +13,7 @@ import (
 // IsolateFlags confine a process run (run, plan, exec).
 type IsolateFlags struct {
 	Isolate   string   `help:"Confine a process run: none, net (no network), fs (writable only in the workspace, its temp dir and --rw paths; home secrets unreadable) or full (both). Default: what the plan promises (none without a plan). A container already gives any level (refused only against --network bridge/host); a Slurm job refuses it." enum:",none,net,fs,full" default:"" placeholder:"LEVEL"`
-	RW        []string `name:"rw" help:"With --isolate fs or full, also let the run write PATH (it must exist). Repeatable." placeholder:"PATH"`
+	RW        []string `name:"rw" help:"With --isolate fs or full, also let the run write PATH (it must exist); at any level, a PATH in /tmp, /run or the runtime dir, which a confined run gets empty, is shown to it. Repeatable." placeholder:"PATH"`
 	AllowRisk bool     `help:"Run a plan's critical risk even when this host cannot give the isolation the plan promised (refused otherwise)."`
 }
 
@@ -31,8 +31,11 @@ func (f IsolateFlags) apply(req *api.RunRequest) error {
 		}
 		req.RW = append(req.RW, abs)
 	}
-	if len(f.RW) > 0 && (f.Isolate == "none" || f.Isolate == "net") {
-		return fmt.Errorf("--rw has no effect with --isolate %s (the filesystem is not confined): leave it out, or use --isolate fs or full", f.Isolate)
+	// Under net --rw still means something: a path in the run's private
+	// /tmp, /run or runtime dir is bound back into it (an agent's socket
+	// directory given on purpose).
+	if len(f.RW) > 0 && f.Isolate == "none" {
+		return fmt.Errorf("--rw has no effect with --isolate %s (nothing is confined): leave it out, or use --isolate net, fs or full", f.Isolate)
 	}
 	return nil
 }

@@ -18,6 +18,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 
@@ -37,6 +38,7 @@ type Failure struct {
 	OOM       bool   `json:"oom"`
 	Code      string `json:"code"`
 	Split     string `json:"split"`
+	Batch     string `json:"batch"` // a collection round scored on its own; "" for the first rounds
 	Note      string `json:"note"`
 }
 
@@ -89,6 +91,7 @@ type Progress struct {
 	Framework string `json:"framework"`
 	Expect    Expect `json:"expect"`
 	Split     string `json:"split"`
+	Batch     string `json:"batch"`
 	Note      string `json:"note"`
 }
 
@@ -135,9 +138,9 @@ func readJSONL[T any](path string, out *[]T) error {
 
 // Result is one case's outcome.
 type Result struct {
-	ID, Framework, Split, Want, Got string
-	OK                              bool
-	Why                             string // what differed
+	ID, Framework, Split, Batch, Want, Got string
+	OK                                     bool
+	Why                                    string // what differed
 }
 
 // Report is every case's outcome.
@@ -155,7 +158,7 @@ func (c *Corpus) Run(ctx context.Context, h *plugins.Host, fallback func(sdk.Cla
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", f.ID, err)
 		}
-		r := Result{ID: f.ID, Framework: f.Framework, Split: f.Split, Want: f.Code}
+		r := Result{ID: f.ID, Framework: f.Framework, Split: f.Split, Batch: f.Batch, Want: f.Code}
 		if got.Failure != nil {
 			r.Got = got.Failure.Code
 		}
@@ -170,7 +173,7 @@ func (c *Corpus) Run(ctx context.Context, h *plugins.Host, fallback func(sdk.Cla
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", p.ID, err)
 		}
-		r := Result{ID: p.ID, Framework: p.Framework, Split: p.Split, Want: "progress"}
+		r := Result{ID: p.ID, Framework: p.Framework, Split: p.Split, Batch: p.Batch, Want: "progress"}
 		r.Why = p.Expect.diff(got.Progress)
 		r.OK = r.Why == ""
 		rep.Progress = append(rep.Progress, r)
@@ -228,30 +231,45 @@ func (e Expect) diff(got *sdk.Progress) string {
 	// Metric names compare case-insensitively with spaces as underscores,
 	// values to a relative 1e-3 (printed values are rounded); the corpus
 	// README has these conventions.
-	metrics := map[string]float64{}
+	// Two names that compare equal ("Loss" and "loss") both answer: the
+	// metric is right only when every one of them holds the value (a map
+	// keeps one of them at random, and a score must not depend on it).
+	metrics := map[string][]float64{}
 	for k, v := range p.Metrics {
-		metrics[metricKey(k)] = v
+		metrics[metricKey(k)] = append(metrics[metricKey(k)], v)
 	}
 	for name, w := range e.Metrics {
 		want := float64(w)
-		have, ok := metrics[metricKey(name)]
+		haves, ok := metrics[metricKey(name)]
 		if !ok {
 			d = append(d, "no metric "+name)
 			continue
 		}
+		if dd := metricDiff(name, want, haves); dd != "" {
+			d = append(d, dd)
+		}
+	}
+	return strings.Join(d, "; ")
+}
+
+// metricDiff says how the values reported under a name differ from want,
+// "" when all of them hold it.
+func metricDiff(name string, want float64, haves []float64) string {
+	slices.Sort(haves)
+	for _, have := range haves {
 		// NaN matches NaN, an infinity the one of its sign; a non-finite
 		// value where a number is expected is wrong (the tolerance test
 		// alone would pass it: NaN compares false).
 		switch {
 		case math.IsNaN(want) || math.IsInf(want, 0) || math.IsNaN(have) || math.IsInf(have, 0):
 			if !(math.IsNaN(want) && math.IsNaN(have)) && have != want {
-				d = append(d, fmt.Sprintf("%s %g, want %g", name, have, want))
+				return fmt.Sprintf("%s %g, want %g", name, have, want)
 			}
 		case math.Abs(have-want) > 1e-3*math.Max(math.Abs(want), 1e-9):
-			d = append(d, fmt.Sprintf("%s %g, want %g", name, have, want))
+			return fmt.Sprintf("%s %g, want %g", name, have, want)
 		}
 	}
-	return strings.Join(d, "; ")
+	return ""
 }
 
 func metricKey(name string) string {
@@ -322,6 +340,25 @@ func (rep *Report) Write(w io.Writer, misses bool) {
 	fmt.Fprintln(w, Markdown("failure code", By(rep.Failures, func(r Result) string { return r.Want })))
 	fmt.Fprintln(w, Markdown("framework (failures)", By(rep.Failures, func(r Result) string { return r.Framework })))
 	fmt.Fprintln(w, Markdown("framework (progress)", By(rep.Progress, func(r Result) string { return r.Framework })))
+	// A batch collected after the rules were written is reported on its
+	// own too: it is the figure that says how the rules generalise.
+	for _, b := range batches(rep) {
+		in := func(rs []Result) []Result {
+			var out []Result
+			for _, r := range rs {
+				if r.Batch == b {
+					out = append(out, r)
+				}
+			}
+			return out
+		}
+		bf, bp := in(rep.Failures), in(rep.Progress)
+		ft, pt := Total(bf), Total(bp)
+		fmt.Fprintf(w, "batch %s: failure codes right: train %s, held-out %s, all %s\n", b, ft["train"], ft["heldout"], ft["all"])
+		fmt.Fprintf(w, "batch %s: progress states right: train %s, held-out %s, all %s\n\n", b, pt["train"], pt["heldout"], pt["all"])
+		fmt.Fprintln(w, Markdown("framework (failures, batch "+b+")", By(bf, func(r Result) string { return r.Framework })))
+		fmt.Fprintln(w, Markdown("framework (progress, batch "+b+")", By(bp, func(r Result) string { return r.Framework })))
+	}
 	if !misses {
 		return
 	}
@@ -331,6 +368,22 @@ func (rep *Report) Write(w io.Writer, misses bool) {
 			fmt.Fprintf(w, "  %s [%s, %s] want %s: %s\n", r.ID, r.Framework, r.Split, r.Want, r.Why)
 		}
 	}
+}
+
+// batches lists the named batches in the report, sorted.
+func batches(rep *Report) []string {
+	seen := map[string]bool{}
+	for _, r := range append(append([]Result(nil), rep.Failures...), rep.Progress...) {
+		if r.Batch != "" {
+			seen[r.Batch] = true
+		}
+	}
+	out := make([]string, 0, len(seen))
+	for b := range seen {
+		out = append(out, b)
+	}
+	sort.Strings(out)
+	return out
 }
 
 // String is right/all with the share, or "–" for an empty group.

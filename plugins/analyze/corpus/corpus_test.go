@@ -39,6 +39,8 @@ func TestExpectDiff(t *testing.T) {
 		{"number expected, inf found", Expect{Metrics: map[string]Number{"loss": 1}}, &sdk.Progress{Metrics: sdk.Metrics{"loss": math.Inf(1)}}, false},
 		{"inf of its sign", Expect{Metrics: map[string]Number{"loss": Number(math.Inf(-1))}}, &sdk.Progress{Metrics: sdk.Metrics{"loss": math.Inf(-1)}}, true},
 		{"inf of the other sign", Expect{Metrics: map[string]Number{"loss": Number(math.Inf(-1))}}, &sdk.Progress{Metrics: sdk.Metrics{"loss": math.Inf(1)}}, false},
+		{"two names that compare equal, one wrong", Expect{Metrics: map[string]Number{"loss": 0.5}}, &sdk.Progress{Metrics: sdk.Metrics{"loss": 0.5, "Loss": 0.7}}, false},
+		{"two names that compare equal, both right", Expect{Metrics: map[string]Number{"train loss": 0.5}}, &sdk.Progress{Metrics: sdk.Metrics{"train_loss": 0.5, "Train Loss": 0.5}}, true},
 		{"inf expected, nan found", Expect{Metrics: map[string]Number{"loss": Number(math.Inf(1))}}, &sdk.Progress{Metrics: sdk.Metrics{"loss": math.NaN()}}, false},
 	}
 	for _, tt := range tests {

@@ -10,9 +10,7 @@ import (
 // typer, absl, Hydra and HfArgumentParser.
 func matchArgument(sc *scanner, i int, l *line) bool {
 	lc := l.lc
-	if !has(lc, gateArgument...) {
-		return false
-	}
+	// matchLine calls this only for lines that hold one of its gates.
 	c := cand{code: sdk.CodeArgumentError, conf: 0.95, details: map[string]string{}}
 	arg := ""
 	switch {
@@ -103,16 +101,19 @@ func argparseError(lc string) bool {
 		return strings.HasPrefix(lc, "error: the following arguments are required") || strings.HasPrefix(lc, "error: unrecognized arguments")
 	}
 	prog := lc[:k]
-	if strings.ContainsAny(prog, " :\t") {
+	// A subcommand's prog has spaces ("spacy train", "my tool run"):
+	// allowed for a few words when the message is argparse's own.
+	if strings.ContainsAny(prog, ":\t") || len(strings.Fields(prog)) > 4 {
 		return false
 	}
+	spaced := strings.Contains(prog, " ")
 	rest := lc[k+9:]
 	for _, p := range []string{"the following arguments are required", "unrecognized arguments", "argument ", "ambiguous option", "too few arguments", "invalid choice", "one of the arguments", "expected one argument", "not allowed with argument"} {
-		if strings.HasPrefix(rest, p) || strings.Contains(rest, p) && p == "invalid choice" {
+		if strings.HasPrefix(rest, p) || strings.Contains(rest, p) && p == "invalid choice" && !spaced {
 			return true
 		}
 	}
-	return strings.HasSuffix(prog, ".py")
+	return !spaced && strings.HasSuffix(prog, ".py")
 }
 
 var gateArgument = []string{"error: ", "required argument", "unknown option", "unrecognized option", "unexpected argument", "no such option", "missing option", "missing argument", "invalid value for", "unexpected extra argument",

@@ -59,7 +59,7 @@ func classify(in *sdk.ClassifyInput) *sdk.Failure {
 	sc.addExit()
 	c := sc.pick()
 	sc.refine(c)
-	return sc.failure(c)
+	return nanLossFromProgress(in, sc.failure(c))
 }
 
 // Tiers of evidence, strongest first. A candidate in a higher tier always

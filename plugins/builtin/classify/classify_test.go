@@ -195,3 +195,45 @@ func TestBareSIGKILLIsLowConfidenceOOM(t *testing.T) {
 		t.Errorf("near the limit: %s %v", f.Code, f.Details)
 	}
 }
+
+// A SIGKILL with evidence against the OOM killer — the sandbox looked at
+// the cgroup's OOM events and found none, or the run never grew — is
+// KILLED, and says who could have sent it (issue #24: `kill -9 $$` with 13
+// MiB used was reported as OOM_KILLED). Without that evidence (a posted
+// log) it stays the OOM killer's inference.
+func TestSIGKILLWithoutOOMEvidenceIsKilled(t *testing.T) {
+	for name, in := range map[string]sdk.ClassifyInput{
+		"no oom event":        {ExitCode: 137, Signal: "SIGKILL", OOMChecked: true, PeakRSSBytes: 13 << 20},
+		"no oom event, shell": {ExitCode: 137, Signal: "SIGKILL", OOMChecked: true, StderrTail: "bash: line 1:  4242 Killed                  python train.py\n"},
+		"small peak":          {ExitCode: 137, Signal: "SIGKILL", PeakRSSBytes: 13 << 20},
+		"far from the limit":  {ExitCode: 137, PeakRSSBytes: 1 << 30, Limits: sdk.Limits{MemoryBytes: 8 << 30}},
+	} {
+		f := Classify(in)
+		if f.Code != sdk.CodeKilled {
+			t.Errorf("%s: %s (%s), want KILLED", name, f.Code, f.Message)
+			continue
+		}
+		if !strings.Contains(strings.Join(f.Suggestions, " "), "kill -9") {
+			t.Errorf("%s: suggestions do not name who could have sent it: %q", name, f.Suggestions)
+		}
+	}
+	// Evidence of memory wins over the absence of an OOM event: near the
+	// limit it is still the OOM killer.
+	if f := Classify(sdk.ClassifyInput{ExitCode: 137, Signal: "SIGKILL", PeakRSSBytes: 950 << 20, Limits: sdk.Limits{MemoryBytes: 1 << 30}}); f.Code != sdk.CodeOOMKilled {
+		t.Errorf("near the limit: %s, want OOM_KILLED", f.Code)
+	}
+}
+
+// MemoryError is a refused allocation, not a kill: the answer says so and
+// does not tell the user to compare the (small) peak with the limit.
+func TestMemoryErrorWording(t *testing.T) {
+	f := Classify(sdk.ClassifyInput{ExitCode: 1, PeakRSSBytes: 40 << 20, Limits: sdk.Limits{MemoryBytes: 8 << 30},
+		StderrTail: "Traceback (most recent call last):\n  File \"a.py\", line 2, in <module>\n    x = np.zeros((10**6, 10**6))\nMemoryError\n"})
+	if f.Code != sdk.CodeOOMKilled || !strings.Contains(f.Message, "refused") {
+		t.Fatalf("%s: %s", f.Code, f.Message)
+	}
+	all := strings.Join(f.Suggestions, " ")
+	if strings.Contains(all, "measured peak was") || !strings.Contains(all, "elements") {
+		t.Errorf("suggestions: %q", f.Suggestions)
+	}
+}

@@ -13,9 +13,7 @@ import (
 
 func matchDistributed(sc *scanner, i int, l *line) bool {
 	lc := l.lc
-	if !has(lc, gateDistributed...) {
-		return false
-	}
+	// matchLine calls this only for lines that hold one of its gates.
 	if !has(lc, "exitcode", "exit status", "return code", "exited on signal", "died with", "received by pid") {
 		// not a launcher report
 	} else if n, ok := launcherSignal(lc); ok {
@@ -28,7 +26,7 @@ func matchDistributed(sc *scanner, i int, l *line) bool {
 		}
 		return true
 	}
-	if has(lc, "childfailederror", "calledprocesserror", "exitcode", "exit status", "return code") {
+	if has(lc, "childfailederror", "calledprocesserror", "exitcode", "exit status", "return code", "killing subprocess") {
 		// The wrapper itself (see addGeneric). A multi-process launcher's
 		// report that a rank failed explains the run only when no child
 		// error is visible: it enters below every text and exit reading.
@@ -164,13 +162,13 @@ func launcherSignal(lc string) (int, bool) {
 }
 
 var gateDistributed = []string{"actordied", "actor died", "actor is dead", "worker unexpectedly exits", "nccl", "gloo", "c10d", "distributed", "rendezvous", "collective", "exitcode", "exit status", "return code", "exited on signal",
-	"childfailed", "calledprocess", "process group", "reduction in the prior iteration", "duplicate gpu", "mpi_abort", "watchdog", "died with <signals.", "address already in use"}
+	"childfailed", "calledprocess", "process group", "killing subprocess", "reduction in the prior iteration", "duplicate gpu", "mpi_abort", "watchdog", "died with <signals.", "address already in use"}
 
 // childFailed reports a multi-process launcher saying a rank exited with
 // a status: torchrun's "failed (exitcode: 1) local_rank: 0", its summary
 // box "exitcode : 1 (pid: 14661)", "Process failed with exitcode 1",
 // DeepSpeed's "exits with return code = 1".
 func childFailed(lc string) bool {
-	return has(lc, "failed (exitcode:", "process failed with exitcode", "exits with return code") ||
+	return has(lc, "failed (exitcode:", "process failed with exitcode", "exits with return code", "killing subprocess") ||
 		strings.HasPrefix(lc, "exitcode") && strings.Contains(lc, "(pid")
 }

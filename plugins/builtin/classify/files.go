@@ -17,9 +17,7 @@ var knownCommands = map[string]bool{
 
 func matchFile(sc *scanner, i int, l *line) bool {
 	lc := l.lc
-	if !has(lc, gateFile...) {
-		return false
-	}
+	// matchLine calls this only for lines that hold one of its gates.
 	path := ""
 	for _, m := range []string{"no such file or directory:", "can't open file", "unable to find", "couldn't find a dataset script at", "cannot find the path specified:", "file not found:", "isadirectoryerror: [errno 21] is a directory:", "name = "} {
 		if path = quotedAfter(l.text, lc, m); path != "" {

@@ -30,9 +30,7 @@ func (sc *scanner) window(i, n int) (string, string) {
 
 func matchGPU(sc *scanner, i int, l *line) bool {
 	lc := l.lc
-	if !has(lc, gateGPU...) {
-		return false
-	}
+	// matchLine calls this only for lines that hold one of its gates.
 	switch {
 	case has(lc, "caller indicates that this is not a failure"):
 		return true // TensorFlow's allocator retrying: not an error
@@ -55,6 +53,10 @@ func matchGPU(sc *scanner, i int, l *line) bool {
 		has(lc, "outofmemoryerror") && has(lc, "torch", "cuda", "hip") ||
 		has(lc, "resource_exhausted", "resourceexhausted") && has(lc, "memory", "oom", "allocat") ||
 		strings.Contains(lc, "ran out of memory trying to allocate") ||
+		// "CUDA error 2 at ggml-cuda.cu:6016: out of memory", a check that
+		// failed with "CUDA: out of memory": the device allocator, said
+		// by a native library in its own words.
+		strings.Contains(lc, "out of memory") && has(lc, "cuda error", "cuda: out of memory", "cumemalloc", "cudamalloc") ||
 		strings.Contains(lc, "failed to allocate") && has(lc, "cuda", "gpu", "device memory"):
 		if has(lc, "device:cpu", "allocator cpu", "cpu_allocator") && !has(lc, "device:gpu", "allocator gpu") {
 			return false // TensorFlow on the CPU: host memory

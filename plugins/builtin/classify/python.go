@@ -8,9 +8,7 @@ import (
 
 func matchSyntax(sc *scanner, i int, l *line) bool {
 	lc := l.lc
-	if !has(lc, gateSyntax...) {
-		return false
-	}
+	// matchLine calls this only for lines that hold one of its gates.
 	typ := sc.excType(i)
 	if !(strings.HasPrefix(lc, "syntaxerror") || strings.HasPrefix(lc, "indentationerror") || strings.HasPrefix(lc, "taberror") ||
 		sc.roles[i] == roleExc && has(typ, "SyntaxError", "IndentationError", "TabError")) {

@@ -23,9 +23,7 @@ func crlfCand() cand {
 
 func matchShell(sc *scanner, i int, l *line) bool {
 	lc := l.lc
-	if !l.crlf && !has(lc, gateShell...) {
-		return false
-	}
+	// matchLine calls this only for lines that hold one of its gates.
 	// ": command not found" at the start of a line: the name ended in a
 	// CR, which sent the cursor back over it.
 	if l.crlf || has(lc, `$'\r'`, `\r'`, `\r’`, "^m:", "^m'", "^m ", "\\r: ") || strings.HasPrefix(lc, ": command not found") {

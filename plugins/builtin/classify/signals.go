@@ -85,6 +85,16 @@ func (sc *scanner) sigCand(n int, how string) (cand, bool) {
 			c.ev = []int{at}
 			return c, true
 		}
+		if why, ok := sc.notOOM(); ok {
+			c.code, c.conf = sdk.CodeKilled, 0.7
+			c.details["source"] = "not the OOM killer"
+			c.msg = "The process was killed with SIGKILL (" + how + ") by something other than the OOM killer: " + why + "."
+			c.sugg = []string{
+				"Nothing in the program failed: find who sent SIGKILL — `kill -9` from another shell or script, the program itself (`kill -9 $$`, os.kill), a scheduler or batch system, a container runtime stopping it, or a watchdog — and retry.",
+				"`journalctl -k` and the scheduler's log show kills it made; `dmesg -T | grep -i 'killed process'` stays empty for a kill that was not for memory.",
+			}
+			return c, true
+		}
 		// A SIGKILL nobody in the output claims is, in practice, the
 		// kernel's OOM killer (issue #15): say so, with a confidence that
 		// says it is an inference, and how to confirm it.
@@ -146,6 +156,27 @@ func illegalSuggestions() []string {
 		"On Apple silicon, use an arm64 Python (not an x86 one under Rosetta): `python -c 'import platform; print(platform.machine())'` should say arm64.",
 		"In Docker, make the image architecture match the host (`--platform`), or rebuild for it.",
 	}
+}
+
+// notOOM is the evidence runbox measured against an OOM kill: the
+// sandbox found no OOM event where it would be recorded, or the run's
+// peak memory was far from any limit (the OOM killer picks the largest
+// process; one that never grew is not it). Posted logs carry neither, so
+// there a bare SIGKILL stays the OOM killer's (issue #15).
+func (sc *scanner) notOOM() (string, bool) {
+	in := sc.in
+	peak, limit := float64(in.PeakRSSBytes), float64(in.Limits.MemoryBytes)
+	switch {
+	case in.OOMChecked && in.PeakRSSBytes > 0:
+		return "the sandbox recorded no OOM kill (cgroup memory.events) and the run's peak memory was " + human(peak), true
+	case in.OOMChecked:
+		return "the sandbox recorded no OOM kill (cgroup memory.events)", true
+	case in.PeakRSSBytes > 0 && limit > 0 && peak < 0.5*limit:
+		return "its peak memory was " + human(peak) + " of a " + human(limit) + " limit", true
+	case in.PeakRSSBytes > 0 && limit == 0 && peak < 256<<20:
+		return "its peak memory was only " + human(peak), true
+	}
+	return "", false
 }
 
 func (sc *scanner) oomByRSS(how string) cand {

@@ -10,9 +10,7 @@ import (
 
 func matchMemory(sc *scanner, i int, l *line) bool {
 	lc := l.lc
-	if !has(lc, gateMemory...) {
-		return false
-	}
+	// matchLine calls this only for lines that hold one of its gates.
 	c := cand{code: sdk.CodeOOMKilled, conf: 0.9, sugg: hostOOMSuggestions(sc.in), details: map[string]string{}}
 	switch {
 	case strings.Contains(lc, "unable to allocate") && has(lc, "array", "shape"):
@@ -57,11 +55,25 @@ func matchMemory(sc *scanner, i int, l *line) bool {
 		"memory limit exceeded", "exceeded memory limit", "exceeds memory limit", "container killed due to memory"):
 		c.msg = "The process ran out of host memory: " + clip(l.text, 200)
 	case strings.HasPrefix(lc, "memoryerror") || strings.Contains(lc, "_arraymemoryerror") || sc.roles[i] == roleExc && strings.HasSuffix(sc.excType(i), "MemoryError"):
-		c.msg = "Python raised MemoryError: the process ran out of host memory"
+		// MemoryError is an allocation the allocator refused, not a kill:
+		// usually one request bigger than what is free (a huge array from
+		// a wrong shape or dtype), so the measured peak can be small and
+		// comparing it with the limit says little.
+		c.msg = "Python raised MemoryError: an allocation was refused"
 		if m := sc.excMsg(i); m != "" {
 			c.msg += " (" + clip(m, 160) + ")"
 		}
+		c.msg += ". It is usually one request larger than the memory left, not a slow leak"
+		if sc.in.PeakRSSBytes > 0 {
+			c.msg += " (the measured peak, " + human(float64(sc.in.PeakRSSBytes)) + ", does not include the refused request)"
+		}
 		c.msg += "."
+		c.details["kind"] = "allocation_refused"
+		c.sugg = []string{
+			"Find the allocation in the traceback and compute its size (elements × bytes per element): a shape or dtype mistake (float64, an outer product, a dense matrix of a sparse one) asks for far more than intended.",
+			"Allocate less at once: process the data in chunks, use a smaller dtype, or a sparse/memory-mapped array.",
+			"If the size is right, give the run more memory (or a 64-bit Python: a 32-bit one refuses anything over ~2 GB).",
+		}
 	case strings.Contains(lc, "out of memory") && !has(lc, "cuda", "gpu", "hip", "metal", "mps", "device", "xla") && sc.roles[i] != roleText:
 		c.msg = "The process ran out of memory: " + clip(l.text, 200)
 		c.conf = 0.7
@@ -88,9 +100,7 @@ func (sc *scanner) excMsg(i int) string {
 
 func matchDisk(sc *scanner, i int, l *line) bool {
 	lc := l.lc
-	if !has(lc, gateDisk...) {
-		return false
-	}
+	// matchLine calls this only for lines that hold one of its gates.
 	c := cand{code: sdk.CodeDiskFull, conf: 0.95, details: map[string]string{}}
 	switch {
 	case has(lc, "no space left on device", "[errno 28]", "enospc", "not enough space on the disk", "not enough free disk space"):
@@ -151,9 +161,7 @@ func matchDisk(sc *scanner, i int, l *line) bool {
 
 func matchPermission(sc *scanner, i int, l *line) bool {
 	lc := l.lc
-	if !has(lc, gatePermission...) {
-		return false
-	}
+	// matchLine calls this only for lines that hold one of its gates.
 	if !has(lc, "permission denied", "permissionerror", "[errno 13]", "[errno 1]", "operation not permitted", "read-only file system", "[errno 30]", "eacces", "eperm", "access is denied") {
 		// EACCES in the C library's other locales ("...: 权限不够").
 		k := hasAny(lc, "权限不够", "權限不足", "keine berechtigung", "permission non accordée", "permiso denegado", "許可がありません")

@@ -8,9 +8,7 @@ import (
 
 func matchShape(sc *scanner, i int, l *line) bool {
 	lc := l.lc
-	if !has(lc, gateShape...) {
-		return false
-	}
+	// matchLine calls this only for lines that hold one of its gates.
 	c := cand{code: sdk.CodeShapeMismatch, conf: 0.9, details: map[string]string{"kind": "shape"}}
 	switch {
 	case strings.Contains(lc, "mat1 and mat2 shapes cannot be multiplied"):
@@ -61,9 +59,7 @@ func matchShape(sc *scanner, i int, l *line) bool {
 
 func matchNaN(sc *scanner, i int, l *line) bool {
 	lc := l.lc
-	if !has(lc, gateNaN...) {
-		return false
-	}
+	// matchLine calls this only for lines that hold one of its gates.
 	c := cand{code: sdk.CodeNaNLoss, conf: 0.9, details: map[string]string{}}
 	switch {
 	case has(lc, "loss is nan", "loss is inf", "nan loss", "loss became nan", "loss is not finite", "nan or inf loss", "loss has nan", "loss contains nan",

@@ -12,9 +12,7 @@ import (
 // timeout(1) and CI job limits. runbox's own timeout is a fact (facts.go).
 func matchTimeout(sc *scanner, i int, l *line) bool {
 	lc := l.lc
-	if !has(lc, gateTimeout...) {
-		return false
-	}
+	// matchLine calls this only for lines that hold one of its gates.
 	c := cand{code: sdk.CodeTimeout, conf: 0.8, retry: true, details: map[string]string{}}
 	short := sc.excType(i)
 	if k := strings.LastIndexByte(short, '.'); k >= 0 {

@@ -25,6 +25,9 @@ func parseBoost(s string, st *state) (u sdk.Progress, ok bool) {
 	if b == k || b == 0 || s[b-1] != '[' {
 		return u, false
 	}
+	if a := strings.TrimRight(s[:b-1], " "); len(a) > 0 && len(a) < b-1 && isLetter(a[len(a)-1]) {
+		return u, false // "Epoch[13] Batch [600]\t...": a named counter, not a round
+	}
 	n, _, _ := parseUint(s, b)
 	u.Source = "xgboost"
 	// The fields of strings.Split(s[k+2:], "\t"), without its slice.

@@ -83,6 +83,8 @@ var marks = func() []mark {
 		{"[", 0, fBracket}, {"]\t", 0, fBracketTab},
 		{"{", 0, fBrace}, {"{'", 0, fBraceQuote}, {"{\"", 0, fBraceQuote},
 		{"\x1b", 0, fRaw}, {"\r", 0, fRaw},
+		// syslog/CloudWatch write control bytes as "#015" (CR), "#033" (ESC)
+		{"#015", 0, fRaw}, {"#033", 0, fRaw},
 		{"ETA", 0, fETA}, {"Epoch", 0, fEpochCap}, {"Epochs =", 0, fEpochsEq}, {"EPOCH", 0, fEpochUp},
 		{"epoch", 0, fEpochLow},
 		{"Step", 0, fStepCap}, {"STEP", 0, fStepUp}, {"Starting trainin", 0, fStarting},
@@ -295,6 +297,13 @@ func classify(s string) uint64 { return scanLine(s) }
 // leaves unknown the record reader fills (record.go).
 func parseLine(s string, f uint64, st *state) (u sdk.Progress, ok bool) {
 	u, ok = parseFormats(s, f, st)
+	if ok && st.source == "keras" && st.epochTotal > 0 && st.epoch == st.epochTotal && st.total > 0 && st.step == st.total &&
+		u.Step == 0 && u.Total == 0 && u.Epoch == 0 && u.Percentage == 0 && u.Message == "" {
+		// fit's last epoch is done: a line of metrics alone ("Loss: 0.51,
+		// Accuracy: 74.87%") reports model.evaluate's, not training's
+		st.metrics = st.metrics[:0]
+		return sdk.Progress{}, false
+	}
 	// (Not MLX's or mmengine's lines: their parsers read them whole.)
 	if ok && !st.side && (u.Source == "mmcv" || u.Source == "detectron2") && incomplete(&u, st) {
 		if r, ok := readRecord(s, st, true, f&fGeneric != 0, true); ok {

@@ -60,6 +60,12 @@ func kwMask(ks []keyword) (m uint64) {
 // guest more than the line's parsing.
 func parseGeneric(s string, f uint64, st *state) (u sdk.Progress, ok bool) {
 	st.metrics = st.metrics[:0]
+	if f&(fIterLow) != 0 && index(s, "Best iteration") >= 0 && index(s, "Stopping") >= 0 {
+		// XGBoost's early stop: training ended; the number after it is
+		// the best round, not a newer one (nor is the row it reprints)
+		st.stopped = true
+		return sdk.Progress{Percentage: 100, Message: stoppedMessage, Source: st.source}, true
+	}
 	found := false
 	if n, m, end, ok := kwNum(s, maskEpoch, f); ok {
 		u.Epoch, u.EpochTotal, found = n, m, true
@@ -79,10 +85,22 @@ func parseGeneric(s string, f uint64, st *state) (u sdk.Progress, ok bool) {
 				if n, m, ok := spacedFraction(s, skipSpaces(s, j+1)); ok {
 					u.Step, u.Total = n, m
 				}
+			} else if j < len(s) && s[j] == ',' {
+				// "Epoch  1, 13400/37527; acc: ...": the batch of the epoch
+				if n, m, _, ok := numAfter(s, skipSpaces(s, j+1)); ok && m > 0 {
+					u.Step, u.Total = n, m
+				}
 			}
 		}
 	}
-	if u.Total == 0 {
+	if u.Total == 0 && u.Step == 0 {
+		// "40606/50000: episode: 573, ...", "191/446 (epoch 0), ...",
+		// "[5000 | 5336.92] loss=0.80": a counter that leads the record
+		if n, m, ok := leadingCount(s); ok {
+			u.Step, u.Total, found = n, m, true
+		}
+	}
+	if u.Total == 0 && u.Step == 0 {
 		if n, m, end, ok := kwNum(s, maskStep, f); ok && !heading(s, end, m) {
 			u.Step, u.Total, found = n, m, true
 		}
@@ -101,7 +119,11 @@ func parseGeneric(s string, f uint64, st *state) (u sdk.Progress, ok bool) {
 		u.Percentage, found = p, true // "this epoch [#####.....] 10.84%"
 	}
 	if !found && f&fLossAny == 0 {
-		return sdk.Progress{}, false // no key can hold "loss"
+		n, ok := globalStep(s)
+		if !ok || index(s, "reward") < 0 {
+			return sdk.Progress{}, false // no key can hold "loss"
+		}
+		u.Step, found = n, true // "global_step=3553, episode_reward=28.0"
 	}
 	ms := st.metrics
 	lossKV := false
@@ -117,6 +139,14 @@ func parseGeneric(s string, f uint64, st *state) (u sdk.Progress, ok bool) {
 		}
 		ms = append(ms, metric{k, v}) // NaN and ±Inf included, as addMetric
 	})
+	if u.Step == 0 && (found || lossKV || hasLossLike(ms[len(st.metrics):])) {
+		// "epoch: [1/2], global_step: 160, loss: ...", "global_step=3553,
+		// episode_reward=28.0": the global step of a training record. On
+		// its own ("restoring global_step=500") it is a setting.
+		if n, ok := globalStep(s); ok {
+			u.Step, found = n, true
+		}
+	}
 	if !found && !lossKV {
 		ms = ms[:len(st.metrics)] // no counter, no loss: settings
 	}
@@ -183,6 +213,73 @@ func kwNum(s string, mask, f uint64) (n, m int64, end int, ok bool) {
 		}
 	}
 	return 0, 0, 0, false
+}
+
+// stoppedMessage marks, in the state the host keeps, that the job
+// stopped early (so a later batch still drops the reprinted best round).
+const stoppedMessage = "stopped early"
+
+// globalStep reads "global_step: N", "global_step=N", "global step N".
+func globalStep(s string) (int64, bool) {
+	k := index(s, "global_step")
+	if k < 0 {
+		k = index(s, "global step")
+	}
+	if k < 0 || k > 0 && isWordByte(s[k-1]) {
+		return 0, false
+	}
+	i := k + len("global_step")
+	for i < len(s) && (s[i] == ' ' || s[i] == ':' || s[i] == '=') {
+		i++
+	}
+	n, j, ok := parseUint(s, i)
+	if !ok || j < len(s) && (isLetter(s[j]) || s[j] == '.' || s[j] == '/') {
+		return 0, false
+	}
+	return n, true
+}
+
+// leadingCount reads a counter that leads a record: "N/M: ..." (after a
+// list marker such as "2. "), "N/M (epoch e)", or "[N | elapsed]". A bare
+// fraction at the start of a line says nothing (a ratio, a date), so it
+// needs the colon or the epoch after it.
+func leadingCount(s string) (n, m int64, ok bool) {
+	i := 0
+	for i < len(s) && (s[i] == '_' || s[i] == '*') {
+		i++
+	}
+	if j := i; j < len(s) && isDigit(s[j]) {
+		for j < len(s) && isDigit(s[j]) {
+			j++
+		}
+		if j+1 < len(s) && s[j] == '.' && s[j+1] == ' ' && j-i <= 3 {
+			i = skipSpaces(s, j+1) // "2.  39497/50000: ..."
+		}
+	}
+	if i < len(s) && s[i] == '[' {
+		// "[5000 | 5336.92] loss=..."
+		n, j, ok := parseUint(s, i+1)
+		if !ok || !strings.HasPrefix(s[j:], " | ") {
+			return 0, 0, false
+		}
+		if _, k, ok := parseNum(s, j+3); ok && k < len(s) && s[k] == ']' {
+			return n, 0, true
+		}
+		return 0, 0, false
+	}
+	n, j, ok := parseUint(s, i)
+	if !ok || j >= len(s) || s[j] != '/' {
+		return 0, 0, false
+	}
+	m, end, ok := parseUint(s, j+1)
+	if !ok || m < n || m == 0 {
+		return 0, 0, false
+	}
+	if end < len(s) && s[end] == ':' && (end+1 == len(s) || s[end+1] == ' ') ||
+		strings.HasPrefix(s[end:], " (epoch") || strings.HasPrefix(s[end:], " (Epoch") {
+		return n, m, true
+	}
+	return 0, 0, false
 }
 
 // numAfter reads "N", "N/M", "N of M" at s[i:].
@@ -283,15 +380,37 @@ func spacedLoss(s string, ms []metric) []metric {
 		}
 		k += off
 		off = k + 4
-		if k > 0 && (isLetter(s[k-1]) || s[k-1] == '_') || off >= len(s) || s[off] != ' ' {
+		ident := "" // "train_loss 0.357": a name glued to loss with '_'
+		if k > 1 && s[k-1] == '_' {
+			a := k - 1
+			for a > 0 && (isLetter(s[a-1]) || s[a-1] == '_') {
+				a--
+			}
+			if a < k-1 && (a == 0 || s[a-1] == ' ') {
+				ident = s[a : k+4]
+			}
+		}
+		if k > 0 && (isLetter(s[k-1]) || s[k-1] == '_' && ident == "") || off >= len(s) || s[off] != ' ' {
 			continue
 		}
-		v, j, ok := parseNum(s, skipSpaces(s, off))
+		vi := skipSpaces(s, off)
+		if vi+1 < len(s) && s[vi] == ':' && s[vi+1] == ' ' {
+			vi = skipSpaces(s, vi+1) // nnU-Net v1: "train loss : -0.6745"
+		}
+		v, j, ok := parseNum(s, vi)
 		if !ok || j < len(s) && (isLetter(s[j]) || s[j] == ':' || s[j] == '/') {
 			continue
 		}
+		if ident != "" && strings.TrimSpace(s[j:]) != "" {
+			// a glued name only on a line of one value (nnU-Net's
+			// "...: train_loss 0.357"); on a record of several, the
+			// record reader reads the names and their neighbours
+			continue
+		}
 		key := "loss"
-		if b := k - 1; b > 0 && s[b] == ' ' && isLetter(s[b-1]) {
+		if ident != "" {
+			key = ident
+		} else if b := k - 1; b > 0 && s[b] == ' ' && isLetter(s[b-1]) {
 			a := b
 			for a > 0 && isLetter(s[a-1]) {
 				a--

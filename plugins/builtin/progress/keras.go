@@ -67,10 +67,15 @@ func parseKeras(s string, st *state) (u sdk.Progress, ok bool) {
 	if !found {
 		return u, false
 	}
-	if st.source == "keras" && st.epochTotal > 0 && st.epoch == st.epochTotal && st.total > 0 &&
-		st.step == st.total && m != st.total {
-		// The last epoch's bar is done; a bar of another size after it
-		// is model.evaluate's or model.predict's: a side bar.
+	lastDone := st.epoch == st.epochTotal && st.step == st.total // fit is over
+	if st.source == "keras" && st.epochTotal > 0 && st.total > 0 && st.step != 0 && (m != st.total || lastDone) {
+		// Once an epoch's bar has started, a bar of another size before
+		// the next "Epoch" header is model.evaluate's or predict's (a
+		// callback's inside the epoch, or after the last one): a side
+		// bar, which must not become the run's step or percentage (a
+		// "20/20" there sent the percent chart to 100%, issue #24). The
+		// header resets the step, so a new epoch's bar of another size
+		// is still that epoch's.
 		st.side = true
 		return u, true
 	}

@@ -41,6 +41,8 @@ var Prefilter = []string{
 	"[Info] Finish",      // LightGBM "Finish train"
 	"`Trainer.fit`",      // Lightning "`Trainer.fit` stopped"
 	"w_mean ", "n_mean ", // stable-baselines "| ep_rew_mean | -213 |" (confirmed below)
+	"pisode",   // "Episode: 74, Actions: 2162, reward: -19" (confirmed below)
+	"d_mean: ", // RLlib's result "episode_reward_mean: -544.68" ("d_" is rare in logs)
 	// boosting rounds with their data set's metric: "[2]  train-rmse:0.1",
 	// "training-error:"; never a common pair such as "er" or "ma"
 	"-rmse:", "-auc:", "g-error:", "n-error:", "l-error:", "t-error:",
@@ -72,7 +74,10 @@ const (
 	kwSingular = `(?i:ation)?[ \t:=\[(#]*\d`
 	kwPlural   = `(?i:s|es|ations)[ \t:=\[(#]*\d+(?:/| of )\d`
 	// "45/100 steps": kwNum's count before the keyword.
-	kwCountBefore = `\d/\d+ `
+	// A counter that leads the record (leadingCount: "40606/50000: ...",
+	// after a list marker "2.  "): the keyword may be anywhere after it.
+	kwLeadingCount = `^[_*]*(?:\d{1,3}\. +)?\d+/\d+(?:: | \([Ee]poch).*`
+	kwCountBefore  = `\d/\d+ `
 	// clean strips ANSI escapes before parsing, so a line with one may
 	// have the number anywhere: any ESC before or after lets it through.
 	escBefore = `\x1b.*`
@@ -88,6 +93,7 @@ func confirmKeyword(lit, first string) []sdk.PrefilterConfirm {
 		{Literal: lit, Before: word, After: kwSingular},
 		{Literal: lit, Before: word, After: kwPlural},
 		{Literal: lit, Before: kwCountBefore + first},
+		{Literal: lit, Before: kwLeadingCount},
 		{Literal: lit, Before: escBefore},
 		{Literal: lit, After: escAfter},
 	}
@@ -104,6 +110,12 @@ var PrefilterConfirm = slices.Concat(
 	[]sdk.PrefilterConfirm{
 		{Literal: "tep", After: `s = `}, // HF banner "Total optimization steps = 1,851"
 		{Literal: "tep", Before: `/s`},  // Keras "50ms/step"
+		// "global_step=3553, episode_reward=28.0" (CleanRL and others)
+		{Literal: "tep", Before: `global_s`, After: `[ \t:=]*\d`},
+	},
+	[]sdk.PrefilterConfirm{
+		// an episode counter that leads a record with a reward on it
+		{Literal: "pisode", Before: `^[ \t]*[Ee]`, After: `[ \t:#]*\d+[ \t,;|].*(?i:reward)`},
 	},
 	[]sdk.PrefilterConfirm{
 		// stable-baselines "| total_timesteps | 100096 |"
@@ -122,6 +134,9 @@ var PrefilterConfirm = slices.Concat(
 		{Literal: "rogress", Before: escBefore}, {Literal: "rogress", After: escAfter},
 		{Literal: "learn ", Before: `(?:^|[^A-Za-z0-9_])\d+:[ \t]+`},
 		{Literal: "tree ", After: `\d+ of \d+`},
+		// XGBoost's early stop, "Stopping. Best iteration:" (the round
+		// may follow on the next line)
+		{Literal: "iter", Before: `Best `, After: `ation:`},
 		// Ray's "training_iteration: 20" (a row of its result box too)
 		{Literal: "iter", Before: `training_`, After: `ation[ \t:=|]*\d`},
 	},

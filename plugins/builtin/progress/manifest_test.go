@@ -7,6 +7,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/runbox/runbox/plugins/prefilter"
 	"github.com/runbox/runbox/plugins/prefilter/tables"
 	"github.com/runbox/runbox/sdk"
 )
@@ -214,5 +215,13 @@ func TestConfirmDrops(t *testing.T) {
 				t.Errorf("%q yields %+v", l, out.Updates)
 			}
 		}
+	}
+}
+
+// TestPrefilterCompiles: the host ignores (with a warning) a confirm entry
+// it cannot compile, which would silently drop the lines it was for.
+func TestPrefilterCompiles(t *testing.T) {
+	if _, errs := prefilter.New(Prefilter, PrefilterConfirm); len(errs) > 0 {
+		t.Errorf("the host's prefilter rejects entries: %v", errs)
 	}
 }

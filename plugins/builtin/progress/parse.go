@@ -38,6 +38,10 @@ type state struct {
 	instant    bool     // the line's bar took under a second so far ([00:00<...)
 	cols       []string // a metrics table's header (table.go), if known
 	phase      string   // phase of the latest update that named one
+	// stopped: the job said it stopped early ("Stopping. Best
+	// iteration:"); a round below the last one after it is the best
+	// round reprinted, not a newer one
+	stopped bool
 	// a column table's header (grid.go): its columns by word and by
 	// cell; gridOn once one is known
 	gridOn, gridPipe     bool // gridPipe: the header is drawn with pipes
@@ -111,6 +115,7 @@ func newState(last *sdk.Progress) *state {
 	st.step, st.epoch, st.epochTotal = last.Step, last.Epoch, last.EpochTotal
 	st.source = last.Source
 	st.phase = last.Phase
+	st.stopped = last.Message == stoppedMessage
 	if last.Source == "fastai" {
 		st.fastaiCols = fastaiColsFromMessage(last.Message)
 	}
@@ -206,6 +211,9 @@ func Parse(in sdk.ParseInput) sdk.ParseOutput {
 			gridOn = true
 		}
 		above = ""
+		if ok && st.stopped && u.Step > 0 && u.Step < st.step {
+			ok = false // the best round, reprinted after an early stop
+		}
 		if ok && !st.side {
 			kvOn = kvOn || u.Source == "table"
 			st.emit(&acc, &u)
@@ -404,6 +412,11 @@ func orFloat(a, b float64) float64 {
 // clean strips what the terminal or a paste adds around the text: ANSI
 // escapes, carriage returns, markdown quote markers and surrounding space.
 func clean(s string) string {
+	if strings.Contains(s, "#0") {
+		// syslog's escapes of control bytes (CloudWatch keeps them):
+		// CR, ESC, and backspaces that erase nothing we keep
+		s = octalEscapes.Replace(s)
+	}
 	if strings.IndexByte(s, 0x1b) >= 0 {
 		s = stripANSI(s)
 	}
@@ -419,6 +432,8 @@ func clean(s string) string {
 	return trimPlain(s)
 }
 
+var octalEscapes = strings.NewReplacer("#015", "\r", "#033", "\x1b", "#010", "")
+
 // trimPlain is clean for a line without ESC and CR bytes.
 func trimPlain(s string) string {
 	if len(s) == 0 {
@@ -426,12 +441,15 @@ func trimPlain(s string) string {
 	}
 	// Nothing to trim when s starts and ends with printable ASCII (and
 	// does not start with '>'): the common case, checked with no branch.
-	if inRange(s[0], 0x21, 0x7f)&inRange(s[len(s)-1], 0x21, 0x7f)&^eq(uint64(s[0]), '>') != 0 {
+	if inRange(s[0], 0x21, 0x7f)&inRange(s[len(s)-1], 0x21, 0x7f)&^eq(uint64(s[0]), '>')&^eq(uint64(s[0]), '+') != 0 {
 		return s
 	}
 	s = strings.TrimSpace(s)
 	for len(s) > 0 && s[0] == '>' {
 		s = strings.TrimLeft(s[1:], " ")
+	}
+	if len(s) > 1 && s[0] == '+' && (isLetter(s[1]) || isDigit(s[1])) {
+		s = s[1:] // a line pasted from a diff ("+Epoch 3/10"); "+ cmd" is a shell trace
 	}
 	return s
 }

@@ -782,6 +782,31 @@ func recordNoKeyword(s, t string, st *state) (u sdk.Progress, ok bool) {
 		return u, true
 	case index(t, "PROGRESS: at ") >= 0:
 		return gensimLine(t)
+	case (t[0] == 'E' || t[0] == 'e') && prefixFold(t, "episode") && len(t) > 8 && !isWordByte(t[7]):
+		// "Episode: 74, Actions: 2162, reward: -19": an RL loop's episode
+		// counter leading a record with a reward (no total printed)
+		if n, end, ok := episodeLead(t); ok {
+			m0 := len(st.metrics)
+			kvAll(t[end:], st)
+			st.metrics = dedupe(st.metrics, m0)
+			for _, m := range st.metrics[m0:] {
+				if strings.Contains(strings.ToLower(m.k), "reward") {
+					return sdk.Progress{Step: n, Phase: "train", Source: "generic"}, true
+				}
+			}
+			st.metrics = st.metrics[:m0]
+		}
+	case isLetter(t[0]) && index(t, "reward_mean: ") > 0:
+		// a result dict's "episode_reward_mean: -544.68" (RLlib): one
+		// name, one value, on a line of its own
+		if k := strings.IndexByte(t, ':'); strings.IndexByte(t[:k], ' ') < 0 {
+			m0 := len(st.metrics)
+			kvAll(t, st)
+			if len(st.metrics) == m0+1 {
+				return sdk.Progress{Phase: "train", Source: "generic"}, true
+			}
+			st.metrics = st.metrics[:m0]
+		}
 	}
 	return u, false
 }
@@ -819,4 +844,17 @@ func startBanner(t string) (u sdk.Progress, ok bool) {
 		return u, false
 	}
 	return sdk.Progress{Source: "mlx", Total: n, Phase: "train"}, true
+}
+
+// episodeLead reads the counter of "Episode: 74, ..." / "episode 3 | ...".
+func episodeLead(t string) (n int64, end int, ok bool) {
+	i := 7
+	for i < len(t) && (t[i] == ' ' || t[i] == '\t' || t[i] == ':' || t[i] == '#') {
+		i++
+	}
+	n, end, ok = parseUint(t, i)
+	if !ok || end == len(t) || !(t[end] == ' ' || t[end] == '\t' || t[end] == ',' || t[end] == ';' || t[end] == '|') {
+		return 0, 0, false
+	}
+	return n, end, true
 }

@@ -124,3 +124,92 @@ func TestKerasNewEpochBar(t *testing.T) {
 		t.Errorf("(-want +got):\n%s", d)
 	}
 }
+
+// TestKerasNestedBarIsSide: a bar of another size inside an epoch (a
+// callback's model.evaluate, "20/20") does not become the run's step or
+// percentage: it sent the dashboard's percent chart to 100% (issue #24).
+func TestKerasNestedBarIsSide(t *testing.T) {
+	for _, lines := range [][]string{
+		{"Epoch 3/10", "100/1562 [>.............................] - ETA: 1:00 - loss: 0.9000",
+			"20/20 [==============================] - 0s 2ms/step - loss: 0.3000"},
+		{"Epoch 3/10", "1562/1562 [==============================] - 40s 25ms/step - loss: 0.5000",
+			"20/20 [==============================] - 0s 2ms/step"},
+	} {
+		got := run(lines, 1000, true)
+		if got == nil || got.Total != 1562 || got.Percentage == 100 && got.Step != 1562 || got.Epoch != 3 {
+			t.Errorf("%q: %+v, want the epoch's bar of 1562", lines, got)
+		}
+	}
+}
+
+// The shapes issue #24 added, each on lines written for it (not copied
+// from the corpus), in one batch and one line per batch (the early stop's
+// mark must survive a batch boundary).
+func TestIssue24Shapes(t *testing.T) {
+	cases := []struct {
+		name  string
+		lines []string
+		check func(p *sdk.Progress) bool
+	}{
+		{"leading N/M:", []string{"3.  120/900: episode: 7, duration: 0.5s, episode steps: 40, loss: 0.25"},
+			func(p *sdk.Progress) bool { return p.Step == 120 && p.Total == 900 && p.Metrics["loss"] == 0.25 }},
+		{"leading N/M (epoch e)", []string{"12/80 (epoch 1), train_loss = 1.500, time/batch = 0.1"},
+			func(p *sdk.Progress) bool { return p.Step == 12 && p.Total == 80 && p.Epoch == 1 }},
+		{"[N | elapsed]", []string{"[40 | 12.50] loss=2.10 avg=2.30"},
+			func(p *sdk.Progress) bool { return p.Step == 40 && p.Metrics["loss"] == 2.1 }},
+		{"Epoch e, N/M;", []string{"Epoch  2,   300/1200; acc:  40.00; ppl:  9.50; xent: 2.25; 100 src tok/s"},
+			func(p *sdk.Progress) bool {
+				return p.Step == 300 && p.Total == 1200 && p.Epoch == 2 && p.Metrics["ppl"] == 9.5
+			}},
+		{"global step beside an epoch", []string{"[2025/01/01 10:00:00] x INFO: epoch: [2/9], global_step: 75, lr: 0.001000, loss: 0.500000"},
+			func(p *sdk.Progress) bool { return p.Step == 75 && p.Epoch == 2 && p.EpochTotal == 9 }},
+		{"global step beside a reward", []string{"global_step=640, episode_reward=3.5"},
+			func(p *sdk.Progress) bool { return p.Step == 640 && p.Metrics["episode_reward"] == 3.5 }},
+		{"one value a line", []string{"2025-01-01 10:00:00.000001: Epoch 4", "2025-01-01 10:00:01.000001: train_loss 0.25", "2025-01-01 10:00:02.000001: val_loss 0.3"},
+			func(p *sdk.Progress) bool {
+				return p.Epoch == 4 && p.Metrics["train_loss"] == 0.25 && p.Metrics["val_loss"] == 0.3
+			}},
+		{"spaced colon loss", []string{"epoch:  6", "train loss : -0.5"},
+			func(p *sdk.Progress) bool { return p.Epoch == 6 && p.Metrics["train_loss"] == -0.5 }},
+		{"a named counter in brackets is not a boosting round", []string{"INFO:root:Epoch[5] Batch [300]\tSpeed: 100.5 samples/sec\taccuracy=0.5"},
+			func(p *sdk.Progress) bool { return p.Step == 300 && p.Epoch == 5 && p.Metrics["accuracy"] == 0.5 }},
+		{"epoch in a bar's bracketed description", []string{"Train epoch [2/3]:  50%|█████     | 10/20 [00:10<00:10,  1.00it/s, pg=0.5]"},
+			func(p *sdk.Progress) bool { return p.Step == 10 && p.Total == 20 && p.Epoch == 2 && p.EpochTotal == 3 }},
+		{"an episode counter leading a record with a reward", []string{"Episode: 6, Actions: 1500, reward: -20, Avg. reward: -20.5", "Episode: 7, Actions: 1312, reward: -19,"},
+			func(p *sdk.Progress) bool { return p.Step == 7 && p.Total == 0 && p.Metrics["reward"] == -19 }},
+		{"a leading counter's record without a loss", []string{"1.  39160/50000: episode: 569, duration: 0.073s, episode steps: 13, episode reward: 13.000, loss: 78.8", "2.  39497/50000: episode: 570, duration: 1.759s, episode steps: 337, episode reward: 337.000, mean action: 0.499"},
+			func(p *sdk.Progress) bool { return p.Step == 39497 && p.Total == 50000 }},
+		{"a result dict's reward mean", []string{"training_iteration: 12", "  episode_reward_mean: -31.5"},
+			func(p *sdk.Progress) bool { return p.Step == 12 && p.Metrics["episode_reward_mean"] == -31.5 }},
+		{"a diff's + before each line; evaluate after fit of the same size", []string{"+Epoch 2/2", "+60/60 [==============================] - 0s - loss: 0.3000 - acc: 0.9000", "+20/60 [=========>....................] - ETA: 0s"},
+			func(p *sdk.Progress) bool {
+				return p.Step == 60 && p.Total == 60 && p.Epoch == 2 && p.Metrics["loss"] == 0.3
+			}},
+		{"metrics alone after fit's last epoch are evaluation's", []string{"Epoch 2/2", "60/60 [==============================] - 0s - loss: 0.3000 - acc: 0.9000", "Loss: 0.51, Accuracy: 74.87%"},
+			func(p *sdk.Progress) bool { return p.Step == 60 && p.Metrics["loss"] == 0.3 && p.Metrics["Loss"] == 0 }},
+		{"syslog's escapes of CR and backspace", []string{"Epoch 3/5", "#0151/9 [==>...........................] - ETA: 0s - loss: 1.5000#010#010#010#0159/9 [==============================] - 0s 8ms/step - loss: 1.2500"},
+			func(p *sdk.Progress) bool {
+				return p.Step == 9 && p.Total == 9 && p.Epoch == 3 && p.Metrics["loss"] == 1.25
+			}},
+		{"early stop, best round reprinted", []string{"[7]\ttrain-rmse:0.70\ttest-rmse:0.90", "[8]\ttrain-rmse:0.60\ttest-rmse:0.95", "Stopping. Best iteration:", "[7]\ttrain-rmse:0.70\ttest-rmse:0.90"},
+			func(p *sdk.Progress) bool {
+				return p.Step == 8 && p.Percentage == 100 && p.Metrics["test-rmse"] == 0.95
+			}},
+	}
+	for _, c := range cases {
+		for _, batch := range []int{1000, 1} {
+			got := run(c.lines, batch, true)
+			if got == nil || !c.check(got) {
+				t.Errorf("%s (batch %d): %+v", c.name, batch, got)
+			}
+		}
+	}
+	// An episode counter without a reward on its line is not read.
+	if got := run([]string{"Episode: 7, Actions: 1312, seed: 3"}, 1000, true); got != nil {
+		t.Errorf("an episode counter with no reward: %+v", got)
+	}
+	// Alone, a global step is a setting (TestEdgeCases has the line).
+	if got := run([]string{"restoring global_step=500 and steps_per_epoch=100"}, 1000, true); got != nil {
+		t.Errorf("a global step alone: %+v", got)
+	}
+}

@@ -104,10 +104,18 @@ func tqdmBar(s string, p int, st *state) (u sdk.Progress, ok bool) {
 		n, total = 0, 0
 	}
 	desc := s[:j]
+	whole := desc
 	if k := strings.LastIndexAny(desc, "]|"); k >= 0 {
 		desc = desc[k+1:] // an earlier redraw or a logger prefix
 	}
 	applyDesc(desc, n, total, float64(disp), &u, st)
+	if u.Epoch == 0 && !st.side && len(whole) > len(desc) {
+		// "Train epoch [1/1]:  21%|...": the ']' closed the epoch's own
+		// bracket, not a prefix; the epoch is the run's.
+		if d := describe(strings.TrimRight(strings.TrimSpace(whole), ":")); d.epoch > 0 && !d.outer {
+			u.Epoch, u.EpochTotal = d.epoch, d.epochTotal
+		}
+	}
 	return u, true
 }
 

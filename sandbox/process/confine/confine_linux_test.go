@@ -11,6 +11,8 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+
+	"golang.org/x/sys/unix"
 )
 
 // The test binary doubles as the confine entry (as the runbox binary does)
@@ -65,6 +67,12 @@ func helper(what string, args []string) int {
 	case "kill":
 		pid, _ := strconv.Atoi(args[0])
 		err = syscall.Kill(pid, syscall.SIGTERM)
+	case "tiocsti": // push a command into the terminal on stdin
+		for _, c := range []byte("id\n") {
+			if err = unix.IoctlSetPointerInt(0, unix.TIOCSTI, int(c)); err != nil {
+				break
+			}
+		}
 	case "nnp":
 		b, _ := os.ReadFile("/proc/self/status")
 		if !strings.Contains(string(b), "NoNewPrivs:\t1") {
@@ -205,10 +213,33 @@ func TestNetworkLevels(t *testing.T) {
 	}
 }
 
+// hostDir is a temporary directory outside the places a confined run gets
+// privately (Scratch), so a run sees it as the host has it and only
+// Landlock decides: below the current directory, or the home when the
+// checkout itself is in /tmp.
+func hostDir(t *testing.T) string {
+	t.Helper()
+	home, _ := os.UserHomeDir()
+	cwd, _ := os.Getwd()
+	for _, parent := range []string{cwd, home} {
+		if parent == "" || isCovered(resolve(parent)) {
+			continue
+		}
+		d, err := os.MkdirTemp(parent, ".confine-test-")
+		if err != nil {
+			continue
+		}
+		t.Cleanup(func() { os.RemoveAll(d) })
+		return d
+	}
+	t.Skip("no writable directory outside /tmp, /var/tmp, /dev/shm and /run")
+	return ""
+}
+
 func TestFilesystemLevel(t *testing.T) {
 	need(t, FS)
-	ws, outside, extra := t.TempDir(), t.TempDir(), t.TempDir()
-	home := t.TempDir()
+	ws, outside, extra := t.TempDir(), hostDir(t), t.TempDir()
+	home := hostDir(t)
 	if err := os.MkdirAll(filepath.Join(home, ".ssh"), 0o700); err != nil {
 		t.Fatal(err)
 	}
@@ -439,5 +470,95 @@ func TestMaskedSockets(t *testing.T) {
 		t.Errorf("the socket is masked outside the run too: %v", err)
 	} else {
 		c.Close()
+	}
+}
+
+// TestNoTerminalInjection: a run handed a terminal (its stdin a pty that
+// would be its controlling terminal) cannot push input into it with
+// TIOCSTI, the way a hostile program types commands into the user's shell:
+// a confined command starts in a session of its own (NewSession), without
+// a controlling terminal, and without CAP_SYS_ADMIN. Unconfined, the same
+// attempt succeeds.
+func TestNoTerminalInjection(t *testing.T) {
+	exe, _ := os.Executable()
+	for _, level := range Levels {
+		t.Run(string(level), func(t *testing.T) {
+			need(t, level)
+			ptmx, err := os.OpenFile("/dev/ptmx", os.O_RDWR|unix.O_NOCTTY, 0)
+			if err != nil {
+				t.Skipf("no ptys: %v", err)
+			}
+			defer ptmx.Close()
+			if err := unix.IoctlSetPointerInt(int(ptmx.Fd()), unix.TIOCSPTLCK, 0); err != nil {
+				t.Fatal(err)
+			}
+			n, err := unix.IoctlGetInt(int(ptmx.Fd()), unix.TIOCGPTN)
+			if err != nil {
+				t.Fatal(err)
+			}
+			tty, err := os.OpenFile("/dev/pts/"+strconv.Itoa(n), os.O_RDWR|unix.O_NOCTTY, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer tty.Close()
+			p := Policy{Level: level, Workdir: t.TempDir(), RO: []string{filepath.Dir(exe)}}
+			cmd := exec.Command(exe)
+			cmd.Env = append(os.Environ(), helperEnv+"=tiocsti")
+			cmd.Stdin = tty
+			var buf strings.Builder
+			cmd.Stdout, cmd.Stderr = &buf, &buf
+			cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true, Setctty: true, Ctty: 0}
+			if err := Wrap(cmd, exe, p); err != nil {
+				t.Fatal(err)
+			}
+			if err := cmd.Run(); err != nil {
+				t.Fatalf("%v: %s", err, buf.String())
+			}
+			out := strings.TrimSpace(buf.String())
+			if level == None && out != "ok" {
+				t.Fatalf("unconfined TIOCSTI: %q, want ok (the attack must reach its target there)", out)
+			}
+			if level != None && out == "ok" {
+				t.Errorf("--isolate %s: the run pushed input into its terminal", level)
+			}
+		})
+	}
+}
+
+// TestHiddenDirs: the home's credential and agent directories and runbox's
+// home (Policy.Hide) are empty for a run at every level, net included,
+// where Landlock leaves reads alone: one outside every private place, and
+// one inside the workspace, which is bound back into the run's /tmp.
+func TestHiddenDirs(t *testing.T) {
+	ws := t.TempDir()
+	inWS := filepath.Join(ws, "home", ".ssh")
+	outside := filepath.Join(hostDir(t), ".gnupg")
+	for _, d := range []string{inWS, outside} {
+		if err := os.MkdirAll(d, 0o700); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(d, "key"), []byte("secret"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, level := range Levels {
+		t.Run(string(level), func(t *testing.T) {
+			need(t, level)
+			p := Policy{Level: level, Workdir: ws, Hide: []string{inWS, outside}}
+			for _, d := range []string{inWS, outside} {
+				out := confined(t, p, "read", filepath.Join(d, "key"))
+				if level == None && out != "ok" {
+					t.Fatalf("unconfined read of %s: %q, want ok", d, out)
+				}
+				if level != None && out == "ok" {
+					t.Errorf("--isolate %s read %s/key", level, d)
+				}
+			}
+			if level != None {
+				if out := confined(t, p, "write", filepath.Join(ws, "f")); out != "ok" {
+					t.Errorf("--isolate %s: the workspace is not writable: %q", level, out)
+				}
+			}
+		})
 	}
 }

@@ -8,8 +8,6 @@ import (
 	"runtime"
 	"syscall"
 
-	"github.com/landlock-lsm/go-landlock/landlock"
-	ll "github.com/landlock-lsm/go-landlock/landlock/syscall"
 	"golang.org/x/sys/unix"
 )
 
@@ -55,95 +53,19 @@ func Main(args []string) int {
 	return code
 }
 
-// apply restricts this process (and so everything it execs) to p.
+// apply restricts this process (and so everything it execs) to p. The
+// confine entry was started in new namespaces (Wrap): a mount namespace
+// always, a network namespace for a network cut.
 func apply(p Policy, cmdPath string) error {
 	if p.Level.Network() {
 		if err := loopbackUp(); err != nil {
 			return fmt.Errorf("bring up loopback: %w", err)
 		}
 	}
-	if err := maskSockets(p.Mask); err != nil {
+	if err := privateMounts(p, cmdPath); err != nil {
 		return err
 	}
-	// Give up what nsAttr lent: the command holds no capability unless
-	// it is root inside its namespace.
-	if err := dropCaps(); err != nil {
-		return err
-	}
-	if err := unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {
-		return fmt.Errorf("no_new_privs: %w", err)
-	}
-	abi, _ := ll.LandlockGetABIVersion()
-	if disabled("landlock") {
-		abi = 0
-	}
-	if abi < 1 {
-		if p.Level.Filesystem() {
-			return errors.New("the kernel has no Landlock: the filesystem cannot be confined")
-		}
-		return nil // net only: no_new_privs is what is left to do
-	}
-	cfg := landlock.Config{Scoped: landlock.V11.Scoped}
-	if p.Level.Filesystem() {
-		cfg.HandledAccessFS = landlock.V11.HandledAccessFS
-	}
-	if err := cfg.BestEffort().Restrict(fsRules(p, cmdPath)...); err != nil {
-		return fmt.Errorf("landlock: %w", err)
-	}
-	return nil
-}
-
-// fsRules is what a confined run may read, execute and write.
-func fsRules(p Policy, cmdPath string) []landlock.Rule {
-	if !p.Level.Filesystem() {
-		return nil
-	}
-	var roDirs, roFiles, rwDirs, rwFiles []string
-	add := func(dirs, files *[]string, paths ...string) {
-		for _, x := range paths {
-			if st, err := os.Stat(x); err == nil && st.IsDir() {
-				*dirs = append(*dirs, x)
-			} else if err == nil {
-				*files = append(*files, x)
-			}
-		}
-	}
-	add(&roDirs, &roFiles, p.RO...)
-	add(&roDirs, &roFiles, cmdPath)
-	add(&rwDirs, &rwFiles, p.Workdir)
-	if p.TempDir != "" {
-		add(&rwDirs, &rwFiles, p.TempDir)
-	}
-	add(&rwDirs, &rwFiles, p.RW...)
-	return []landlock.Rule{
-		landlock.RODirs(SystemRO...).IgnoreIfMissing(),
-		landlock.RODirs(roDirs...),
-		landlock.ROFiles(roFiles...),
-		landlock.RWDirs(rwDirs...).WithRefer().WithResolveUnix(),
-		landlock.RWFiles(rwFiles...),
-		// Devices every program expects; ioctl for terminals.
-		landlock.RWFiles("/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom", "/dev/tty", "/dev/ptmx").WithIoctlDev().IgnoreIfMissing(),
-		landlock.RWDirs("/dev/pts", "/dev/shm").WithIoctlDev().IgnoreIfMissing(),
-	}
-}
-
-// maskSockets hides sockets the run must not reach (Policy.Mask) in its
-// own mount namespace: /dev/null is bound over each, so connecting fails.
-// The namespace's mounts are made private first, or the masks would
-// propagate back to the host's.
-func maskSockets(paths []string) error {
-	if len(paths) == 0 {
-		return nil
-	}
-	if err := unix.Mount("", "/", "", unix.MS_REC|unix.MS_PRIVATE, ""); err != nil {
-		return fmt.Errorf("private mounts: %w", err)
-	}
-	for _, p := range paths {
-		if err := unix.Mount("/dev/null", p, "", unix.MS_BIND, ""); err != nil {
-			return fmt.Errorf("mask %s: %w", p, err)
-		}
-	}
-	return nil
+	return restrict(p, cmdPath)
 }
 
 // loopbackUp sets the new network namespace's lo up, so a run can still

@@ -39,6 +39,9 @@ func (h Host) Can(l Level) error {
 	if l.Filesystem() && h.LandlockABI < 1 {
 		why = append(why, "no filesystem isolation: "+h.NoLandlock)
 	}
+	if l.Filesystem() && !l.Network() && !h.mountNS() {
+		why = append(why, "no private /tmp, /run and runtime dir (without root, a mount namespace needs a user namespace): "+h.NoUserNS)
+	}
 	if len(why) == 0 {
 		return nil
 	}
@@ -48,7 +51,7 @@ func (h Host) Can(l Level) error {
 // Best is the strongest level up to want that the host can enforce.
 func (h Host) Best(want Level) Level {
 	n := want.Network() && h.UserNS
-	f := want.Filesystem() && h.LandlockABI >= 1
+	f := want.Filesystem() && h.LandlockABI >= 1 && h.mountNS()
 	switch {
 	case n && f:
 		return Full
@@ -60,6 +63,16 @@ func (h Host) Best(want Level) Level {
 	return None
 }
 
+// mountNS reports whether a confined run can get a mount namespace of its
+// own (privateMounts): a process with CAP_SYS_ADMIN (root, outside a
+// container that took it away) makes one, anyone else inside a user
+// namespace.
+func (h Host) mountNS() bool { return h.UserNS || sysAdmin() }
+
+// sysAdmin reports whether this process may make mount namespaces itself
+// (Linux: nsCapable).
+var sysAdmin = func() bool { return false }
+
 // NetworkLine says what a run at level l gets for a network.
 func (h Host) NetworkLine(l Level) string {
 	if !l.Network() {
@@ -70,10 +83,13 @@ func (h Host) NetworkLine(l Level) string {
 
 // FilesystemLine says what a run at level l may touch.
 func (h Host) FilesystemLine(l Level) string {
-	if !l.Filesystem() {
+	if l == None || l == "" {
 		return "host filesystem as the user (not isolated)"
 	}
-	return fmt.Sprintf("Landlock ABI %d — writable: workspace, its temp dir and --rw paths; readable: system dirs and the command's install; home secrets and runbox's home unreadable", h.LandlockABI)
+	if !l.Filesystem() {
+		return "host filesystem as the user, but private empty /tmp, /var/tmp, /dev/shm, /run and runtime dir; home secrets and runbox's home hidden"
+	}
+	return fmt.Sprintf("Landlock ABI %d — writable: workspace, its temp dir, --rw paths and its own empty /tmp, /var/tmp, /dev/shm and runtime dir; readable: system dirs and the command's install; its own empty /run; home secrets and runbox's home hidden", h.LandlockABI)
 }
 
 // ProcessLine says what keeps a confined run from other processes.
@@ -82,12 +98,12 @@ func (h Host) ProcessLine(l Level) string {
 		return "not confined"
 	}
 	if h.LandlockABI >= signalScopeABI {
-		return "no new privileges; signals and ptrace limited to its own tree (Landlock scoping)"
+		return "own session (no controlling terminal); no new privileges; signals, ptrace and abstract unix sockets limited to its own tree (Landlock scoping)"
 	}
 	if h.LandlockABI >= 1 {
-		return "no new privileges; ptrace limited to its own tree (Landlock); signals not scoped (Landlock ABI < 6)"
+		return "own session (no controlling terminal); no new privileges; ptrace limited to its own tree (Landlock); signals and abstract unix sockets not scoped (Landlock ABI < 6)"
 	}
-	return "no new privileges; signals and ptrace not scoped (no Landlock)"
+	return "own session (no controlling terminal); no new privileges; signals and ptrace not scoped (no Landlock)"
 }
 
 // Info is the host's answer for `runbox backends`.
@@ -124,12 +140,13 @@ func (h Host) Summary(l Level) string {
 		parts = append(parts, "no network (loopback only)")
 	}
 	if l.Filesystem() {
-		parts = append(parts, fmt.Sprintf("writable only: workspace, $TMPDIR, --rw paths (Landlock ABI %d)", h.LandlockABI))
+		parts = append(parts, fmt.Sprintf("writable only: workspace, $TMPDIR, --rw paths and its own /tmp, /dev/shm and runtime dir (Landlock ABI %d)", h.LandlockABI))
 	}
 	if l != None {
+		parts = append(parts, "private /tmp, /var/tmp, /dev/shm, /run and runtime dir; home secrets and runbox's home hidden")
 		p := "no new privileges"
 		if h.LandlockABI >= signalScopeABI {
-			p += ", signals scoped to the run"
+			p += ", signals and abstract sockets scoped to the run"
 		}
 		parts = append(parts, p)
 	}

@@ -19,6 +19,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 )
 
@@ -103,9 +104,57 @@ type Policy struct {
 	// RO are further readable paths: the command's own installation when
 	// it lives outside the system directories (a virtualenv, a toolchain).
 	RO []string `json:"ro,omitempty"`
-	// Mask are sockets hidden from the run (Sockets): it needs a mount
-	// namespace, so the confine entry.
+	// Mask are sockets hidden from the run (Sockets) outside the places
+	// it gets privately: /dev/null is bound over each.
 	Mask []string `json:"mask,omitempty"`
+	// Cover are runtime dirs ($XDG_RUNTIME_DIR of the run and of the
+	// daemon) that get an empty tmpfs when they lie outside Scratch.
+	Cover []string `json:"cover,omitempty"`
+	// Hide are directories (an empty tmpfs over each) and files
+	// (/dev/null over each) the run must not reach at all: runbox's home
+	// with its store and daemon socket, and the home's credential and
+	// agent directories (HomeHidden), sockets included.
+	Hide []string `json:"hide,omitempty"`
+	// RuntimeDir is the run's own runtime dir, made empty in its private
+	// /run (PrivateRuntimeDir), owned by UID:GID.
+	RuntimeDir string `json:"runtime,omitempty"`
+	UID        int    `json:"uid,omitempty"`
+	GID        int    `json:"gid,omitempty"`
+}
+
+// Scratch are the host's shared places where sockets and scratch files
+// live: every run above none gets an empty tmpfs of its own over each
+// (those that are directories here), so it reaches no socket there (the
+// container engines', the system and session buses, tmux, X11, ssh and
+// gpg agents, other users') and leaves nothing behind in them.
+var Scratch = []string{"/tmp", "/var/tmp", "/dev/shm", "/run", "/var/run"}
+
+// homeHidden are, relative to the home directory, what a confined run
+// gets an empty directory (or /dev/null) for at every level: credentials
+// and the directories where agents and engines put their sockets
+// (ssh ControlMaster and agents, gpg-agent, Docker Desktop, Colima,
+// Lima, Rancher Desktop, Podman machine).
+var homeHidden = []string{
+	".ssh", ".gnupg", ".aws", ".kube", ".docker", ".azure", ".netrc", ".pgpass",
+	".config/gcloud", ".config/gh", ".git-credentials",
+	".colima", ".lima", ".rd", ".local/share/containers/podman/machine",
+}
+
+// HomeHidden lists what of home and runboxHome a confined run must not
+// reach at all (Policy.Hide): those that exist.
+func HomeHidden(home, runboxHome string) []string {
+	var out []string
+	if home != "" {
+		for _, n := range homeHidden {
+			if x := filepath.Join(home, n); protoExists(x) {
+				out = append(out, x)
+			}
+		}
+	}
+	if runboxHome != "" && protoExists(runboxHome) {
+		out = append(out, filepath.Clean(runboxHome))
+	}
+	return out
 }
 
 // Encode is the policy as the confine entry's argument.
@@ -222,3 +271,41 @@ func disabled(mechanism string) bool {
 	}
 	return false
 }
+
+// HostEnv names variables that point a program at the user's session:
+// agents, buses, displays, terminal multiplexers, editors' and engines'
+// sockets. A confined run's environment drops them unless they are
+// passed on purpose (--env): they name what it must not reach, and with
+// a private /tmp and /run they would point nowhere anyway.
+var HostEnv = []string{
+	"SSH_AUTH_SOCK", "SSH_AGENT_PID", "GPG_AGENT_INFO",
+	"DBUS_SESSION_BUS_ADDRESS", "DBUS_SYSTEM_BUS_ADDRESS",
+	"DISPLAY", "WAYLAND_DISPLAY", "WAYLAND_SOCKET", "XAUTHORITY",
+	"TMUX", "TMUX_PANE", "STY", "ZELLIJ", "ZELLIJ_SESSION_NAME", "KITTY_LISTEN_ON",
+	"VSCODE_IPC_HOOK", "VSCODE_IPC_HOOK_CLI", "VSCODE_GIT_IPC_HANDLE", "GIT_ASKPASS", "SSH_ASKPASS",
+	"DOCKER_HOST", "CONTAINER_HOST", "PULSE_SERVER", "PIPEWIRE_REMOTE",
+	"XDG_RUNTIME_DIR",
+}
+
+// DropHostEnv removes HostEnv's variables from env, except those named in
+// keep (passed on purpose); it returns the new env and the names dropped
+// and kept.
+func DropHostEnv(env []string, keep map[string]bool) (out, dropped, kept []string) {
+	for _, kv := range env {
+		k, _, _ := strings.Cut(kv, "=")
+		if slices.Contains(HostEnv, k) {
+			if !keep[k] {
+				dropped = append(dropped, k)
+				continue
+			}
+			kept = append(kept, k)
+		}
+		out = append(out, kv)
+	}
+	return out, dropped, kept
+}
+
+// PrivateRuntimeDir is the runtime dir ($XDG_RUNTIME_DIR) a confined run
+// of uid gets unless its environment names one: /run/user/UID on its own
+// /run, empty.
+func PrivateRuntimeDir(uid int) string { return "/run/user/" + strconv.Itoa(uid) }

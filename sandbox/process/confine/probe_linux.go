@@ -131,7 +131,9 @@ var socketCandidates = []string{
 // Sockets lists the sockets a confined run of this user could connect to
 // and must not, where Landlock cannot stop it (ABI < 9): those of
 // socketCandidates and the user's runtime dir ($XDG_RUNTIME_DIR/docker.sock,
-// podman, bus) that exist and this user may write. Landlock from ABI 9
+// podman, bus) that exist, this user may write, and lie outside the
+// places every confined run gets privately (Scratch, the runtime dir):
+// on most hosts none, as they all live in /run. Landlock from ABI 9
 // denies them all to a level that confines the filesystem, without masking.
 func Sockets(l Level, runtimeDir string) []string {
 	if l == None || l == "" || l.Filesystem() && LandlockABI() >= resolveUnixABI {
@@ -146,6 +148,9 @@ func Sockets(l Level, runtimeDir string) []string {
 	for _, p := range c {
 		if r, err := filepath.EvalSymlinks(p); err == nil {
 			p = r // /var/run is often /run: one mask
+		}
+		if isCovered(p) || runtimeDir != "" && within(p, resolve(runtimeDir)) {
+			continue // the run gets an empty tmpfs there (privateMounts)
 		}
 		st, err := os.Stat(p)
 		if seen[p] || err != nil || st.Mode()&os.ModeSocket == 0 || unix.Access(p, unix.W_OK) != nil {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"runtime"
+	"slices"
 	"sync"
 
 	"github.com/landlock-lsm/go-landlock/landlock"
@@ -16,17 +17,17 @@ import (
 // on an OS thread of the starting process, which then forks the command,
 // as the child inherits that thread's namespaces, no_new_privs, Landlock
 // domain and capability bounding set. That saves the entry's exec (a Go
-// binary's start, most of what confinement costs). The filesystem levels
-// with nothing to mask need nothing more; a network cut, or a mount
-// namespace to hide Policy.Mask, needs CAP_SYS_ADMIN over this process's
-// user namespace: root, or a supervisor started in a user namespace of
-// its own (SupervisorUserNS). A multithreaded process cannot enter a new
-// user namespace itself.
+// binary's start, most of what confinement costs). Every level above none
+// makes a mount namespace (privateMounts), and a network cut a network
+// namespace: both need CAP_SYS_ADMIN over this process's user namespace:
+// root, or a supervisor started in a user namespace of its own
+// (SupervisorUserNS). A multithreaded process cannot enter a new user
+// namespace itself.
 func InThread(p Policy) bool {
 	if p.Level == None || p.Level == "" {
 		return false
 	}
-	return !p.Level.Network() && len(p.Mask) == 0 || nsCapable()
+	return nsCapable()
 }
 
 // StartInThread runs start (which must fork the command, e.g. cmd.Start)
@@ -151,18 +152,15 @@ func dropCaps() error {
 
 // applyThread confines the calling (locked) thread.
 func applyThread(p Policy, cmdPath string) error {
-	if len(p.Mask) > 0 {
-		// A mount namespace of the thread's own (unshare gives the thread
-		// its own root and working directory too, which a namespace
-		// change needs), made per run: one kept for the supervisor's
-		// life would go stale, as a socket recreated by its daemon
-		// (dockerd restarting) drops the mask bound over the old one.
-		if err := unix.Unshare(unix.CLONE_NEWNS); err != nil {
-			return fmt.Errorf("new mount namespace: %w", err)
-		}
-		if err := maskSockets(p.Mask); err != nil {
-			return err
-		}
+	// A mount namespace of the thread's own (unshare gives the thread its
+	// own root and working directory too, which a namespace change
+	// needs), made per run: one kept for the supervisor's life would go
+	// stale, and a run's private /tmp is its own.
+	if err := unix.Unshare(unix.CLONE_NEWNS); err != nil {
+		return fmt.Errorf("new mount namespace: %w", err)
+	}
+	if err := privateMounts(p, cmdPath); err != nil {
+		return err
 	}
 	if p.Level.Network() {
 		fd, err := emptyNetNS()
@@ -173,6 +171,12 @@ func applyThread(p Policy, cmdPath string) error {
 			return fmt.Errorf("enter the network namespace: %w", err)
 		}
 	}
+	return restrict(p, cmdPath)
+}
+
+// restrict is what both paths do last, on the thread that forks or execs
+// the command: capabilities, no_new_privs, Landlock.
+func restrict(p Policy, cmdPath string) error {
 	if err := dropCaps(); err != nil {
 		return err
 	}
@@ -203,17 +207,21 @@ const (
 
 // landlockThread restricts the calling thread alone (go-landlock restricts
 // every thread of the process, which would confine the supervisor too).
-// Best effort across ABIs: what the kernel's ABI handles is handled; the
-// rest of the rules are what fsRules gives the confine entry.
+// Best effort across ABIs: what the kernel's ABI handles is handled. The
+// confine entry uses it too, on the thread that then execs the command.
 func landlockThread(abi int, p Policy, cmdPath string) error {
 	abi = min(abi, len(abiConfigs)-1)
 	cfg := abiConfigs[abi]
 	attr := ll.RulesetAttr{Scoped: uint64(cfg.Scoped)}
 	if p.Level.Filesystem() {
 		attr.HandledAccessFS = uint64(cfg.HandledAccessFS)
-	}
-	if attr.HandledAccessFS == 0 && attr.Scoped == 0 {
-		return nil
+	} else {
+		// A level that leaves the filesystem alone still gets a Landlock
+		// domain, for what any domain gives: ptrace, /proc/PID/root and
+		// /proc/PID/mem of processes outside the run are refused (below
+		// ABI 6, whose scoping would make one anyway), and mounts. It
+		// handles only making device nodes, which nothing else allows.
+		attr.HandledAccessFS = ll.AccessFSMakeChar | ll.AccessFSMakeBlock
 	}
 	fd, err := ll.LandlockCreateRuleset(&attr, 0)
 	if err != nil {
@@ -239,7 +247,7 @@ type pathRule struct {
 	access uint64
 }
 
-// threadRules mirrors fsRules: read and execute the system and the
+// threadRules: read and execute the system and the
 // command's install; everything in the workspace, temp dir and --rw
 // paths; the usual devices.
 func threadRules(p Policy, cmdPath string) []pathRule {
@@ -258,7 +266,21 @@ func threadRules(p Policy, cmdPath string) []pathRule {
 	}
 	add(^uint64(0), rw...)
 	add(fileRights, "/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom", "/dev/tty", "/dev/ptmx")
-	add(^uint64(0), "/dev/pts", "/dev/shm")
+	add(^uint64(0), "/dev/pts")
+	if p.RuntimeDir != "" {
+		add(^uint64(0), p.RuntimeDir) // its own, empty
+	}
+	// The run's own /tmp, /var/tmp and /dev/shm (privateMounts) are
+	// writable too, for programs that hard-code them, unless a read-only
+	// path was bound back below one: Landlock's rules hold beneath a
+	// directory across mount points, so the rule would open that path for
+	// writing.
+	for _, d := range []string{"/tmp", "/var/tmp", "/dev/shm"} {
+		ro := append([]string{cmdPath}, p.RO...)
+		if st, err := os.Lstat(d); err == nil && st.IsDir() && !slices.ContainsFunc(ro, func(x string) bool { return within(resolve(x), d) }) {
+			add(^uint64(0), d)
+		}
+	}
 	return out
 }
 

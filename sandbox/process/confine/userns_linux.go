@@ -10,17 +10,14 @@ import (
 
 // OwnUserNS reports whether a run at level l, started by this (non-root)
 // process, is best served by a supervisor in a user namespace of its own
-// (SupervisorUserNS): it needs a network namespace, or a mount namespace
-// to hide the sockets Sockets(l, runtimeDir) names, and only a process
+// (SupervisorUserNS): every such level needs a mount namespace
+// (privateMounts), a network cut a network namespace too, and only a process
 // holding CAP_SYS_ADMIN over its user namespace may make those on a thread
 // (InThread). Without it the command goes through the confine entry: the
 // same confinement, at the cost of a second binary start per run. Root
 // needs no such supervisor; a host without user namespaces cannot have one.
 func OwnUserNS(l Level, runtimeDir string) bool {
-	if os.Geteuid() == 0 || l == None || l == "" || !quickHost().UserNS {
-		return false
-	}
-	return l.Network() || len(Sockets(l, runtimeDir)) > 0
+	return os.Geteuid() != 0 && l != None && l != "" && quickHost().UserNS
 }
 
 // SupervisorUserNS makes a supervisor start in a user namespace of its own
@@ -51,3 +48,5 @@ var nsCapable = sync.OnceValue(func() bool {
 	has := func(c int) bool { return data[c/32].Effective&(1<<(c%32)) != 0 }
 	return has(unix.CAP_SYS_ADMIN) && has(unix.CAP_NET_ADMIN)
 })
+
+func init() { sysAdmin = nsCapable }

@@ -11,7 +11,7 @@ import (
 )
 
 // nsAttr puts the child in a new network namespace (net) and/or mount
-// namespace (mnt, to mask sockets), inside a new user namespace unless
+// namespace (mnt, for privateMounts), inside a new user namespace unless
 // root can do without. The user namespace maps the caller's own ids (root:
 // all ids, one to one), so files keep their owners and nothing changes but
 // this: capabilities held in it do not reach the host's network, mounts or
@@ -44,7 +44,7 @@ func nsAttr(a *syscall.SysProcAttr, net, mnt bool) {
 	a.GidMappingsEnableSetgroups = false
 	// Not root inside, so exec would drop every capability: keep only
 	// CAP_NET_ADMIN (to bring the loopback device up) and CAP_SYS_ADMIN
-	// (to mask sockets) across the confine entry's exec. The entry drops
+	// (for its private mounts) across the confine entry's exec. The entry drops
 	// them before the command's exec.
 	if net {
 		a.AmbientCaps = append(a.AmbientCaps, unix.CAP_NET_ADMIN)
@@ -52,6 +52,16 @@ func nsAttr(a *syscall.SysProcAttr, net, mnt bool) {
 	if mnt {
 		a.AmbientCaps = append(a.AmbientCaps, unix.CAP_SYS_ADMIN)
 	}
+}
+
+// NewSession puts a confined command in a session of its own instead of
+// a process group: it has no controlling terminal, so it cannot push
+// input into one it was handed (TIOCSTI) or be stopped by one. (A session
+// leader is its own process group too; setpgid would then fail.)
+func NewSession(a *syscall.SysProcAttr) {
+	a.Setpgid, a.Pgid = false, 0
+	a.Setsid = true
+	a.Setctty = false
 }
 
 // Wrap makes cmd start confined by p: through exe's confine entry, in new
@@ -73,8 +83,7 @@ func Wrap(cmd *exec.Cmd, exe string, p Policy) error {
 	args = append(args, exe, Arg, p.Encode(), cmd.Path)
 	cmd.Args = append(args, cmd.Args...)
 	cmd.Path = exe
-	if p.Level.Network() || len(p.Mask) > 0 {
-		nsAttr(cmd.SysProcAttr, p.Level.Network(), len(p.Mask) > 0)
-	}
+	nsAttr(cmd.SysProcAttr, p.Level.Network(), true)
+	NewSession(cmd.SysProcAttr)
 	return nil
 }

@@ -35,21 +35,45 @@ func (s *supervisor) confineCmd(cmd *exec.Cmd, start *func() (<-chan exitStatus,
 	if err != nil {
 		return undo, confineError(fmt.Errorf("find the runbox binary for --isolate: %w", err))
 	}
+	// The run's runtime dir is made empty and its own: where its
+	// environment says (a --env given on purpose), else /run/user/UID.
 	rt, _ := envValue(cmd.Env, "XDG_RUNTIME_DIR")
-	p := confine.Policy{Level: level, Workdir: s.spec.Workdir, RW: s.spec.RW, RO: installDirs(cmd.Path), Mask: confine.Sockets(level, rt)}
+	runtimeDir := rt
+	if !filepath.IsAbs(runtimeDir) {
+		runtimeDir = confine.PrivateRuntimeDir(os.Getuid())
+		cmd.Env = append(cmd.Env, "XDG_RUNTIME_DIR="+runtimeDir)
+	}
+	home, _ := os.UserHomeDir()
+	p := confine.Policy{
+		Level: level, Workdir: s.spec.Workdir, RW: s.spec.RW, RO: installDirs(cmd.Path),
+		Mask:       confine.Sockets(level, rt),
+		Cover:      []string{rt, os.Getenv("XDG_RUNTIME_DIR")},
+		Hide:       confine.HomeHidden(home, runboxHome(s.spec.StateDir)),
+		RuntimeDir: runtimeDir,
+		UID:        os.Getuid(), GID: os.Getgid(),
+	}
+	// The daemon's socket, wherever RUNBOX_SOCKET put it, unless that is
+	// in the workspace or a --rw path, which are the run's to reach (the
+	// daemon's peer check still refuses a confined client there).
+	if sock := os.Getenv("RUNBOX_SOCKET"); sock != "" && !inAny(sock, append([]string{s.spec.Workdir}, s.spec.RW...)) {
+		p.Mask = append(p.Mask, sock)
+	}
 	if level.Filesystem() {
-		home, _ := os.UserHomeDir()
 		if err := p.Check(confine.Denied(home, "")); err != nil {
 			return undo, confineError(err)
 		}
-		tmp, err := os.MkdirTemp("", "runbox-"+safeName(s.spec.RunID)+"-")
-		if err != nil {
-			return undo, confineError(fmt.Errorf("temp dir: %w", err))
-		}
-		p.TempDir = tmp
-		undo = func() { os.RemoveAll(tmp) }
-		cmd.Env = append(cmd.Env, "TMPDIR="+tmp)
 	}
+	// The run's own temporary directory (TMPDIR), on disk, bound into
+	// its private /tmp: the host's /tmp is not the run's.
+	tmp, err := os.MkdirTemp("", "runbox-"+safeName(s.spec.RunID)+"-")
+	if err != nil {
+		return undo, confineError(fmt.Errorf("temp dir: %w", err))
+	}
+	p.TempDir = tmp
+	undo = func() { os.RemoveAll(tmp) }
+	cmd.Env = append(cmd.Env, "TMPDIR="+tmp)
+	// A session of its own: no controlling terminal to inject into.
+	confine.NewSession(cmd.SysProcAttr)
 	if confine.InThread(p) {
 		var release func()
 		*start = func() (ch <-chan exitStatus, pid int, err error) {
@@ -75,11 +99,36 @@ func (s *supervisor) confineCmd(cmd *exec.Cmd, start *func() (<-chan exitStatus,
 		return func() {}, confineError(err)
 	}
 	hid := ""
-	if len(p.Mask) > 0 {
-		hid = "; hid " + strings.Join(p.Mask, ", ")
+	if len(p.Mask)+len(p.Hide) > 0 {
+		hid = "; hid " + strings.Join(append(p.Mask, p.Hide...), ", ")
 	}
 	s.note("isolate %s: %s%s", level, confine.Host{LandlockABI: confine.LandlockABI()}.Summary(level), hid)
 	return undo, nil
+}
+
+// runboxHome is runbox's own home, from a run's state dir
+// (HOME/runs/ID/sandbox); "" when the state dir is not laid out so.
+func runboxHome(stateDir string) string {
+	runs := filepath.Dir(filepath.Dir(filepath.Clean(stateDir)))
+	if stateDir == "" || filepath.Base(runs) != "runs" {
+		return ""
+	}
+	return filepath.Dir(runs)
+}
+
+// inAny reports whether path is one of dirs or below one.
+func inAny(path string, dirs []string) bool {
+	path = resolved(path)
+	for _, d := range dirs {
+		if d == "" {
+			continue
+		}
+		d = resolved(d)
+		if path == d || strings.HasPrefix(path, strings.TrimSuffix(d, "/")+"/") {
+			return true
+		}
+	}
+	return false
 }
 
 func confineError(err error) error {
