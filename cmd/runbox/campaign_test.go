@@ -286,3 +286,31 @@ func TestGPUsWithNoneKnownAreRefused(t *testing.T) {
 		t.Errorf("--gpus with none known: exit %d %q", res.code, res.stderr)
 	}
 }
+
+// A sweep on Slurm: each member is its own job, submitted by the daemon
+// when the sweep's limit allows (not one job array: see RATIONALE,
+// "Campaigns", not done), so at most two are in the cluster at once.
+func TestSlurmSweepHoldsItsParallelLimit(t *testing.T) {
+	needSlurm(t)
+	e := newEnv(t)
+	id := strings.TrimSpace(e.must("sweep", "--sandbox", "slurm", "--param", "i=1,2,3,4", "--parallel", "2", "--",
+		"sh", "-c", "echo member {i}; sleep 1"))
+	if res := e.run("", "sweep", "wait", id); res.code != 0 {
+		t.Fatalf("sweep wait: exit %d\n%s%s", res.code, res.stdout, res.stderr)
+	}
+	sw := e.sweep(id)
+	var runs []*api.Run
+	for _, m := range sw.Runs {
+		r := e.getRun(m.ID)
+		runs = append(runs, r)
+		if out := e.must("logs", m.ID); !strings.Contains(out, "member "+m.Params["i"]) {
+			t.Errorf("member %s output %q", m.Params["i"], out)
+		}
+	}
+	if len(runs) != 4 || sw.Counts[api.Succeeded] != 4 {
+		t.Fatalf("counts %v", sw.Counts)
+	}
+	if n := maxOverlap(t, runs); n > 2 {
+		t.Errorf("%d Slurm members ran at once under --parallel 2", n)
+	}
+}
