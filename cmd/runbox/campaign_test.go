@@ -25,6 +25,20 @@ func (e *env) sweep(id string, args ...string) *api.Sweep {
 	return &sw
 }
 
+// warmProgress waits (bounded) until the daemon's progress plugin has
+// read a run's progress. Unlike e.progressReady, the warm-up run stays up
+// a while after its progress line: on this loaded machine (load 20-30)
+// an `echo` run ended before the plugin had loaded and its progress was
+// never read, on main as here.
+func (e *env) warmProgress() {
+	e.t.Helper()
+	id := strings.TrimSpace(e.must("run", "-d", "--", "sh", "-c", `echo '##PROGRESS## {"step": 1, "total": 1}'; sleep 3`))
+	e.must("wait", id)
+	if r := e.getRun(id); r.Progress == nil {
+		e.t.Fatalf("the progress plugin read nothing of a 3 s run: %+v", r)
+	}
+}
+
 // maxOverlap is the most runs that were running at one moment, from the
 // start and end times the store recorded.
 func maxOverlap(t *testing.T, runs []*api.Run) int {
@@ -56,7 +70,7 @@ func maxOverlap(t *testing.T, runs []*api.Run) int {
 
 func TestSweepParallelLimitParamsAndSortedTable(t *testing.T) {
 	e := newEnv(t)
-	e.progressReady()
+	e.warmProgress()
 	// loss = lr * bs: the member lr=0.1 bs=8 (0.8) is best.
 	prog := `echo "##PROGRESS## {\"step\": 1, \"total\": 1, \"metrics\": {\"loss\": $(awk 'BEGIN{print {lr} * {bs}}')}}"; sleep 0.6; echo lr=$RUNBOX_PARAM_LR`
 	id := strings.TrimSpace(e.must("sweep", "--param", "lr=0.1,0.2", "--param", "bs=8,16", "--parallel", "2", "--", "sh", "-c", prog))

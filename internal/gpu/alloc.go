@@ -44,7 +44,7 @@ func (a *Allocator) Want(n int) int {
 // Check refuses a request that can never be met, naming what exists.
 func (a *Allocator) Check(n int) error {
 	if len(a.devs) == 0 {
-		return fmt.Errorf("no GPUs are known to the daemon: nvidia-smi found none; declare them with %s=0,1 in the daemon's environment (then restart it: runbox daemon stop)", EnvVar)
+		return fmt.Errorf("no GPUs are known to the daemon: nvidia-smi found none; declare them with %s=0,1 in the daemon's environment and restart the daemon", EnvVar)
 	}
 	if w := a.Want(n); w > len(a.devs) {
 		return fmt.Errorf("--gpus %d asks for more GPUs than the daemon has: %d known (%s)", w, len(a.devs), a.describe())
