@@ -15,8 +15,25 @@ import (
 )
 
 // placeholder is {NAME} in a sweep's command; ${NAME} is the shell's and
-// is left alone.
-var placeholder = regexp.MustCompile(`(^|[^$])\{([A-Za-z_][A-Za-z0-9_]*)\}`)
+// is left alone (placeholders).
+var placeholder = regexp.MustCompile(`\{([A-Za-z_][A-Za-z0-9_]*)\}`)
+
+// placeholders calls fn for each {NAME} in arg that is not ${NAME}, and
+// returns arg with each replaced by what fn returns.
+func placeholders(arg string, fn func(name string) string) string {
+	var b strings.Builder
+	last := 0
+	for _, m := range placeholder.FindAllStringSubmatchIndex(arg, -1) {
+		if m[0] > 0 && arg[m[0]-1] == '$' {
+			continue
+		}
+		b.WriteString(arg[last:m[0]])
+		b.WriteString(fn(arg[m[2]:m[3]]))
+		last = m[1]
+	}
+	b.WriteString(arg[last:])
+	return b.String()
+}
 
 // paramEnv is the environment variable a member gets for param name.
 func paramEnv(name string) string {
@@ -52,12 +69,17 @@ func checkSweep(req api.SweepRequest) error {
 	if req.Run.PlanID != "" || req.Run.Attach {
 		return badRequest("a sweep's members are ordinary runs: no --plan or attached sweep")
 	}
+	var unknown string
 	for _, arg := range req.Run.Command {
-		for _, m := range placeholder.FindAllStringSubmatch(arg, -1) {
-			if !slices.Contains(req.ParamNames, m[2]) {
-				return badRequest("the command uses {%s} but no param is called %s (params: %s)", m[2], m[2], strings.Join(req.ParamNames, ", "))
+		placeholders(arg, func(name string) string {
+			if unknown == "" && !slices.Contains(req.ParamNames, name) {
+				unknown = name
 			}
-		}
+			return ""
+		})
+	}
+	if unknown != "" {
+		return badRequest("the command uses {%s} but no param is called %s (params: %s)", unknown, unknown, strings.Join(req.ParamNames, ", "))
 	}
 	for i, set := range req.Sets {
 		for _, n := range req.ParamNames {
@@ -78,10 +100,7 @@ func memberRequest(sw *store.Sweep, tmpl api.RunRequest, i int) api.RunRequest {
 	req := tmpl
 	req.Command = make([]string, len(tmpl.Command))
 	for j, arg := range tmpl.Command {
-		req.Command[j] = placeholder.ReplaceAllStringFunc(arg, func(m string) string {
-			sub := placeholder.FindStringSubmatch(m)
-			return sub[1] + set[sub[2]]
-		})
+		req.Command[j] = placeholders(arg, func(name string) string { return set[name] })
 	}
 	req.Env = slices.Clone(tmpl.Env)
 	for _, n := range sw.ParamNames {

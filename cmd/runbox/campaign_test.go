@@ -328,3 +328,34 @@ func TestSlurmSweepHoldsItsParallelLimit(t *testing.T) {
 		t.Errorf("%d Slurm members ran at once under --parallel 2", n)
 	}
 }
+
+// A run waiting for another shows that run's progress; `sweep --wait`
+// blocks until the end; `sweep stop` cancels the members not started.
+func TestWaitingReasonShowsProgressAndSweepStop(t *testing.T) {
+	e := newEnv(t)
+	e.warmProgress()
+	a := strings.TrimSpace(e.must("run", "-d", "--", "sh", "-c", `echo '##PROGRESS## {"step": 2, "total": 5}'; sleep 4`))
+	b := strings.TrimSpace(e.must("run", "-d", "--after", a, "--", "true"))
+	waitFor(t, func() bool { return strings.Contains(e.getRun(b).Reason, "(running, 40%)") })
+	if st := e.must("status", b); !strings.Contains(st, "waiting for") {
+		t.Errorf("status does not say why:\n%s", st)
+	}
+	e.must("stop", a)
+	e.run("", "wait", b)
+
+	id := strings.TrimSpace(e.must("sweep", "--param", "i=1,2,3", "--parallel", "1", "--", "sleep", "30"))
+	waitFor(t, func() bool { return e.sweep(id).Counts[api.Running] == 1 })
+	if m := e.sweep(id).Runs[2]; m.State != api.Queued || m.Reason != "sweep limit 1 reached" {
+		t.Errorf("third member: %s %q", m.State, m.Reason)
+	}
+	e.must("sweep", "stop", id)
+	res := e.run("", "sweep", "wait", id)
+	sw := e.sweep(id)
+	if res.code != 1 || sw.Counts[api.Cancelled] != 3 || !strings.Contains(sw.Stopped, "by the user") {
+		t.Errorf("after sweep stop: exit %d, counts %v, stopped %q", res.code, sw.Counts, sw.Stopped)
+	}
+	res = e.run("", "sweep", "--wait", "--param", "i=1,2", "--", "sh", "-c", "exit {i}")
+	if res.code != 1 || !strings.Contains(res.stdout, "1 failed") && !strings.Contains(res.stdout, "2 failed") {
+		t.Errorf("sweep --wait: exit %d\n%s%s", res.code, res.stdout, res.stderr)
+	}
+}
