@@ -100,7 +100,7 @@ func paramSets(params []string, file string) ([]string, []map[string]string, err
 		name, list, ok := strings.Cut(p, "=")
 		name = strings.TrimSpace(name)
 		if !ok || name == "" {
-			return nil, nil, fmt.Errorf("--param %q: want NAME=V1,V2,...", p)
+			return nil, nil, fmt.Errorf("--param %q: want NAME=V1,V2 (any number of values)", p)
 		}
 		for _, n := range names {
 			if n == name {
