@@ -14,6 +14,9 @@ type SweepRequest struct {
 	Name        string              `json:"name,omitempty"`
 	// Yes allows a sweep of more than MaxSweepMembers members.
 	Yes bool `json:"yes,omitempty"`
+	// IdempotencyKey names one submission, as for runs: sent again after
+	// a lost answer, it gets the sweep it created (api/client sets it).
+	IdempotencyKey string `json:"idempotency_key,omitempty"`
 }
 
 // MaxSweepMembers is the largest sweep made without Yes.

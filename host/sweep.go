@@ -2,6 +2,8 @@ package host
 
 import (
 	"context"
+	"errors"
+	"os"
 	"fmt"
 	"math"
 	"regexp"
@@ -9,6 +11,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/runbox/runbox/api"
 	"github.com/runbox/runbox/store"
@@ -122,8 +125,14 @@ func (e *Engine) SubmitSweep(ctx context.Context, req api.SweepRequest) (*store.
 	if err := checkSweep(req); err != nil {
 		return nil, err
 	}
+	if req.IdempotencyKey != "" {
+		if sw, err := e.resentSweep(ctx, req.IdempotencyKey); err != nil || sw != nil {
+			return sw, err
+		}
+	}
 	sw := &store.Sweep{
-		ID: store.NewID(), Name: req.Name, Command: req.Run.Command, ParamNames: req.ParamNames,
+		SubmitKey: req.IdempotencyKey,
+		ID:        store.NewID(), Name: req.Name, Command: req.Run.Command, ParamNames: req.ParamNames,
 		Sets: req.Sets, Parallel: req.Parallel, MaxFailures: req.MaxFailures, CreatedAt: e.cfg.Now(),
 	}
 	tmpl := req.Run
@@ -168,6 +177,36 @@ func (e *Engine) submitMembers(ctx context.Context, sw *store.Sweep, tmpl api.Ru
 	}
 	removeTemplate(e.sweepDir(sw.ID))
 	return nil
+}
+
+// resentSweep finds the sweep a request with this key made and, if its
+// members are not all created yet, creates the rest (as RecoverSweeps
+// may be doing at the same moment: each member's own key keeps either
+// from making it twice).
+func (e *Engine) resentSweep(ctx context.Context, key string) (*store.Sweep, error) {
+	sweeps, err := e.cfg.Store.ListSweeps(ctx)
+	if err != nil {
+		return nil, err
+	}
+	for _, sw := range sweeps {
+		if sw.SubmitKey != key {
+			continue
+		}
+		if !sw.Complete {
+			tmpl, err := loadTemplate(e.sweepDir(sw.ID))
+			if errors.Is(err, os.ErrNotExist) {
+				// RecoverSweeps finished it meanwhile.
+				return e.cfg.Store.GetSweep(ctx, sw.ID)
+			} else if err != nil {
+				return nil, fmt.Errorf("sweep %s: its template: %w", sw.ID, err)
+			}
+			if err := e.submitMembers(context.WithoutCancel(ctx), sw, tmpl, 0); err != nil {
+				return nil, err
+			}
+		}
+		return sw, nil
+	}
+	return nil, nil
 }
 
 // RecoverSweeps creates the members a previous daemon did not get to
@@ -380,6 +419,13 @@ func (e *Engine) WaitSweep(ctx context.Context, id string) (*api.Sweep, error) {
 		if live != "" {
 			if _, err := e.Wait(ctx, live); err != nil {
 				return nil, err
+			}
+		} else {
+			// Every member so far has ended but some are still being
+			// created (a restarted daemon finishing the sweep).
+			select {
+			case <-ctx.Done():
+			case <-time.After(200 * time.Millisecond):
 			}
 		}
 		if ctx.Err() != nil {

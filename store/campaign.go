@@ -42,6 +42,9 @@ type Sweep struct {
 	// Complete is set once every member is created: a daemon that dies
 	// while submitting leaves the rest to the next one (host/sweep.go).
 	Complete bool `json:"complete,omitempty"`
+	// SubmitKey is the client's idempotency key: the same request sent
+	// again (its daemon died before answering) finds this sweep.
+	SubmitKey string `json:"submit_key,omitempty"`
 }
 
 // PutSweep stores sw, creating or replacing it, durably.

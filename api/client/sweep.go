@@ -10,6 +10,13 @@ import (
 
 // SubmitSweep creates a sweep; it answers once every member is queued.
 func (c *Client) SubmitSweep(ctx context.Context, req api.SweepRequest) (*api.Sweep, error) {
+	if req.IdempotencyKey == "" {
+		// The client sends a request again when its daemon died before
+		// answering: the key makes that the same sweep, not a second one.
+		k := api.RunRequest{}
+		withKey(&k)
+		req.IdempotencyKey = k.IdempotencyKey
+	}
 	var s api.Sweep
 	return &s, c.do(ctx, http.MethodPost, api.Prefix+"/sweeps", nil, req, &s)
 }

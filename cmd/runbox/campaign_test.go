@@ -2,9 +2,12 @@ package main
 
 import (
 	"encoding/json"
+	"os"
 	"os/exec"
+	"path/filepath"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -357,5 +360,54 @@ func TestWaitingReasonShowsProgressAndSweepStop(t *testing.T) {
 	res = e.run("", "sweep", "--wait", "--param", "i=1,2", "--", "sh", "-c", "exit {i}")
 	if res.code != 1 || !strings.Contains(res.stdout, "1 failed") && !strings.Contains(res.stdout, "2 failed") {
 		t.Errorf("sweep --wait: exit %d\n%s%s", res.code, res.stdout, res.stderr)
+	}
+}
+
+// Fault: the daemon is killed -9 while it is still creating a sweep's
+// members -> the next daemon creates the rest from the sweep's template:
+// every member exists once and ran once.
+func TestSweepKilledMidSubmission(t *testing.T) {
+	e := newEnv(t)
+	marks := t.TempDir()
+	const n = 300
+	vals := make([]string, n)
+	for i := range vals {
+		vals[i] = strconv.Itoa(i)
+	}
+	e.must("run", "--", "true") // a daemon up
+	cmd := exec.Command(runboxBin, "sweep", "--param", "i="+strings.Join(vals, ","), "--parallel", "4", "--json", "--",
+		"sh", "-c", "echo ran >> "+marks+"/{i}")
+	cmd.Env, cmd.Dir = e.vars, e.work
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	var id string
+	waitFor(t, func() bool {
+		var l api.SweepList
+		if json.Unmarshal([]byte(e.must("sweep", "ls", "--json")), &l) == nil && len(l.Sweeps) == 1 {
+			id = l.Sweeps[0].ID
+			return true
+		}
+		return false
+	})
+	e.killDaemon(syscall.SIGKILL)
+	_ = cmd.Wait() // its daemon died under it
+	if res := e.run("", "sweep", "wait", id); res.code != 0 {
+		t.Fatalf("sweep wait after kill -9: exit %d\n%s", res.code, res.stderr)
+	}
+	sw := e.sweep(id)
+	if len(sw.Runs) != n || sw.Counts[api.Succeeded] != n {
+		t.Fatalf("%d members, counts %v, want %d succeeded", len(sw.Runs), sw.Counts, n)
+	}
+	seen := map[int]bool{}
+	for _, m := range sw.Runs {
+		if seen[m.Index] {
+			t.Errorf("member %d exists twice", m.Index)
+		}
+		seen[m.Index] = true
+		out, err := os.ReadFile(filepath.Join(marks, m.Params["i"]))
+		if c := strings.Count(string(out), "ran"); err != nil || c != 1 {
+			t.Errorf("member i=%s ran %d times (%v)", m.Params["i"], c, err)
+		}
 	}
 }
