@@ -3,9 +3,9 @@ package host
 import (
 	"context"
 	"errors"
-	"os"
 	"fmt"
 	"math"
+	"os"
 	"regexp"
 	"slices"
 	"sort"
