@@ -100,6 +100,10 @@ func scanAll(db pebble.Reader, rep *CheckReport) (*storeScan, error) {
 			if err := json.Unmarshal(v, &sw); err != nil {
 				bad("sweep", err)
 			}
+		case isRecordKey(key): // record.go
+			if err := checkRecord(v); err != nil {
+				bad("run record", err)
+			}
 		case strings.HasPrefix(key, submitPfx):
 			rep.SubmitKeys++
 			submits[key] = string(v)

@@ -35,6 +35,8 @@ type CLI struct {
 	Stop     StopCmd     `cmd:"" help:"Stop a run and its whole process tree (SIGTERM, grace, SIGKILL)."`
 	Logs     LogsCmd     `cmd:"" help:"Print a run's output."`
 	Ls       LsCmd       `cmd:"" help:"List runs, newest first."`
+	Diff     DiffCmd     `cmd:"" help:"Show what differs between two runs: params, env, code, packages, image, host, limits, outcome."`
+	Compare  CompareCmd  `cmd:"" help:"Compare runs side by side: params that differ, each metric's last and best, duration, outcome."`
 	Retry    RetryCmd    `cmd:"" help:"Run a finished run's command again, linked to it."`
 	Sweep    SweepCmd    `cmd:"" help:"Run a grid of parameter sets, one run each (sweep.go): sweep --param NAME=V1,V2 -- CMD {NAME}; sweep status|wait|stop|ls."`
 	Backends BackendsCmd `cmd:"" help:"Show the sandbox backends and which one 'auto' picks."`
