@@ -177,6 +177,7 @@ func (e *Engine) campaignEnded(id string) {
 	if run.State.Terminal() {
 		e.camp.ended[id] = run.State
 	}
+	dependents := e.heldBySlurmLocked(id, run.State)
 	var stop *sweepStop
 	if c != nil && c.Sweep != "" && run.State.Terminal() && run.State != store.Succeeded && run.State != store.Cancelled {
 		if st := e.sweepStateLocked(c.Sweep); st != nil {
@@ -190,6 +191,12 @@ func (e *Engine) campaignEnded(id string) {
 	e.mu.Unlock()
 	if stop != nil {
 		e.persistStop(stop)
+	}
+	for _, r := range dependents {
+		r.mu.Lock()
+		r.stopWhy = fmt.Sprintf("dependency %s %s", id, run.State)
+		r.mu.Unlock()
+		go r.stop(context.WithoutCancel(e.ctx), 0)
 	}
 }
 
@@ -273,12 +280,15 @@ type queueDecision struct {
 	start   []string
 	devices map[string][]string
 	cancel  map[string]string
+	// dependency is the sbatch --dependency of a Slurm run started
+	// before the Slurm runs it comes after have ended.
+	dependency map[string]string
 }
 
 // decideLocked walks the queue in order and decides, without starting
 // anything. Called with e.mu held.
 func (e *Engine) decideLocked() queueDecision {
-	d := queueDecision{devices: map[string][]string{}, cancel: map[string]string{}}
+	d := queueDecision{devices: map[string][]string{}, cancel: map[string]string{}, dependency: map[string]string{}}
 	active := len(e.active)
 	limit := e.cfg.MaxParallel
 	sweepActive := map[string]int{}
@@ -307,8 +317,12 @@ func (e *Engine) decideLocked() queueDecision {
 				continue
 			}
 			if !ok {
-				e.camp.waiting[id] = wait
-				continue
+				dep := e.slurmChainLocked(id, c)
+				if dep == "" {
+					e.camp.waiting[id] = wait
+					continue
+				}
+				d.dependency[id] = dep // Slurm holds it (slurmchain.go)
 			}
 		}
 		if c != nil && c.Sweep != "" {

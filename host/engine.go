@@ -334,6 +334,9 @@ func (e *Engine) schedule() {
 			continue
 		}
 		delete(e.pending, id)
+		if dep := d.dependency[id]; dep != "" {
+			withDependency(&p.spec, dep) // slurmchain.go
+		}
 		if devs := d.devices[id]; len(devs) > 0 {
 			gpuEnv(&p.spec, p.backend, devs, len(e.camp.inv.Devices) > 0 && e.camp.inv.Devices[0].Apple)
 			if c := e.camp.info[id]; c != nil {

@@ -411,3 +411,36 @@ func TestSweepKilledMidSubmission(t *testing.T) {
 		}
 	}
 }
+
+// Slurm-to-Slurm chains: the dependent is in the cluster at once, held
+// there by --dependency; when the first fails, the daemon cancels the
+// dependent (Slurm would leave it pending forever), naming the run.
+func TestSlurmChainUsesDependency(t *testing.T) {
+	needSlurm(t)
+	e := newEnv(t)
+	a := strings.TrimSpace(e.must("run", "-d", "--sandbox", "slurm", "--", "sh", "-c", "sleep 3"))
+	waitFor(t, func() bool { return strings.HasPrefix(e.getRun(a).Ref, "slurm:") })
+	b := strings.TrimSpace(e.must("run", "-d", "--sandbox", "slurm", "--after", a, "--", "echo", "b ran"))
+	waitFor(t, func() bool { return strings.Contains(e.getRun(b).Reason, "Dependency") })
+	job := strings.TrimPrefix(e.getRun(b).Ref, "slurm:")
+	if out, err := exec.Command("scontrol", "show", "job", job).Output(); err != nil || !strings.Contains(string(out), "Dependency=afterok:"+strings.TrimPrefix(e.getRun(a).Ref, "slurm:")) {
+		t.Errorf("the cluster does not hold job %s on a: %v\n%s", job, err, out)
+	}
+	e.must("wait", b)
+	ra, rb := e.getRun(a), e.getRun(b)
+	if rb.State != api.Succeeded || rb.StartedAt.Before(*ra.EndedAt) {
+		t.Errorf("b %s started %v, a ended %v", rb.State, rb.StartedAt, ra.EndedAt)
+	}
+
+	c := strings.TrimSpace(e.must("run", "-d", "--sandbox", "slurm", "--", "sh", "-c", "sleep 2; exit 3"))
+	waitFor(t, func() bool { return strings.HasPrefix(e.getRun(c).Ref, "slurm:") })
+	d := strings.TrimSpace(e.must("run", "-d", "--sandbox", "slurm", "--after", c, "--", "echo", "d ran"))
+	e.run("", "wait", d)
+	rd := e.getRun(d)
+	if rd.State != api.Cancelled || !strings.Contains(rd.Reason, "dependency "+e.getRun(c).ID) {
+		t.Errorf("dependent of a failed Slurm run: %s %q", rd.State, rd.Reason)
+	}
+	if out := e.must("logs", d); strings.Contains(out, "d ran") {
+		t.Error("the dependent ran")
+	}
+}
