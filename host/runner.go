@@ -25,9 +25,12 @@ type runner struct {
 	// prepared: the run was created in preparing (it started at once).
 	prepared bool
 
-	mu        sync.Mutex
-	handle    sandbox.Handle
-	stopping  bool
+	mu       sync.Mutex
+	handle   sandbox.Handle
+	stopping bool
+	// stopWhy, when set, is why runbox (not the user) stopped the run:
+	// a dependency failed (campaign.go).
+	stopWhy   string
 	stalled   bool
 	parser    Parser
 	prog      *sdk.Progress
@@ -481,6 +484,11 @@ func (r *runner) finalize(ctx context.Context, exit sandbox.Exit, smoke bool) {
 			return
 		}
 		failure = r.classify(ctx, run, exit, smoke, stalled)
+		r.mu.Lock()
+		if why := r.stopWhy; why != "" && cancelled && failure != nil {
+			failure.Message = why
+		}
+		r.mu.Unlock()
 	}
 	prog := r.progress()
 	now := r.e.cfg.Now()
