@@ -179,6 +179,25 @@ class DiffTest(unittest.TestCase):
         with self.assertRaises(runbox.NotFound):
             runbox.diff(a.run_id, "nosuchrun")
 
+    def test_record_and_since_worked(self) -> None:
+        cmd = ["sh", "-c", "exit $RBPY_CODE", "sh", "--tag", "since-worked-%d" % os.getpid()]
+        ok = runbox.run(cmd, env={"RBPY_CODE": "0"}, **P)
+        bad = runbox.run(cmd, env={"RBPY_CODE": "3"}, **P)
+        self.assertEqual((ok.state, bad.state), ("succeeded", "failed"))
+        run = runbox.Run(bad.run_id)
+        rec = run.record
+        assert rec is not None
+        self.assertEqual(rec.command, cmd)
+        self.assertEqual(rec.params.get("tag"), "since-worked-%d" % os.getpid())
+        self.assertIn("RBPY_CODE=3", rec.env)
+        # What changed since the same command last worked: the env it was given.
+        sw = run.status().since_worked
+        self.assertIsNotNone(sw)
+        assert sw is not None
+        self.assertEqual(sw.run_id, ok.run_id)
+        self.assertIn(("env", "RBPY_CODE", "0", "3"), [(c.kind, c.name, c.a, c.b) for c in sw.changes])
+        self.assertTrue(sw.summary)
+
     def test_compare_needs_runs(self) -> None:
         with self.assertRaises(runbox.BadRequest):
             runbox.compare()
