@@ -27,6 +27,7 @@ func (r *runner) classify(ctx context.Context, run *store.Run, exit sandbox.Exit
 		ExitCode:        exit.Code,
 		Signal:          exit.Signal,
 		OOMKilled:       exit.OOMKilled,
+		OOMChecked:      exit.OOMChecked,
 		TimedOut:        exit.TimedOut,
 		Cancelled:       exit.Cancelled,
 		Stalled:         stalled,
