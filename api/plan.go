@@ -121,4 +121,7 @@ type Experience struct {
 	MedianDurationSeconds float64        `json:"median_duration_seconds,omitempty"`
 	MaxPeakRSSBytes       uint64         `json:"max_peak_rss_bytes,omitempty"`
 	LastFailure           *Failure       `json:"last_failure,omitempty"`
+	// Changes is what the recent failures had that the successes did not,
+	// from the records of what ran (api/record.go).
+	Changes []string `json:"changes,omitempty"`
 }

@@ -53,4 +53,10 @@ type RunRequest struct {
 	Isolate   string   `json:"isolate,omitempty"`
 	RW        []string `json:"rw,omitempty"`
 	AllowRisk bool     `json:"allow_risk,omitempty"`
+
+	// Snapshot runs a copy of the workspace's code taken at submission
+	// (edits made while the run waits do not change what runs). NoRecord
+	// skips the record of what ran (api/record.go).
+	Snapshot bool `json:"snapshot,omitempty"`
+	NoRecord bool `json:"no_record,omitempty"`
 }

@@ -56,6 +56,12 @@ type Run struct {
 	// Reason is a one-line explanation of the current state ("queued: 4
 	// runs ahead", "lost: supervisor vanished", ...).
 	Reason string `json:"reason,omitempty"`
+
+	// What ran and what changed (api/record.go): given for one run
+	// (GET /v1/runs/{id}), never in lists.
+	Record      *Record      `json:"record,omitempty"`
+	SinceWorked *SinceWorked `json:"since_worked,omitempty"`
+	Machine     *Machine     `json:"machine,omitempty"`
 }
 
 // Spec is what a run runs and with which limits. Values of secret-looking

@@ -103,6 +103,7 @@ func (e *Engine) recoverRun(ctx context.Context, run *store.Run) {
 	e.active[run.ID] = r
 	e.mu.Unlock()
 	r.resumeMetrics(ctx)
+	go e.completeRecordSoon(e.ctx, run.ID, spec, run.Sandbox) // record.go: one the dead daemon left incomplete
 	e.log.Info("recover: re-attached", "run", run.ID, "sandbox", run.Sandbox, "ref", h.Ref())
 	q, queued := h.(sandbox.Queued)
 	if run.State == store.Preparing && !queued {

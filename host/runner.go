@@ -140,6 +140,7 @@ func (r *runner) start(p *pendingRun) {
 	}); err != nil {
 		r.e.log.Error("run: running", "run", r.id, "err", err)
 	}
+	go r.e.completeRecordSoon(ctx, r.id, p.spec, backend) // record.go: the slow part, off the start path
 	// Pebble holds that write in its own buffer, so a daemon killed now
 	// would lose it and the next one would re-attach to a run in
 	// preparing, its start unknown. A run still going after a moment gets
@@ -207,7 +208,9 @@ func (r *runner) resetForMain() {
 // supervise follows a started main run to its end and records the result.
 func (r *runner) supervise(ctx context.Context, h sandbox.Handle, spec sandbox.Spec) {
 	r.setHandle(h)
+	stopSys := r.sampleSys(ctx, h) // sysmetrics.go
 	exit := r.follow(ctx, h, spec)
+	stopSys()
 	if ctx.Err() != nil {
 		return // engine shutting down: the next daemon re-attaches
 	}
@@ -510,6 +513,7 @@ func (r *runner) finalize(ctx context.Context, exit sandbox.Exit, smoke bool) {
 		r.e.log.Info("run: end recorded now that the store has room", "run", r.id, "state", state)
 	}
 	r.e.log.Debug("run: ended", "run", r.id, "state", state)
+	r.e.removeSnapshot(r.id) // record.go: a --snapshot copy goes with the run
 }
 
 // unrecordedNote is added to the reason of a run whose end the store has

@@ -123,6 +123,18 @@ func (e *Engine) Submit(ctx context.Context, req api.RunRequest) (*store.Run, er
 	if err != nil {
 		return nil, err
 	}
+	// The record of what ran, and the --snapshot copy (record.go).
+	rec := e.takeRecord(req, spec, backend)
+	if req.Snapshot {
+		defer func() {
+			if !admitted {
+				e.removeSnapshot(id)
+			}
+		}()
+		if err := e.takeSnapshot(ctx, id, &spec, rec); err != nil {
+			return nil, err
+		}
+	}
 	refusal, err := e.submitIsolation(ctx, &spec, backend, req, plan) // isolate.go
 	if err != nil {
 		return nil, err
@@ -145,6 +157,9 @@ func (e *Engine) Submit(ctx context.Context, req api.RunRequest) (*store.Run, er
 	}
 	if plan != nil {
 		run.PlanID = plan.ID
+	}
+	if req.Snapshot {
+		run.Spec.Workdir = req.Workdir // the workspace; the record names the copy that runs
 	}
 	if req.StallTimeout > 0 {
 		if run.Labels == nil {
@@ -206,6 +221,7 @@ func (e *Engine) Submit(ctx context.Context, req api.RunRequest) (*store.Run, er
 			e.log.Warn("run: note", "run", id, "err", err)
 		}
 	}
+	e.saveRecord(ctx, id, rec)
 	if r != nil {
 		e.launch(r, p)
 		return run, nil

@@ -156,6 +156,9 @@ type Stats struct {
 	RSSBytes   uint64  `json:"rss_bytes"`
 	CPUSeconds float64 `json:"cpu_seconds"`
 	Pids       int     `json:"pids"`
+	// Storage I/O so far, where the backend can tell (sys/ metrics).
+	ReadBytes  uint64 `json:"read_bytes,omitempty"`
+	WriteBytes uint64 `json:"write_bytes,omitempty"`
 }
 
 // Health is what a backend reports about itself.

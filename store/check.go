@@ -95,6 +95,10 @@ func scanAll(db pebble.Reader, rep *CheckReport) (*storeScan, error) {
 			} else if _, err := decodeSeries(key[i+1:], v); err != nil {
 				bad("metric series", err)
 			}
+		case isRecordKey(key): // record.go
+			if err := checkRecord(v); err != nil {
+				bad("run record", err)
+			}
 		case strings.HasPrefix(key, submitPfx):
 			rep.SubmitKeys++
 			submits[key] = string(v)

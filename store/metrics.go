@@ -79,7 +79,7 @@ func (h *MetricHistory) Names() []string {
 func (h *MetricHistory) Add(name string, step int64, t time.Time, v float64) bool {
 	i := sort.Search(len(h.Series), func(i int) bool { return h.Series[i].Name >= name })
 	if i == len(h.Series) || h.Series[i].Name != name {
-		if len(h.Series) >= MaxRunSeries {
+		if h.full(name) { // record.go: the machine's series have their own bound
 			h.Dropped++
 			return false
 		}

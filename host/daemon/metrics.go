@@ -26,6 +26,7 @@ func (s *server) metrics(w http.ResponseWriter, r *http.Request) {
 		writeError(w, err)
 		return
 	}
+	h, all = sysUnlessAsked(r, names, h, all) // record.go
 	for _, n := range names {
 		if h.Get(n) == nil {
 			have := "none"

@@ -48,6 +48,7 @@ func (s *server) routes() http.Handler {
 	mux.HandleFunc("GET /v1/runs/{id}/events", s.events)
 	mux.HandleFunc("GET /v1/runs/{id}/logs", s.logs)
 	mux.HandleFunc("GET /v1/runs/{id}/metrics", s.metrics)
+	s.recordRoutes(mux) // record.go: diff, compare
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		s.inflight.Add(1)
 		s.lastSeen.Store(time.Now().UnixNano())
@@ -81,7 +82,7 @@ func (s *server) plan(w http.ResponseWriter, r *http.Request) {
 		writeError(w, err)
 		return
 	}
-	writeJSON(w, http.StatusCreated, planView(p))
+	writeJSON(w, http.StatusCreated, s.withExperienceChanges(r.Context(), p, planView(p))) // record.go
 }
 
 func (s *server) getPlan(w http.ResponseWriter, r *http.Request) {
@@ -90,7 +91,7 @@ func (s *server) getPlan(w http.ResponseWriter, r *http.Request) {
 		writeError(w, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, planView(p))
+	writeJSON(w, http.StatusOK, s.withExperienceChanges(r.Context(), p, planView(p))) // record.go
 }
 
 func (s *server) createRun(w http.ResponseWriter, r *http.Request) {
@@ -179,7 +180,9 @@ func (s *server) getRun(w http.ResponseWriter, r *http.Request) {
 		writeError(w, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, runView(run))
+	v := runView(run)
+	s.withRecord(r.Context(), run, v) // record.go
+	writeJSON(w, http.StatusOK, v)
 }
 
 func (s *server) stopRun(w http.ResponseWriter, r *http.Request) {

@@ -50,6 +50,9 @@ func (s *server) wait(ctx context.Context, req *mcpsdk.CallToolRequest, in waitI
 			}
 			return nil, runOut{}, daemonError(err, "run", in.RunID)
 		}
+		if r.State.Terminal() {
+			r = withWhatRan(ctx, s, r) // record.go
+		}
 		out := runView(r)
 		if out.Done || !time.Now().Before(deadline) {
 			if !out.Done {

@@ -67,6 +67,7 @@ type experience struct {
 	MedianDurationSeconds float64        `json:"median_duration_seconds,omitempty"`
 	MaxPeakRSSBytes       uint64         `json:"max_peak_rss_bytes,omitempty"`
 	LastFailure           *failure       `json:"last_failure,omitempty"`
+	Changes               []string       `json:"changes,omitempty" jsonschema:"what the recent failures had that the successes did not (packages, python, image, GPU driver)"`
 }
 
 type planOut struct {
@@ -188,6 +189,10 @@ type runOut struct {
 	Failure        *failure  `json:"failure,omitempty" jsonschema:"why the run failed and what to do next"`
 	Note           string    `json:"note,omitempty"`
 	Next           string    `json:"next,omitempty"`
+	// record.go
+	SinceWorked *sinceWorked `json:"since_worked,omitempty" jsonschema:"for a failed run: what changed since the same command last succeeded"`
+	WhatRan     *whatRan     `json:"what_ran,omitempty" jsonschema:"the record of what ran: code, interpreter and packages, image, host"`
+	Machine     *machine     `json:"machine,omitempty" jsonschema:"the run's CPU and memory use (latest sample and peak)"`
 }
 
 type logsOut struct {

@@ -41,7 +41,7 @@ func planView(p *api.Plan) planOut {
 		out.Experience = &experience{
 			Runs: e.Runs, Succeeded: e.Succeeded, Failed: e.Failed, FailureCodes: e.FailureCodes,
 			MedianDurationSeconds: e.MedianDurationSeconds, MaxPeakRSSBytes: e.MaxPeakRSSBytes,
-			LastFailure: failureView(e.LastFailure),
+			LastFailure: failureView(e.LastFailure), Changes: e.Changes,
 		}
 	}
 	out.Next = fmt.Sprintf("local_execute({plan_id: %q})", p.ID)
@@ -136,6 +136,7 @@ func runView(r *api.Run) runOut {
 	case r.State == api.Failed || r.State == api.TimedOut || r.State == api.Lost:
 		out.Next = fmt.Sprintf("read failure.suggestions (and local_logs({run_id: %q, tail_lines: 50})), fix the cause, then retry: compute_plan({backend: \"local\", command, parent_run_id: %q}) and local_execute({plan_id, parent_run_id: %q})", r.ID, r.ID, r.ID)
 	}
+	addRecord(&out, r) // record.go
 	return out
 }
 
@@ -173,6 +174,7 @@ func runSummary(r *runOut) string {
 			b.WriteString("\n> " + e)
 		}
 	}
+	b.WriteString(sinceWorkedText(r.SinceWorked)) // record.go
 	if r.Note != "" {
 		b.WriteString("\n" + r.Note)
 	}

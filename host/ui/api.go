@@ -25,6 +25,7 @@ func (s *Server) apiRoutes(ctx context.Context, mux *http.ServeMux) {
 	mux.HandleFunc("POST /api/runs/{id}/stop", s.stop)
 	mux.HandleFunc("POST /api/runs/{id}/retry", s.retry)
 	mux.HandleFunc("GET /api/stream", func(w http.ResponseWriter, r *http.Request) { s.stream(ctx, w, r) })
+	s.recordRoutes(mux) // record.go
 }
 
 // RunList is the runs list: newest first, filtered.
@@ -90,6 +91,7 @@ func (s *Server) page(ctx context.Context, id string) (*RunPage, error) {
 	if err != nil {
 		return nil, err
 	}
+	slimRecord(run) // record.go
 	p := &RunPage{Run: run, Retries: []*api.Run{}}
 	if kids, err := s.c.List(ctx, url.Values{"parent": {run.ID}}); err == nil {
 		p.Retries = kids

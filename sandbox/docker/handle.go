@@ -182,11 +182,13 @@ func (h *handle) Stats(ctx context.Context) (sandbox.Stats, error) {
 	if v.PidsStats.Current == 0 && v.MemoryStats.Usage == 0 {
 		return sandbox.Stats{}, errors.New("container stats: container is not running")
 	}
-	return sandbox.Stats{
+	st := sandbox.Stats{
 		RSSBytes:   rss(v.MemoryStats),
 		CPUSeconds: float64(v.CPUStats.CPUUsage.TotalUsage) / 1e9,
 		Pids:       int(v.PidsStats.Current),
-	}, nil
+	}
+	st.ReadBytes, st.WriteBytes = blkio(v.BlkioStats) // inspect.go
+	return st, nil
 }
 
 // rss is memory use without the page cache, as docker stats shows it.

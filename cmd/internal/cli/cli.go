@@ -35,6 +35,8 @@ type CLI struct {
 	Stop     StopCmd     `cmd:"" help:"Stop a run and its whole process tree (SIGTERM, grace, SIGKILL)."`
 	Logs     LogsCmd     `cmd:"" help:"Print a run's output."`
 	Ls       LsCmd       `cmd:"" help:"List runs, newest first."`
+	Diff     DiffCmd     `cmd:"" help:"Show what differs between two runs: params, env, code, packages, image, host, limits, outcome."`
+	Compare  CompareCmd  `cmd:"" help:"Compare runs side by side: params that differ, each metric's last and best, duration, outcome."`
 	Retry    RetryCmd    `cmd:"" help:"Run a finished run's command again, linked to it."`
 	Backends BackendsCmd `cmd:"" help:"Show the sandbox backends and which one 'auto' picks."`
 	Analyze  AnalyzeCmd  `cmd:"" help:"Explain a saved log: why it failed and how far it got."`

@@ -114,6 +114,7 @@ func printRun(r *api.Run, extra ...string) {
 			fmt.Fprintf(w, "%s\t%s\n", label, e)
 		}
 	}
+	printWhatRan(w, r) // record.go
 	w.Flush()
 }
 

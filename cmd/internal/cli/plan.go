@@ -101,6 +101,9 @@ func printPlan(p *api.Plan) {
 	}
 	if e := p.Experience; e != nil {
 		fmt.Fprintf(w, "experience:\t%d similar runs: %d succeeded, %d failed\n", e.Runs, e.Succeeded, e.Failed)
+		for _, c := range e.Changes { // from the records of what ran
+			fmt.Fprintf(w, "\t%s\n", c)
+		}
 	}
 	w.Flush()
 	fmt.Printf("\nrun it: runbox exec %s", p.ID)

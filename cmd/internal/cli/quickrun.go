@@ -38,7 +38,7 @@ func quickRun(args []string) (cmd *runOnly, ok bool) {
 		}
 		seen[name] = true
 		switch name {
-		case "--json", "--detach", "--shell":
+		case "--json", "--detach", "--shell", "--snapshot", "--no-record":
 			if hasValue {
 				return nil, false
 			}
@@ -47,6 +47,9 @@ func quickRun(args []string) (cmd *runOnly, ok bool) {
 				c.JSON = true
 			case "--detach":
 				c.Run.Detach = true
+			case "--snapshot", "--no-record": // record.go
+				c.Run.Snapshot = c.Run.Snapshot || name == "--snapshot"
+				c.Run.NoRecord = c.Run.NoRecord || name == "--no-record"
 			default:
 				c.Run.Shell = true
 			}

@@ -44,6 +44,8 @@ func TestQuickRunAgreesWithKong(t *testing.T) {
 			"run --json -- -x",
 			"run -- python -h",
 			"run -- --",
+			"run --snapshot --no-record -- true",
+			"run -d --snapshot -- sh job.sh",
 		} {
 			args := strings.Fields(line)
 			q, ok := quickRun(args)

@@ -46,6 +46,7 @@ type SpecFlags struct {
 	Stall    time.Duration     `help:"Stop the run as STALLED when it prints nothing for this long." name:"stall-timeout" placeholder:"DUR"`
 	SlurmFlags
 	IsolateFlags
+	RecordFlags // record.go
 }
 
 // Validate rejects limits that cannot mean what they say (kong calls it
@@ -108,6 +109,7 @@ func (f *SpecFlags) request(cmd []string) (api.RunRequest, error) {
 	if err := f.IsolateFlags.apply(&req); err != nil {
 		return req, err
 	}
+	f.RecordFlags.apply(&req)
 	for _, kv := range f.Env {
 		if !strings.Contains(kv, "=") {
 			v, ok := os.LookupEnv(kv)

@@ -105,6 +105,7 @@ function renderRuns(l) {
       <td>${esc(r.failure ? r.failure.code : "")}</td>
     </tr>`).join("");
   for (const tr of tb.querySelectorAll("tr.run")) tr.onclick = () => { location.hash = "#/run/" + tr.dataset.id; };
+  runboxRecord.ticks(tb); // record.js
 }
 
 // ---- run page ----
@@ -121,6 +122,7 @@ function runPage(id) {
   listen("/api/stream?run=" + encodeURIComponent(id), {
     run: p => {
       renderHead(p);
+      runboxRecord.run(p); // record.js
       loadRelated(p);
       const now = Date.now();
       if (now - lastLog > 700 || terminal(p.run.state)) { lastLog = now; loadLog(p.run); }
@@ -323,6 +325,7 @@ function renderCharts(m) {
 function route() {
   const h = location.hash;
   if (h.startsWith("#/run/")) runPage(decodeURIComponent(h.slice(6).split("?")[0]));
+  else if (h.startsWith("#/compare")) runboxRecord.comparePage(h.split("?")[1] || ""); // record.js
   else listPage();
 }
 window.addEventListener("hashchange", route);

@@ -25,6 +25,10 @@ func Sample(ctx context.Context, pids []int) sandbox.Stats {
 		st.Pids++
 		st.RSSBytes += rss
 		st.CPUSeconds += cpu
+		if r, w, ok := IOBytes(pid); ok { // io_linux.go
+			st.ReadBytes += r
+			st.WriteBytes += w
+		}
 	}
 	return st
 }

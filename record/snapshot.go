@@ -1,0 +1,179 @@
+package record
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+)
+
+// Bounds of a snapshot: files over MaxSnapshotFile, and whatever would
+// take the copy over MaxSnapshotBytes, are left in place and linked in.
+const (
+	MaxSnapshotFile  = 16 << 20
+	MaxSnapshotBytes = 512 << 20
+	maxLeftNames     = 50
+)
+
+// TakeSnapshot copies the workspace's code into dest, so that edits made
+// while the run waits do not change what runs: in a git repository the
+// tracked files as they are now (modified ones included) and the untracked
+// ones git does not ignore; elsewhere every file. Ignored paths, large
+// files and what is over the budget are left in place, linked from the
+// copy (so data directories are still found), and named in Left.
+func TakeSnapshot(ctx context.Context, workdir, dest string) (*Snapshot, error) {
+	files, gitErr := gitFiles(ctx, workdir)
+	if gitErr != nil {
+		var err error
+		if files, err = walkFiles(workdir); err != nil {
+			return nil, fmt.Errorf("snapshot: list %s: %w", workdir, err)
+		}
+	}
+	if err := os.MkdirAll(dest, 0o700); err != nil {
+		return nil, fmt.Errorf("snapshot: %w", err)
+	}
+	s := &Snapshot{Dir: dest}
+	var left []string
+	leave := func(rel, why string) {
+		left = append(left, rel+" ("+why+")")
+	}
+	for _, rel := range files {
+		src := filepath.Join(workdir, rel)
+		st, err := os.Lstat(src)
+		if err != nil {
+			continue // tracked but deleted: it is not there to run
+		}
+		dst := filepath.Join(dest, rel)
+		if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
+			return nil, fmt.Errorf("snapshot: %w", err)
+		}
+		switch {
+		case st.Mode()&fs.ModeSymlink != 0:
+			if t, err := os.Readlink(src); err == nil {
+				_ = os.Symlink(t, dst)
+			}
+			continue
+		case !st.Mode().IsRegular():
+			continue
+		case st.Size() > MaxSnapshotFile:
+			leave(rel, "large")
+			_ = os.Symlink(src, dst)
+			continue
+		case s.Bytes+st.Size() > MaxSnapshotBytes:
+			leave(rel, "over the snapshot's budget")
+			_ = os.Symlink(src, dst)
+			continue
+		}
+		if err := copyFile(src, dst, st.Mode().Perm()); err != nil {
+			return nil, fmt.Errorf("snapshot: copy %s: %w", rel, err)
+		}
+		s.Files++
+		s.Bytes += st.Size()
+	}
+	// What git ignores (data, checkpoints, venvs) is left in place: each
+	// workspace entry missing from the copy is linked, in every directory
+	// the copy has.
+	if err := linkLeftovers(workdir, dest, ".", &left); err != nil {
+		return nil, err
+	}
+	if len(left) > maxLeftNames {
+		s.Note = fmt.Sprintf("%d more paths left in place; ", len(left)-maxLeftNames)
+		left = left[:maxLeftNames]
+	}
+	s.Left = left
+	s.Note += "the run executes this copy: files it creates under new paths of the workspace stay in the copy and are removed with it (paths left in place are links to the workspace)"
+	if gitErr != nil {
+		s.Note += "; not a git repository: every file was copied (" + gitErr.Error() + ")"
+	}
+	return s, nil
+}
+
+func linkLeftovers(workdir, dest, rel string, left *[]string) error {
+	ents, err := os.ReadDir(filepath.Join(workdir, rel))
+	if err != nil {
+		return nil
+	}
+	for _, e := range ents {
+		r := filepath.Join(rel, e.Name())
+		if e.Name() == ".git" {
+			continue
+		}
+		d := filepath.Join(dest, r)
+		st, err := os.Lstat(d)
+		switch {
+		case err != nil:
+			if err := os.Symlink(filepath.Join(workdir, r), d); err != nil {
+				return fmt.Errorf("snapshot: link %s: %w", r, err)
+			}
+			*left = append(*left, r+" (ignored or not code)")
+		case st.IsDir():
+			if err := linkLeftovers(workdir, dest, r, left); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// gitFiles lists the tracked and the not-ignored untracked files under dir.
+func gitFiles(ctx context.Context, dir string) ([]string, error) {
+	if _, ok := findGit(dir); !ok {
+		return nil, fmt.Errorf("no .git found")
+	}
+	cmd := exec.CommandContext(ctx, "git", "-C", dir, "ls-files", "-z", "--cached", "--others", "--exclude-standard")
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		return nil, fmt.Errorf("git ls-files: %v %s", err, strings.TrimSpace(stderr.String()))
+	}
+	var files []string
+	seen := map[string]bool{}
+	for _, f := range strings.Split(string(out), "\x00") {
+		if f != "" && !seen[f] {
+			seen[f] = true
+			files = append(files, filepath.FromSlash(f))
+		}
+	}
+	return files, nil
+}
+
+func walkFiles(dir string) ([]string, error) {
+	var files []string
+	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return nil
+		}
+		if d.IsDir() && d.Name() == ".git" {
+			return filepath.SkipDir
+		}
+		if !d.IsDir() {
+			rel, _ := filepath.Rel(dir, p)
+			files = append(files, rel)
+		}
+		return nil
+	})
+	return files, err
+}
+
+func copyFile(src, dst string, perm fs.FileMode) error {
+	in, err := os.Open(src)
+	if err != nil {
+		return err
+	}
+	defer in.Close()
+	out, err := os.OpenFile(dst, os.O_CREATE|os.O_WRONLY|os.O_TRUNC, perm)
+	if err != nil {
+		return err
+	}
+	if _, err := io.Copy(out, in); err != nil {
+		out.Close()
+		return err
+	}
+	return out.Close()
+}
