@@ -304,6 +304,15 @@ func parseLine(s string, f uint64, st *state) (u sdk.Progress, ok bool) {
 		st.metrics = st.metrics[:0]
 		return sdk.Progress{}, false
 	}
+	if ok && f&(fProgLow|fProgCap) != 0 && u.Percentage == 0 && u.Total == 0 && !st.side {
+		// The generic structure reader refines a named format's answer
+		// with the record's own percentage key ("progress": 42.1 in a
+		// dict of metrics), which is not a metric (structure.go).
+		if p, k, ok := percentKeyNamed(recordText(s)); ok {
+			u.Percentage = p
+			st.dropMetric(k)
+		}
+	}
 	// (Not MLX's or mmengine's lines: their parsers read them whole.)
 	if ok && !st.side && (u.Source == "mmcv" || u.Source == "detectron2") && incomplete(&u, st) {
 		if r, ok := readRecord(s, st, true, f&fGeneric != 0, true); ok {

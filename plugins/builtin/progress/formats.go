@@ -155,8 +155,11 @@ var formats = []format{
 			{Literal: "n_mean ", After: ` *\| *(?:-?[0-9]|[-+]?(?i:nan|inf))`},
 			// Ray's "training_iteration: 20" (a row of its result box too)
 			{Literal: "iter", Before: `training_`, After: `ation[ \t:=|]*\d`},
+			// a record's percentage key: "progress": 42.1, 'progress'=40
+			// (structure.go)
+			{Literal: "rogress", Before: `(?:^|[^A-Za-z0-9_])["']?[Pp]`, After: `["']?[ \t]*[:=][ \t]*["']?\d`},
 		},
-		fields: "structure with no named rule (record.go): a counter with a total next to a progress word, key/value and JSON/dict records with metric-like keys, table rows, end-of-run lines (joblib, Optuna, gensim, Ray, stable-baselines, RLlib, darknet); reached through the keyword entry and after line-logger formats"},
+		fields: "structure with no named rule (record.go): a counter with a total next to a progress word, key/value and JSON/dict records with metric-like keys, table rows, end-of-run lines (joblib, Optuna, gensim, Ray, stable-baselines, RLlib, darknet), a percentage key (\"progress\": 42.1, structure.go); reached through the keyword entry and after line-logger formats, whose answers it refines"},
 }
 
 // derivedPrefilter is every entry's literals, in table order, once each.
