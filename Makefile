@@ -11,7 +11,7 @@ export CGO_ENABLED := 0
 all: build
 
 include plugins/builtin/Makefile.inc
-include host/ui/Makefile.inc
+include clients/ui/Makefile.inc
 include plugins/examples/Makefile.inc
 
 ## build: bin/runbox (the thin client you run) and bin/runboxd (daemon,

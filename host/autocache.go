@@ -18,6 +18,7 @@ type probes struct {
 	mu     sync.Mutex
 	health map[string]probe[sandbox.Health]
 	images map[string]probe[bool]
+	caps   map[string]probe[sandbox.Capabilities]
 }
 
 type probe[T any] struct {
@@ -26,35 +27,34 @@ type probe[T any] struct {
 }
 
 func (p *probes) healthOf(ctx context.Context, sb sandbox.Sandbox) sandbox.Health {
-	p.mu.Lock()
-	if p.health == nil {
-		p.health = map[string]probe[sandbox.Health]{}
-	}
-	c, ok := p.health[sb.Name()]
-	p.mu.Unlock()
-	if ok && time.Since(c.at) < probeTTL {
-		return c.v
-	}
-	h := sb.Health(ctx)
-	p.mu.Lock()
-	p.health[sb.Name()] = probe[sandbox.Health]{time.Now(), h}
-	p.mu.Unlock()
-	return h
+	return cached(p, &p.health, sb.Name(), func() sandbox.Health { return sb.Health(ctx) })
 }
 
 func (p *probes) hasImage(ctx context.Context, ic imageChecker, ref string) bool {
+	return cached(p, &p.images, ref, func() bool { return ic.HasImage(ctx, ref) })
+}
+
+// capsOf is a backend's capabilities: they are probed (confinement,
+// cgroups) and change as rarely as its health.
+func (p *probes) capsOf(ctx context.Context, sb sandbox.Sandbox) sandbox.Capabilities {
+	return cached(p, &p.caps, sb.Name(), func() sandbox.Capabilities { return sb.Capabilities(ctx) })
+}
+
+// cached answers key from m while its answer is younger than probeTTL,
+// else asks get (outside the lock: a probe may take a while).
+func cached[T any](p *probes, m *map[string]probe[T], key string, get func() T) T {
 	p.mu.Lock()
-	if p.images == nil {
-		p.images = map[string]probe[bool]{}
+	if *m == nil {
+		*m = map[string]probe[T]{}
 	}
-	c, ok := p.images[ref]
+	c, ok := (*m)[key]
 	p.mu.Unlock()
 	if ok && time.Since(c.at) < probeTTL {
 		return c.v
 	}
-	v := ic.HasImage(ctx, ref)
+	v := get()
 	p.mu.Lock()
-	p.images[ref] = probe[bool]{time.Now(), v}
+	(*m)[key] = probe[T]{time.Now(), v}
 	p.mu.Unlock()
 	return v
 }

@@ -51,7 +51,10 @@ func (r *runner) classify(ctx context.Context, run *store.Run, exit sandbox.Exit
 	if exit.Outside != "" && !smoke && !stalled {
 		f = outsideFailure(exit)
 	}
-	return isolationAdvice(run.Spec, f) // isolate.go
+	if ex, ok := r.e.cfg.Sandboxes[run.Sandbox].(sandbox.Explainer); ok {
+		f = ex.Advise(run.Spec, f) // what the run's confinement had to do with it
+	}
+	return f
 }
 
 // outsideFailure is the failure of a run its sandbox saw ended by

@@ -69,18 +69,5 @@ func (e *Engine) Retry(ctx context.Context, id string, req api.RunRequest) (*sto
 	if !parent.State.Terminal() {
 		return nil, badRequest("run %s is still %s; stop it or wait before retrying", parent.ID, parent.State)
 	}
-	if req.Sandbox == "" {
-		req.Sandbox = parent.Sandbox
-	}
-	if req.Name == "" {
-		req.Name = parent.Name
-	}
-	if req.Labels == nil {
-		req.Labels = parent.Labels
-	}
-	if err := fillFromSpec(&req, parent.Spec, "run "+parent.ID); err != nil {
-		return nil, err
-	}
-	req.ParentRunID = parent.ID
-	return e.Submit(ctx, req)
+	return e.submit(ctx, req, parent, nil) // its settings filled in by prepare
 }

@@ -167,7 +167,7 @@ func TestRecoverStartsAPreparedRunThatNeverStarted(t *testing.T) {
 	ctx := context.Background()
 	req := processRequest(t, "sh", "-c", "echo recovered")
 	id := store.NewID()
-	spec, err := te.buildSpec(id, sandbox.Process, req)
+	spec, err := te.buildSpec(id, sandbox.Capabilities{}, req)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -7,6 +7,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -27,13 +28,7 @@ const maxScript = 1 << 20
 // returns it. Nothing is run. Explicit choices in req win over the
 // planner's recommendations.
 func (e *Engine) Plan(ctx context.Context, req api.RunRequest) (*store.Plan, error) {
-	if len(req.Command) == 0 {
-		return nil, badRequest("no command given")
-	}
-	if err := checkLimits(req); err != nil {
-		return nil, err
-	}
-	if err := checkInput(req); err != nil { // checkinput.go
+	if err := validate(req); err != nil { // validate.go
 		return nil, err
 	}
 	var parentID string
@@ -82,21 +77,24 @@ func (e *Engine) Plan(ctx context.Context, req api.RunRequest) (*store.Plan, err
 	if req.Limits.MemoryBytes == 0 && rec.MemoryBytes > 0 {
 		req.Limits.MemoryBytes = rec.MemoryBytes
 	}
-	if req.Network == "" && backend == sandbox.Docker {
+	caps := e.probes.capsOf(ctx, e.cfg.Sandboxes[backend])
+	if req.Network == "" && slices.Contains(caps.Networks, rec.Network) {
 		req.Network = rec.Network
 	}
-	if req.GPUs == "" && backend == sandbox.Docker {
+	if req.GPUs == "" && caps.GPUs {
 		req.GPUs = rec.GPUs
 	}
 	id := store.NewID()
-	spec, err := e.buildSpec(id, backend, req)
+	sreq := backendRequest(req)
+	sreq.Planning, sreq.Plan = true, &sandbox.PlanPromise{ID: id, Output: &out}
+	spec, err := e.commonSpec(ctx, id, backend, req) // request.go
 	if err != nil {
 		return nil, err
 	}
-	if err := planIsolation(&spec, backend, req, out); err != nil { // isolate.go
+	if _, err := e.admitTo(ctx, backend, sreq, &spec); err != nil {
 		return nil, err
 	}
-	out.Notes = append(out.Notes, e.limitsNote(ctx, backend, spec))
+	out.Notes = append(out.Notes, limitsNote(caps, spec))
 	plan := &store.Plan{
 		ID:              id,
 		CreatedAt:       e.cfg.Now(),
@@ -119,33 +117,18 @@ func (e *Engine) Plan(ctx context.Context, req api.RunRequest) (*store.Plan, err
 }
 
 // limitsNote states the memory and process-count policy the run will get
-// on backend: the limit, how it is enforced, or that there is none.
-func (e *Engine) limitsNote(ctx context.Context, backend string, spec sandbox.Spec) string {
+// on its backend: the limit, how it is enforced, or that there is none.
+func limitsNote(caps sandbox.Capabilities, spec sandbox.Spec) string {
 	mem := "memory: no limit (set --memory to cap it)"
 	if spec.Limits.MemoryBytes > 0 {
 		mem = fmt.Sprintf("memory: %d MiB", spec.Limits.MemoryBytes>>20)
 	}
-	var enforced, pids string
-	switch backend {
-	case sandbox.Docker:
-		enforced = "by the container's cgroup"
-		pids = "pids: the container's limit (4096 unless --pids)"
-	case sandbox.Slurm:
-		enforced = "by Slurm (--mem)"
-		pids = "pids: as the cluster sets"
-	default:
-		if sb, ok := e.cfg.Sandboxes[backend]; ok {
-			info := e.probes.healthOf(ctx, sb).Info
-			if m := info["memory_limit"]; m != "" {
-				enforced = "by " + m
-			}
-			if p := info["pids_limit"]; p != "" {
-				pids = "pids: " + p
-			}
-		}
+	if how := caps.Limits["memory"]; spec.Limits.MemoryBytes > 0 && how != "" {
+		mem += ", enforced by " + how
 	}
-	if spec.Limits.MemoryBytes > 0 && enforced != "" {
-		mem += ", enforced " + enforced
+	pids := ""
+	if how := caps.Limits["pids"]; how != "" {
+		pids = "pids: " + how
 	}
 	if spec.Limits.Pids > 0 {
 		pids = fmt.Sprintf("pids: %d", spec.Limits.Pids)

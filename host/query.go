@@ -23,7 +23,9 @@ func (e *Engine) Get(ctx context.Context, id string) (*store.Run, error) {
 		run.Progress = p
 	}
 	if run.State == store.Queued {
-		if n := e.queuePosition(run.ID); n > 0 {
+		if why := e.waitingReason(ctx, run.ID); why != "" {
+			run.Reason = why
+		} else if n := e.queuePosition(run.ID); n > 0 {
 			run.Reason = fmt.Sprintf("queued: %d run(s) ahead", n-1)
 		}
 	}
@@ -53,6 +55,11 @@ func (e *Engine) List(ctx context.Context, f store.Filter) ([]*store.Run, error)
 		if len(f.States) > 0 && !slices.Contains(f.States, r.State) {
 			continue // its end, not yet stored, is outside the filter
 		}
+		if r.State == store.Queued {
+			if why := e.waitingReason(ctx, r.ID); why != "" {
+				r.Reason = why
+			}
+		}
 		out = append(out, r)
 	}
 	return out, nil
@@ -76,11 +83,24 @@ func (e *Engine) Backends(ctx context.Context) api.Backends {
 			continue
 		}
 		b := api.Backend(sb.Health(ctx))
-		if name == sandbox.Process {
-			b.Info = withIsolationInfo(b.Info) // isolate.go
-		}
 		out.Backends = append(out.Backends, b)
 	}
 	out.Default, out.Reason, _ = e.chooseSandbox(ctx, sandbox.Auto, "")
 	return out
+}
+
+// IsolationView describes a stored plan's isolation as its backend will
+// enforce it on this host (api.Plan.Isolation); nil when the backend has
+// nothing to say.
+func (e *Engine) IsolationView(p *store.Plan) *api.Isolation {
+	ex, ok := e.cfg.Sandboxes[p.Sandbox].(sandbox.Explainer)
+	if !ok {
+		return nil
+	}
+	v := ex.IsolationView(p.Spec, p.Result)
+	if v == nil {
+		return nil
+	}
+	iso := api.Isolation(*v)
+	return &iso
 }

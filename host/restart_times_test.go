@@ -16,7 +16,7 @@ func TestRecoveredStartIsNotTheReattachTime(t *testing.T) {
 	ctx := context.Background()
 	req := processRequest(t, "sh", "-c", "sleep 1.5")
 	id := store.NewID()
-	spec, err := te.buildSpec(id, sandbox.Process, req)
+	spec, err := te.buildSpec(id, sandbox.Capabilities{}, req)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -28,8 +28,11 @@ type runner struct {
 	mu       sync.Mutex
 	handle   sandbox.Handle
 	stopping bool
-	stalled  bool
-	parser   Parser
+	// stopWhy, when set, is why runbox (not the user) stopped the run:
+	// a dependency failed (campaign.go).
+	stopWhy string
+	stalled bool
+	parser  Parser
 	// sess explains the run's output: progress from its lines, the
 	// failure at its end (plugins/explain, shared with analyze and
 	// make eval).
@@ -482,6 +485,11 @@ func (r *runner) finalize(ctx context.Context, exit sandbox.Exit, smoke bool) {
 			return
 		}
 		failure = r.classify(ctx, run, exit, smoke, stalled)
+		r.mu.Lock()
+		if why := r.stopWhy; why != "" && cancelled && failure != nil {
+			failure.Message = why
+		}
+		r.mu.Unlock()
 	}
 	prog := r.progress()
 	now := r.e.cfg.Now()

@@ -109,7 +109,7 @@ func TestJoinArgsQuotes(t *testing.T) {
 
 func TestFillFromSpec(t *testing.T) {
 	stored := sandbox.Spec{
-		Command: []string{"python3", "train.py"}, Workdir: "/w", Image: "img",
+		Command: []string{"python3", "train.py"}, Workdir: "/w", ContainerOptions: sandbox.ContainerOptions{Image: "img"},
 		Env: []string{"MODE=fast", "API_TOKEN=" + store.Redacted}, CleanEnv: true, EnvAllow: []string{"HOME"},
 		Setup: []string{"pip list"}, Assets: []sandbox.Asset{{Src: "/d", Dst: "d"}}, StdinFile: "/in",
 		Limits: sandbox.Limits{MemoryBytes: 1 << 30, CPUs: 2, Pids: 64}, Network: "bridge", GPUs: "all",

@@ -78,28 +78,43 @@ type Spec struct {
 	// (supervisor spec, pid, exit record). The backend owns its contents.
 	StateDir string `json:"state_dir"`
 
-	// Process-only: how the run is confined (package
-	// sandbox/process/confine): "" or none, net, fs, full; and the paths
-	// it may write besides its workspace and temp dir. The host sets
-	// Isolate to what it verified this machine enforces; the supervisor
-	// refuses to run with less.
-	Isolate string   `json:"isolate,omitempty"`
-	RW      []string `json:"rw,omitempty"`
+	// Network is the network the request asked for (none, bridge, host):
+	// a container's mode; for a process run "host" only widens its
+	// isolation. GPUs ("" | "all" | "N" | "device=0,1") are the GPUs it
+	// asked for.
+	Network string `json:"network,omitempty"`
+	GPUs    string `json:"gpus,omitempty"`
 
-	// Container-only settings; the process backend ignores them.
-	Image         string `json:"image,omitempty"`
-	Network       string `json:"network,omitempty"` // none (default) | bridge | host
-	ReadOnlyRoot  bool   `json:"read_only_root,omitempty"`
-	GPUs          string `json:"gpus,omitempty"` // "" | "all" | "N" | "device=0,1"
-	KeepContainer bool   `json:"keep_container,omitempty"`
-	// User is "uid:gid" to run as; empty means the invoking user's.
-	User string `json:"user,omitempty"`
-
+	// Each backend's own options, typed and apart: only that backend
+	// reads them, and only its Admit (admit.go) fills them. Embedded so
+	// that the stored spec keeps its flat JSON (runs and plans on disk).
+	ProcessOptions
+	ContainerOptions
 	// Slurm holds batch-scheduler settings; other backends ignore it.
 	Slurm *SlurmSpec `json:"slurm,omitempty"`
 }
 
-// SlurmSpec is what a Slurm job needs beyond the common spec.
+// ProcessOptions are the process backend's (package sandbox/process).
+type ProcessOptions struct {
+	// Isolate is how the run is confined (package
+	// sandbox/process/confine): "" or none, net, fs, full; RW the paths it
+	// may write besides its workspace and temp dir. Admission sets Isolate
+	// to what it verified this machine enforces; the supervisor refuses
+	// to run with less.
+	Isolate string   `json:"isolate,omitempty"`
+	RW      []string `json:"rw,omitempty"`
+}
+
+// ContainerOptions are the Docker backend's (package sandbox/docker).
+type ContainerOptions struct {
+	Image         string `json:"image,omitempty"`
+	ReadOnlyRoot  bool   `json:"read_only_root,omitempty"`
+	KeepContainer bool   `json:"keep_container,omitempty"`
+	// User is "uid:gid" to run as; empty means the invoking user's.
+	User string `json:"user,omitempty"`
+}
+
+// SlurmSpec is the Slurm backend's options (package sandbox/slurm).
 type SlurmSpec struct {
 	Partition string `json:"partition,omitempty"`
 	Account   string `json:"account,omitempty"`
@@ -175,6 +190,9 @@ type Health struct {
 type Sandbox interface {
 	Name() string
 	Health(ctx context.Context) Health
+	// Capabilities and Admit (admit.go): what the backend can do, and
+	// the request turned into its own options, or refused.
+	Admitter
 	// Start begins a run and returns once it is started (or failed to start).
 	// The run must outlive ctx and the calling process.
 	Start(ctx context.Context, spec Spec) (Handle, error)

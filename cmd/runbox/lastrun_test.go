@@ -5,6 +5,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -28,8 +29,10 @@ func TestShortIDsAndLast(t *testing.T) {
 	}
 	// The daemon loads the progress plugin at the first output that may
 	// be progress: lines printed meanwhile are folded into one update. A
-	// warm-up run (run 1) loads it.
-	e.progressReady()
+	// warm-up run loads it (run 1, or more on a loaded machine: w counts
+	// them, and the runs below are numbered after them).
+	w := e.progressReady()
+	n := func(i int) string { return strconv.Itoa(w + i) }
 	e.must("run", "--", "sh", "-c", progressScript, "first")
 	e.must("run", "--", "sh", "-c", progressScript, "second")
 	if r := e.run("", "run", "--", "sh", "-c", "echo third; exit 3"); r.code != 3 {
@@ -38,22 +41,22 @@ func TestShortIDsAndLast(t *testing.T) {
 
 	// ls shows the numbers, newest first.
 	ls := e.must("ls")
-	if !regexp.MustCompile(`(?m)^4 +failed`).MatchString(ls) || !regexp.MustCompile(`(?m)^2 +succeeded`).MatchString(ls) {
+	if !regexp.MustCompile(`(?m)^`+n(3)+` +failed`).MatchString(ls) || !regexp.MustCompile(`(?m)^`+n(1)+` +succeeded`).MatchString(ls) {
 		t.Errorf("ls does not show the short ids:\n%s", ls)
 	}
 	// status: the number, @last, @last~N and the full id name the same runs.
-	first := e.getRun("2")
-	if first.ShortID != "2" || e.getRun("@last~2").ID != first.ID || e.getRun(first.ID).ShortID != "2" {
-		t.Errorf("run 2, @last~2 and the full id disagree: %+v", first)
+	first := e.getRun(n(1))
+	if first.ShortID != n(1) || e.getRun("@last~2").ID != first.ID || e.getRun(first.ID).ShortID != n(1) {
+		t.Errorf("run %s, @last~2 and the full id disagree: %+v", n(1), first)
 	}
-	if got := e.getRun("@last"); got.ShortID != "4" || got.State != api.Failed {
-		t.Errorf("@last = %s (%s), want run 4, failed", got.ShortID, got.State)
+	if got := e.getRun("@last"); got.ShortID != n(3) || got.State != api.Failed {
+		t.Errorf("@last = %s (%s), want run %s, failed", got.ShortID, got.State, n(3))
 	}
-	if out := e.must("status", "@last~1"); !regexp.MustCompile(`(?m)^run: +3 \(0[0-9a-z]{25}\)$`).MatchString(out) {
-		t.Errorf("status @last~1 does not show run 3:\n%s", out)
+	if out := e.must("status", "@last~1"); !regexp.MustCompile(`(?m)^run: +` + n(2) + ` \(0[0-9a-z]{25}\)$`).MatchString(out) {
+		t.Errorf("status @last~1 does not show run %s:\n%s", n(2), out)
 	}
-	if r := e.run("", "status", "@last~4"); r.code == 0 || !strings.Contains(r.stderr, "only 4 runs") {
-		t.Errorf("@last~4 of 4 runs: exit %d, stderr %q", r.code, r.stderr)
+	if r := e.run("", "status", "@last~"+n(3)); r.code == 0 || !strings.Contains(r.stderr, "only "+n(3)+" runs") {
+		t.Errorf("@last~%s of %s runs: exit %d, stderr %q", n(3), n(3), r.code, r.stderr)
 	}
 	// logs
 	if got := e.must("logs", "@last"); got != "third\n" {
@@ -63,26 +66,26 @@ func TestShortIDsAndLast(t *testing.T) {
 		t.Errorf("logs @last~1 = %q", got)
 	}
 	// wait: the run's exit code, the run named by its number.
-	if r := e.run("", "wait", "@last"); r.code != 3 || !strings.HasPrefix(r.stdout, "4 failed") {
+	if r := e.run("", "wait", "@last"); r.code != 3 || !strings.HasPrefix(r.stdout, n(3)+" failed") {
 		t.Errorf("wait @last: exit %d, stdout %q", r.code, r.stdout)
 	}
-	if r := e.run("", "wait", "3"); r.code != 0 || !strings.HasPrefix(r.stdout, "3 succeeded") {
-		t.Errorf("wait 3: exit %d, stdout %q", r.code, r.stdout)
+	if r := e.run("", "wait", n(2)); r.code != 0 || !strings.HasPrefix(r.stdout, n(2)+" succeeded") {
+		t.Errorf("wait %s: exit %d, stdout %q", n(2), r.code, r.stdout)
 	}
 	// plot: the two newest runs with metrics drew the same curve.
 	plot := e.must("plot", "@last~1", "@last~2", "--metric", "loss")
-	if !strings.Contains(plot, "● 3") || !strings.Contains(plot, "○ 2") || !strings.Contains(plot, "3 and 2: identical values") {
-		t.Errorf("plot @last~1 @last~2 does not name runs 3 and 2 or say they overlap:\n%s", plot)
+	if !strings.Contains(plot, "● "+n(2)) || !strings.Contains(plot, "○ "+n(1)) || !strings.Contains(plot, n(2)+" and "+n(1)+": identical values") {
+		t.Errorf("plot @last~1 @last~2 does not name runs %s and %s or say they overlap:\n%s", n(2), n(1), plot)
 	}
 	// retry and ls --parent
 	retry := strings.TrimSpace(e.must("retry", "-d", "@last"))
 	e.run("", "wait", retry)
 	var list api.RunList
-	if err := json.Unmarshal([]byte(e.must("ls", "--json", "--parent", "4")), &list); err != nil {
+	if err := json.Unmarshal([]byte(e.must("ls", "--json", "--parent", n(3))), &list); err != nil {
 		t.Fatal(err)
 	}
-	if len(list.Runs) != 1 || list.Runs[0].ID != retry || list.Runs[0].ShortID != "5" {
-		t.Errorf("ls --parent 4: %+v, want the retry %s as run 5", list.Runs, retry)
+	if len(list.Runs) != 1 || list.Runs[0].ID != retry || list.Runs[0].ShortID != n(4) {
+		t.Errorf("ls --parent %s: %+v, want the retry %s as run %s", n(3), list.Runs, retry, n(4))
 	}
 	if got := e.getRun("@last"); got.ID != retry {
 		t.Errorf("@last after a retry is %s, want the retry %s", got.ID, retry)
@@ -93,8 +96,8 @@ func TestShortIDsAndLast(t *testing.T) {
 	}
 	e.must("run", "-d", "--grace", "1s", "--", "sh", "-c", "echo started; sleep 300")
 	waitFor(t, func() bool { return strings.Contains(e.run("", "logs", "@last").stdout, "started") })
-	if out := e.must("stop", "@last"); out != "6 cancelled\n" {
-		t.Errorf("stop @last printed %q, want \"6 cancelled\"", out)
+	if out := e.must("stop", "@last"); out != n(5)+" cancelled\n" {
+		t.Errorf("stop @last printed %q, want %q", out, n(5)+" cancelled\n")
 	}
 }
 
@@ -116,7 +119,7 @@ func TestDemoRunWithoutTTY(t *testing.T) {
 	// machine a fresh daemon's first run can end before its progress
 	// arrives, and this test is about how progress is shown, not how soon
 	// the plugin loads.
-	e.progressReady()
+	w := e.progressReady()
 	r := e.run("", "run", "--name", "demo-train", "--", "python3", train, "--epochs", "3")
 	if r.code != 0 {
 		t.Fatalf("demo-train: exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
@@ -128,7 +131,7 @@ func TestDemoRunWithoutTTY(t *testing.T) {
 	if !strings.Contains(r.stdout, "done: final loss") || !strings.Contains(r.stderr, "runbox: ▶ train epoch ") {
 		t.Errorf("the output or the progress lines are missing:\n%s\n%s", r.stdout, r.stderr)
 	}
-	if !strings.Contains(r.stderr, "the full output: runbox logs 2") {
+	if !strings.Contains(r.stderr, "the full output: runbox logs "+strconv.Itoa(w+1)) {
 		t.Errorf("the end does not say where the full log is:\n%s", r.stderr)
 	}
 	if full := e.must("logs", "@last"); strings.Count(full, "##PROGRESS##") != 60 {

@@ -117,15 +117,19 @@ func (e *env) getRun(id string) *api.Run {
 
 // progressReady makes the daemon load its progress plugin and waits
 // (bounded) until it has: the daemon loads it at the first output that may
-// be progress, in the background, so on a loaded machine a fresh daemon's
-// first short runs can end before any progress is read. A test about how
-// progress is shown starts with this; it is not about how soon the plugin
-// loads.
-func (e *env) progressReady() {
+// be progress, in the background, and a run's end waits only briefly for
+// it (a first compile must not hold up a run), so on a loaded machine with
+// a cold compilation cache a fresh daemon's first runs end with their
+// progress unknown. Warm-up runs are made until one has its progress read.
+// A test about how progress is shown starts with this; it is not about how
+// soon the plugin loads.
+// It returns how many warm-up runs it made (usually 1).
+func (e *env) progressReady() (runs int) {
 	e.t.Helper()
-	id := strings.TrimSpace(e.must("run", "-d", "--", "echo", `##PROGRESS## {"step": 1, "total": 1}`))
-	e.must("wait", id)
-	err := testwait.For("the progress plugin to read a run's progress", 90*time.Second, func() error {
+	err := testwait.For("the progress plugin to read a warm-up run's progress", 120*time.Second, func() error {
+		id := strings.TrimSpace(e.must("run", "-d", "--", "echo", `##PROGRESS## {"step": 1, "total": 1}`))
+		runs++
+		e.must("wait", id)
 		if r := e.getRun(id); r.Progress == nil {
 			return errors.New("no progress recorded yet")
 		}
@@ -134,6 +138,7 @@ func (e *env) progressReady() {
 	if err != nil {
 		e.t.Fatal(err)
 	}
+	return runs
 }
 
 // logPath is where the daemon keeps run id's framed log.

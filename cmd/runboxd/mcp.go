@@ -4,8 +4,8 @@ import (
 	"context"
 	"os"
 
+	"github.com/runbox/runbox/clients/mcp"
 	"github.com/runbox/runbox/cmd/internal/cli"
-	"github.com/runbox/runbox/host/mcp"
 )
 
 // runMCP serves the MCP tools, a client of the daemon like every command.

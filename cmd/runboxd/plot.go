@@ -6,8 +6,8 @@ import (
 	"os"
 
 	"github.com/runbox/runbox/api"
+	"github.com/runbox/runbox/clients/plot"
 	"github.com/runbox/runbox/cmd/internal/cli"
-	"github.com/runbox/runbox/host/plot"
 )
 
 // runPlot draws runs' metrics, a client of the daemon like every command.

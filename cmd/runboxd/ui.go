@@ -5,8 +5,8 @@ import (
 	"os"
 	"os/signal"
 
+	"github.com/runbox/runbox/clients/ui"
 	"github.com/runbox/runbox/cmd/internal/cli"
-	"github.com/runbox/runbox/host/ui"
 )
 
 // runUI serves the dashboard until interrupted.

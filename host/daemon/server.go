@@ -48,6 +48,7 @@ func (s *server) routes() http.Handler {
 	mux.HandleFunc("GET /v1/runs/{id}/events", s.events)
 	mux.HandleFunc("GET /v1/runs/{id}/logs", s.logs)
 	mux.HandleFunc("GET /v1/runs/{id}/metrics", s.metrics)
+	s.sweepRoutes(mux)  // sweeps.go
 	s.recordRoutes(mux) // record.go: diff, compare
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		s.inflight.Add(1)
@@ -82,7 +83,7 @@ func (s *server) plan(w http.ResponseWriter, r *http.Request) {
 		writeError(w, err)
 		return
 	}
-	writeJSON(w, http.StatusCreated, s.withExperienceChanges(r.Context(), p, planView(p))) // record.go
+	writeJSON(w, http.StatusCreated, s.withExperienceChanges(r.Context(), p, planView(p, s.eng.IsolationView(p)))) // record.go
 }
 
 func (s *server) getPlan(w http.ResponseWriter, r *http.Request) {
@@ -91,7 +92,7 @@ func (s *server) getPlan(w http.ResponseWriter, r *http.Request) {
 		writeError(w, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, s.withExperienceChanges(r.Context(), p, planView(p))) // record.go
+	writeJSON(w, http.StatusOK, s.withExperienceChanges(r.Context(), p, planView(p, s.eng.IsolationView(p)))) // record.go
 }
 
 func (s *server) createRun(w http.ResponseWriter, r *http.Request) {

@@ -2,7 +2,6 @@ package daemon
 
 import (
 	"github.com/runbox/runbox/api"
-	"github.com/runbox/runbox/host"
 	"github.com/runbox/runbox/sandbox"
 	"github.com/runbox/runbox/sdk"
 	"github.com/runbox/runbox/store"
@@ -106,7 +105,9 @@ func progressView(p *sdk.Progress) *api.Progress {
 	return &v
 }
 
-func planView(p *store.Plan) *api.Plan {
+// planView is a stored plan as clients see it; iso is how its backend
+// will confine it here (Engine.IsolationView).
+func planView(p *store.Plan, iso *api.Isolation) *api.Plan {
 	v := &api.Plan{
 		ID:              p.ID,
 		CreatedAt:       p.CreatedAt,
@@ -128,7 +129,7 @@ func planView(p *store.Plan) *api.Plan {
 			DockerRuntimes: p.Host.DockerRuntimes,
 		},
 		Experience: experienceView(p.Experience),
-		Isolation:  host.PlanIsolationView(p),
+		Isolation:  iso,
 	}
 	for _, r := range p.Result.Risks {
 		v.Result.Risks = append(v.Result.Risks, api.Risk(r))

@@ -16,6 +16,7 @@ import (
 
 	"github.com/runbox/runbox/internal/tail"
 	"github.com/runbox/runbox/sandbox"
+	"github.com/runbox/runbox/sandbox/process/confine"
 	"github.com/runbox/runbox/sandbox/process/internal/proc"
 	"github.com/runbox/runbox/sandbox/process/internal/protocol"
 	"github.com/runbox/runbox/sandbox/process/supervisor"
@@ -101,10 +102,12 @@ func (s *Sandbox) Health(ctx context.Context) sandbox.Health {
 	case "linux", "darwin":
 		h.Available = true
 		h.Info = map[string]string{"memory_limit": supervisor.MemoryLimitMode()}
-		if n, err := s.defaultPids(); err != nil {
-			h.Info["pids_limit"] = err.Error()
-		} else if n > 0 {
-			h.Info["pids_limit"] = fmt.Sprintf("%d by default (%s), enforced by %s", n, PidsEnv, supervisor.PidsLimitMode())
+		if p := s.pidsLine(); p != "" {
+			h.Info["pids_limit"] = p
+		}
+		// What confinement this host gives process runs (runbox backends).
+		for k, v := range confine.Probe().Info() {
+			h.Info[k] = v
 		}
 		if runtime.GOOS == "linux" {
 			h.Info["orphans"] = "subreaper"
@@ -115,6 +118,19 @@ func (s *Sandbox) Health(ctx context.Context) sandbox.Health {
 		h.Detail = "the process backend supports Linux and macOS"
 	}
 	return h
+}
+
+// pidsLine says how many processes a run may have by default and how
+// that is enforced, or "" when there is no default limit.
+func (s *Sandbox) pidsLine() string {
+	n, err := s.defaultPids()
+	switch {
+	case err != nil:
+		return err.Error()
+	case n > 0:
+		return fmt.Sprintf("%d by default (%s), enforced by %s", n, PidsEnv, supervisor.PidsLimitMode())
+	}
+	return ""
 }
 
 func (s *Sandbox) exe() (string, error) {

@@ -38,13 +38,13 @@ func unprivDaemon(dir, addr string) int {
 			return 1
 		}
 		spec := sandbox.Spec{
-			RunID:    name,
-			Command:  []string{filepath.Join(dir, "process.test"), probeArg, addr},
-			Workdir:  work,
-			LogPath:  filepath.Join(dir, name+".log"),
-			StateDir: filepath.Join(dir, name+".state"),
-			Grace:    time.Second,
-			Isolate:  map[bool]string{true: "full", false: "none"}[name != "none"],
+			RunID:          name,
+			Command:        []string{filepath.Join(dir, "process.test"), probeArg, addr},
+			Workdir:        work,
+			LogPath:        filepath.Join(dir, name+".log"),
+			StateDir:       filepath.Join(dir, name+".state"),
+			Grace:          time.Second,
+			ProcessOptions: sandbox.ProcessOptions{Isolate: map[bool]string{true: "full", false: "none"}[name != "none"]},
 		}
 		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 		h, err := sb.Start(ctx, spec)

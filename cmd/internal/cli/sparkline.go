@@ -29,7 +29,7 @@ func sparklineLine(ctx context.Context, a *App, r *api.Run) []string {
 }
 
 // mainMetric is loss when the run has it, else its first metric that is
-// not progress itself (host/plot.MainMetric, kept here so the thin client
+// not progress itself (clients/plot.MainMetric, kept here so the thin client
 // does not link the plotting library).
 func mainMetric(names []string) string {
 	first := ""

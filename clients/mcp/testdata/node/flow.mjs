@@ -1,7 +1,7 @@
 // An independent MCP client: the official TypeScript SDK spawns
 // `runbox mcp` over stdio and follows the compute-local flow as an agent
 // would. The SDK validates every structuredContent against the tool's
-// output schema. Run by host/mcp's TestNodeClient with RUNBOX_BIN (the
+// output schema. Run by clients/mcp's TestNodeClient with RUNBOX_BIN (the
 // runbox binary), RUNBOX_HOME and WORKDIR set; exits non-zero on the first
 // failed check.
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";

@@ -1,4 +1,4 @@
-package host
+package process
 
 import (
 	"context"
@@ -7,12 +7,73 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/runbox/runbox/api"
 	"github.com/runbox/runbox/sandbox"
 	"github.com/runbox/runbox/sandbox/process/confine"
+	"github.com/runbox/runbox/sandbox/process/supervisor"
 	"github.com/runbox/runbox/sdk"
-	"github.com/runbox/runbox/store"
 )
+
+// Capabilities: the levels of confinement this host enforces (what
+// confine.Probe finds), and how memory and pids limits are enforced. A
+// process run takes no --network mode of its own: it has the host's
+// network unless a level cuts it.
+func (s *Sandbox) Capabilities(ctx context.Context) sandbox.Capabilities {
+	host := confine.Probe()
+	c := sandbox.Capabilities{Limits: map[string]string{}}
+	for _, l := range confine.Levels {
+		if host.Can(l) == nil {
+			c.Isolation = append(c.Isolation, string(l))
+		}
+	}
+	if m := supervisor.MemoryLimitMode(); m != "" {
+		c.Limits["memory"] = m
+	}
+	if p := s.pidsLine(); p != "" {
+		c.Limits["pids"] = p
+	}
+	return c
+}
+
+// Admit settles a process run's confinement: --isolate as asked (refused
+// if this host cannot enforce it), else what the plan promised or the
+// retried run had. While planning, what the plan wants as far as this
+// host can enforce it.
+func (s *Sandbox) Admit(ctx context.Context, req sandbox.Request, spec *sandbox.Spec) (sandbox.Verdict, error) {
+	if req.Planning {
+		var out sdk.PlanOutput
+		if req.Plan != nil && req.Plan.Output != nil {
+			out = *req.Plan.Output
+		}
+		return sandbox.Verdict{}, planIsolation(spec, req, out)
+	}
+	refusal, err := submitIsolation(spec, req)
+	if err != nil || refusal != "" {
+		return sandbox.Verdict{Refusal: refusal}, err
+	}
+	return sandbox.Verdict{Note: confineEnv(spec, req.Env)}, nil
+}
+
+// confineEnv drops from a confined process run's environment what points
+// at the user's session (confine.HostEnv: agents, buses, displays,
+// multiplexers), unless it was passed on purpose with --env; it returns
+// the note for the run's events ("" when nothing was kept on purpose).
+// The supervisor points XDG_RUNTIME_DIR at the run's private one.
+func confineEnv(spec *sandbox.Spec, env []string) string {
+	if spec.Isolate == "" || spec.Isolate == string(confine.None) {
+		return ""
+	}
+	given := map[string]bool{}
+	for _, kv := range env {
+		k, _, _ := strings.Cut(kv, "=")
+		given[k] = true
+	}
+	var kept []string
+	spec.Env, _, kept = confine.DropHostEnv(spec.Env, given)
+	if len(kept) == 0 {
+		return ""
+	}
+	return fmt.Sprintf("--isolate %s: %s passed on purpose with --env; what it names stays hidden unless it is in the workspace or a --rw path", spec.Isolate, strings.Join(kept, ", "))
+}
 
 // wantedIsolation is the isolation a plan asks for a process run, and
 // why: a critical risk needs it all; a planner that keeps the network off
@@ -32,12 +93,9 @@ func wantedIsolation(out sdk.PlanOutput) (confine.Level, string) {
 // planIsolation settles the level a plan promises for a process run: the
 // one asked for with --isolate (refused here if this host cannot enforce
 // it), else what the plan wants, as far as this host can enforce it — the
-// plan says what will be enforced, and Isolation (the plan's view) says
-// what is missing and that exec will refuse it for a critical risk.
-func planIsolation(spec *sandbox.Spec, backend string, req api.RunRequest, out sdk.PlanOutput) error {
-	if backend != sandbox.Process {
-		return isolationElsewhere(backend, req)
-	}
+// plan says what will be enforced, and IsolationView (the plan's view)
+// says what is missing and that exec will refuse it for a critical risk.
+func planIsolation(spec *sandbox.Spec, req sandbox.Request, out sdk.PlanOutput) error {
 	if req.Isolate != "" {
 		return checkIsolation(spec, req)
 	}
@@ -66,45 +124,20 @@ func planIsolation(spec *sandbox.Spec, backend string, req api.RunRequest, out s
 	return nil
 }
 
-// isolationElsewhere checks an explicit --isolate for a run that is not a
-// process run. A container gives at least any level by itself (its own
-// root filesystem with the workspace mounted, no network unless asked
-// for), so the level holds unless --network lets the run out, which
-// contradicts it. A Slurm job runs on the cluster's nodes, which runbox
-// does not confine: a level there would be a promise nobody keeps.
-func isolationElsewhere(backend string, req api.RunRequest) error {
-	if req.Isolate == "" || backend == sandbox.Process {
-		return nil
-	}
-	level, err := confine.ParseLevel(req.Isolate)
-	if err != nil {
-		return badRequest("%v", err)
-	}
-	switch {
-	case level == confine.None:
-		return nil
-	case backend == sandbox.Docker && level.Network() && req.Network != "" && req.Network != "none":
-		return badRequest("--isolate %s cuts the network, --network %s lets the container out: choose one (a container has no network unless --network says so)", level, req.Network)
-	case backend == sandbox.Docker:
-		return nil
-	}
-	return badRequest("--isolate %s confines process runs; a %s job runs on the cluster's nodes, which runbox does not confine: drop --isolate, or run it with --sandbox process or docker", level, backend)
-}
-
 // checkIsolation validates an explicit --isolate (with --rw and --network
 // host) and puts it in spec. A level this host cannot enforce, a --rw path
 // that does not exist, a workspace in a secrets directory: each is a clear
 // error, never a weaker run.
-func checkIsolation(spec *sandbox.Spec, req api.RunRequest) error {
+func checkIsolation(spec *sandbox.Spec, req sandbox.Request) error {
 	level, err := confine.ParseLevel(req.Isolate)
 	if err != nil {
-		return badRequest("%v", err)
+		return sandbox.Refuse("%v", err)
 	}
 	if req.Network == "host" {
 		level = level.WithHostNetwork()
 	}
 	if err := confine.Probe().Can(level); err != nil {
-		return badRequest("--isolate %s cannot be enforced on this host: %v (see runbox backends; --isolate none runs it unconfined)", level, err)
+		return sandbox.Refuse("--isolate %s cannot be enforced on this host: %v (see runbox backends; --isolate none runs it unconfined)", level, err)
 	}
 	home, _ := os.UserHomeDir()
 	return setIsolation(spec, level, req.RW, home)
@@ -114,7 +147,7 @@ func checkIsolation(spec *sandbox.Spec, req api.RunRequest) error {
 func setIsolation(spec *sandbox.Spec, level confine.Level, rw []string, home string) error {
 	p := confine.Policy{Level: level, Workdir: spec.Workdir, RW: rw}
 	if err := p.Check(confine.Denied(home, runboxHome(spec))); err != nil {
-		return badRequest("%v", err)
+		return sandbox.Refuse("%v", err)
 	}
 	spec.Isolate, spec.RW = string(level), rw
 	if level == confine.None {
@@ -136,17 +169,13 @@ func runboxHome(spec *sandbox.Spec) string {
 // as given, else the plan's promise (or the retried run's level). It
 // returns a refusal when the run would get less than the plan promised —
 // its critical risk needs full isolation, or this host can no longer give
-// what the plan said — and allow_risk was not given; the caller records
+// what the plan said — and allow_risk was not given; the engine records
 // the refusal on the run.
-func (e *Engine) submitIsolation(ctx context.Context, spec *sandbox.Spec, backend string, req api.RunRequest, plan *store.Plan) (refusal string, err error) {
-	if backend != sandbox.Process {
-		return "", nil // isolationElsewhere, checked before the image
-	}
+func submitIsolation(spec *sandbox.Spec, r sandbox.Request) (refusal string, err error) {
+	req, plan := r, r.Plan
 	home, _ := os.UserHomeDir()
-	if req.Isolate == "" && plan == nil && req.ParentRunID != "" {
-		if parent, err := e.cfg.Store.GetRun(ctx, req.ParentRunID); err == nil {
-			req.Isolate, req.RW = parent.Spec.Isolate, parent.Spec.RW
-		}
+	if req.Isolate == "" && plan == nil && r.Retried != nil {
+		req.Isolate, req.RW = r.Retried.Isolate, r.Retried.RW
 	}
 	if plan == nil {
 		if req.Isolate == "" {
@@ -156,11 +185,15 @@ func (e *Engine) submitIsolation(ctx context.Context, spec *sandbox.Spec, backen
 	}
 	// A planned run: the plan's promise, unless --isolate says otherwise.
 	promised, _ := confine.ParseLevel(plan.Spec.Isolate)
-	want, why := wantedIsolation(plan.Result)
+	var out sdk.PlanOutput
+	if plan.Output != nil {
+		out = *plan.Output
+	}
+	want, why := wantedIsolation(out)
 	level := promised
 	if req.Isolate != "" {
 		if level, err = confine.ParseLevel(req.Isolate); err != nil {
-			return "", badRequest("%v", err)
+			return "", sandbox.Refuse("%v", err)
 		}
 	}
 	if req.Network == "host" {
@@ -173,7 +206,7 @@ func (e *Engine) submitIsolation(ctx context.Context, spec *sandbox.Spec, backen
 	if req.Isolate != "" {
 		// Asked for by name: enforced as asked, or a clear error.
 		if err := host.Can(level); err != nil {
-			return "", badRequest("--isolate %s cannot be enforced on this host: %v (see runbox backends)", level, err)
+			return "", sandbox.Refuse("--isolate %s cannot be enforced on this host: %v (see runbox backends)", level, err)
 		}
 	}
 	got := host.Best(level)
@@ -198,63 +231,13 @@ func (e *Engine) submitIsolation(ctx context.Context, spec *sandbox.Spec, backen
 	return "", nil
 }
 
-// confineEnv drops from a confined process run's environment what points
-// at the user's session (confine.HostEnv: agents, buses, displays,
-// multiplexers), unless it was passed on purpose with --env; it returns
-// the note for the run's events ("" when nothing was kept on purpose).
-// The supervisor points XDG_RUNTIME_DIR at the run's private one.
-func confineEnv(spec *sandbox.Spec, req api.RunRequest) string {
-	if spec.Isolate == "" || spec.Isolate == string(confine.None) {
-		return ""
-	}
-	given := map[string]bool{}
-	for _, kv := range req.Env {
-		k, _, _ := strings.Cut(kv, "=")
-		given[k] = true
-	}
-	var kept []string
-	spec.Env, _, kept = confine.DropHostEnv(spec.Env, given)
-	if len(kept) == 0 {
-		return ""
-	}
-	return fmt.Sprintf("--isolate %s: %s passed on purpose with --env; what it names stays hidden unless it is in the workspace or a --rw path", spec.Isolate, strings.Join(kept, ", "))
-}
-
-// refuse records a run that was refused before it started: a failed run
-// whose history says why, so the refusal is on record, and an error for
-// the caller that names it.
-func (e *Engine) refuse(ctx context.Context, run *store.Run, why string) error {
-	run.State, run.Reason = store.Failed, "refused: "+why
-	now := e.cfg.Now()
-	run.EndedAt = &now
-	if err := e.cfg.Store.CreateRun(ctx, run); err != nil {
-		return err
-	}
-	return badRequest("%s (run %s, refused)", why, run.ID)
-}
-
-// withIsolationInfo adds what confinement this host gives process runs
-// to the process backend's info (`runbox backends`).
-func withIsolationInfo(info map[string]string) map[string]string {
-	if info == nil {
-		info = map[string]string{}
-	}
-	for k, v := range confine.Probe().Info() {
-		info[k] = v
-	}
-	return info
-}
-
-// PlanIsolationView describes a stored plan's isolation as this host will
-// enforce it (api.Plan.Isolation).
-func PlanIsolationView(p *store.Plan) *api.Isolation {
-	if p.Sandbox != sandbox.Process {
-		return nil
-	}
+// IsolationView describes a plan's isolation as this host will enforce
+// it (api.Plan.Isolation).
+func (s *Sandbox) IsolationView(spec sandbox.Spec, out sdk.PlanOutput) *sandbox.IsolationView {
 	host := confine.Probe()
-	level, _ := confine.ParseLevel(p.Spec.Isolate)
-	want, why := wantedIsolation(p.Result)
-	v := &api.Isolation{
+	level, _ := confine.ParseLevel(spec.Isolate)
+	want, why := wantedIsolation(out)
+	v := &sandbox.IsolationView{
 		Level:      string(level),
 		Network:    host.NetworkLine(level),
 		Filesystem: host.FilesystemLine(level),
@@ -268,18 +251,17 @@ func PlanIsolationView(p *store.Plan) *api.Isolation {
 		}
 		v.Refused = want == confine.Full
 	}
-	if p.Spec.Network == "host" {
+	if spec.Network == "host" {
 		v.Network = "host network (--network host)"
 	}
 	return v
 }
 
-// isolationAdvice adds to a failure what the run's confinement has to do
-// with it: a permission denied in a run that may write only in its
-// workspace names --rw; a network error in a run without a network names
-// --network host. (The classifier plugins do not know how the run was
-// confined.)
-func isolationAdvice(spec sandbox.Spec, f *sdk.Failure) *sdk.Failure {
+// Advise adds to a failure what the run's confinement has to do with it:
+// a permission denied in a run that may write only in its workspace names
+// --rw; a network error in a run without a network names --network host.
+// (The classifier plugins do not know how the run was confined.)
+func (s *Sandbox) Advise(spec sandbox.Spec, f *sdk.Failure) *sdk.Failure {
 	if f == nil {
 		return f
 	}

@@ -1,11 +1,10 @@
-package host
+package process
 
 import (
 	"slices"
 	"strings"
 	"testing"
 
-	"github.com/runbox/runbox/api"
 	"github.com/runbox/runbox/sandbox"
 )
 
@@ -26,8 +25,8 @@ func TestConfineEnv(t *testing.T) {
 		{"--env keeps", "fs", []string{"DISPLAY=:0"}, []string{"PATH=/bin", "DISPLAY=:0"}, "DISPLAY passed on purpose"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			spec := sandbox.Spec{Isolate: tc.isolate, Env: slices.Clone(env)}
-			note := confineEnv(&spec, api.RunRequest{Env: tc.given})
+			spec := sandbox.Spec{ProcessOptions: sandbox.ProcessOptions{Isolate: tc.isolate}, Env: slices.Clone(env)}
+			note := confineEnv(&spec, tc.given)
 			if !slices.Equal(spec.Env, tc.want) {
 				t.Errorf("env %q, want %q", spec.Env, tc.want)
 			}

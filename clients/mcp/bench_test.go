@@ -18,7 +18,7 @@ import (
 // The MCP server against the CLI, side by side on one real daemon (runboxd
 // with its plugins, started by bin/runbox; `make build` first):
 //
-//	go test -run '^$' -bench . -benchtime 200x ./host/mcp/
+//	go test -run '^$' -bench . -benchtime 200x ./clients/mcp/
 //
 // BenchmarkStatus: one local_status round trip through `runbox mcp` over
 // stdio (the SDK's client, as an agent's), the same in process (no pipes),

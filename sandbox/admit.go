@@ -1,0 +1,150 @@
+package sandbox
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/runbox/runbox/sdk"
+)
+
+// Isolation levels (contract: --isolate values). Only the process backend
+// enforces them level by level (package sandbox/process/confine); a
+// container gives them all by itself, a Slurm job none.
+const (
+	IsolateNone = "none"
+	IsolateNet  = "net"
+	IsolateFS   = "fs"
+	IsolateFull = "full"
+)
+
+// Capabilities is what a backend says it can do, so that the engine asks
+// instead of knowing each backend (as Nomad's task drivers report theirs).
+// A capability a request needs and the backend lacks is refused before the
+// run is created, with the backend named.
+type Capabilities struct {
+	// Isolation lists the --isolate levels this backend enforces here.
+	// Empty: it confines nothing itself, and Admit refuses a level.
+	Isolation []string
+	// Networks lists the --network modes it offers ("none", "bridge", "host").
+	Networks []string
+	// Limits says how each limit it enforces is enforced ("memory" →
+	// "cgroup v2 memory.max"); a limit not named is not enforced here.
+	Limits map[string]string
+	// Images: it runs a named image (--image, --pull).
+	Images bool
+	// CleanEnv: a run never inherits the client's environment, only what
+	// was asked for (a container's PATH and HOME are its own).
+	CleanEnv bool
+	// SchedulerOptions: it takes batch-scheduler settings (partition,
+	// account, QoS, sbatch options, queue timeout); others refuse them.
+	SchedulerOptions bool
+	// GPUs: it can hand GPUs to a run (--gpus).
+	GPUs bool
+}
+
+// Request is what a backend admits: the settings of a request the engine
+// has validated and filled with its defaults (from a plan, or the run it
+// retries) that a backend may take or refuse; the common part of the spec
+// is already built. Backends never see the wire types (package api).
+type Request struct {
+	// Isolate is the --isolate level asked for ("" when not asked), RW
+	// the --rw paths, Network the --network mode, AllowRisk --allow-risk.
+	Isolate   string
+	RW        []string
+	Network   string
+	AllowRisk bool
+	// Env is the KEY=VALUE overrides the request gave itself (--env), not
+	// the environment it inherits: what was passed on purpose.
+	Env []string
+	// Image, Pull, ReadOnlyRoot, KeepContainer, User: a container's.
+	Image         string
+	Pull          bool
+	ReadOnlyRoot  bool
+	KeepContainer bool
+	User          string
+	// Slurm is the scheduler settings asked for, if any.
+	Slurm *SlurmSpec
+	// Planning is set while a plan is made: the backend settles what it
+	// will give on this host, it does not refuse what it cannot give.
+	Planning bool
+	// Plan is what the plan the run comes from said, if any (while
+	// planning: the planner's output, which Admit may annotate).
+	Plan *PlanPromise
+	// Retried is the stored spec of the run this one retries, if any:
+	// a retry keeps what its parent was given unless the request says
+	// otherwise.
+	Retried *Spec
+}
+
+// PlanPromise is a plan as admission sees it.
+type PlanPromise struct {
+	ID string
+	// Spec is the plan's stored spec: what it promised (Isolate, RW).
+	Spec Spec
+	// Output is what the planner said: its risks and recommendation.
+	Output *sdk.PlanOutput
+}
+
+// Verdict is what admission decided beyond the spec it filled.
+type Verdict struct {
+	// Refusal, when set, refuses the run on the record (a policy the
+	// user may override, such as --allow-risk): the engine keeps the run,
+	// failed, with this reason.
+	Refusal string
+	// Note, when set, goes into the run's events once it is created:
+	// something about what the backend will do that the user should see.
+	Note string
+}
+
+// Admitter turns a validated request into the backend's own options in
+// spec, or refuses it. Every backend implements it (it is part of
+// Sandbox); the engine calls it once per submission and once per plan.
+type Admitter interface {
+	Capabilities(ctx context.Context) Capabilities
+	// Admit writes the backend's options into spec. An error wrapping
+	// ErrRefused is the request's fault (the caller reports it as a bad
+	// request, with its message as written); any other error is the
+	// backend's.
+	Admit(ctx context.Context, req Request, spec *Spec) (Verdict, error)
+}
+
+// ErrRefused marks a request a backend cannot admit as given.
+var ErrRefused = errors.New("refused by the sandbox")
+
+type refusedError struct{ msg string }
+
+func (e *refusedError) Error() string        { return e.msg }
+func (e *refusedError) Is(target error) bool { return target == ErrRefused }
+
+// Refuse is an admission error whose message is shown as written.
+func Refuse(format string, a ...any) error {
+	return &refusedError{msg: fmt.Sprintf(format, a...)}
+}
+
+// IsolationView is how a plan's run will be confined on this host (the
+// daemon shows it as api.Isolation).
+type IsolationView struct {
+	Level      string // none | net | fs | full: what will be enforced
+	Network    string
+	Filesystem string
+	Processes  string
+	// Wanted is the level the plan's findings call for, when more than
+	// Level; Unavailable says why this host cannot give it.
+	Wanted       string
+	WantedReason string
+	Unavailable  string
+	// Refused: exec refuses this plan without allow_risk.
+	Refused bool
+}
+
+// Explainer is a backend that can say what its options mean for a run
+// (optional; found with a type assertion).
+type Explainer interface {
+	// IsolationView describes how a plan's spec will be confined on this
+	// host, or nil when the backend has nothing to say.
+	IsolationView(spec Spec, out sdk.PlanOutput) *IsolationView
+	// Advise adds to a run's failure what its confinement had to do with
+	// it, or returns f unchanged.
+	Advise(spec Spec, f *sdk.Failure) *sdk.Failure
+}
