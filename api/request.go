@@ -13,17 +13,21 @@ type RunRequest struct {
 	EnvAllow []string `json:"env_allow,omitempty"`
 	// ClientEnv is the caller's environment, inherited by process runs
 	// (the daemon's own environment is not what the user expects).
-	ClientEnv     []string `json:"client_env,omitempty"`
-	Stdin         []byte   `json:"stdin,omitempty"`
-	StdinFile     string   `json:"stdin_file,omitempty"`
-	Setup         []string `json:"setup,omitempty"`
-	Assets        []Asset  `json:"assets,omitempty"`
-	Timeout       Duration `json:"timeout,omitempty"`
-	Grace         Duration `json:"grace,omitempty"`
-	Limits        Limits   `json:"limits"`
-	Network       string   `json:"network,omitempty"`
-	ReadOnlyRoot  bool     `json:"read_only_root,omitempty"`
-	GPUs          string   `json:"gpus,omitempty"`
+	ClientEnv    []string `json:"client_env,omitempty"`
+	Stdin        []byte   `json:"stdin,omitempty"`
+	StdinFile    string   `json:"stdin_file,omitempty"`
+	Setup        []string `json:"setup,omitempty"`
+	Assets       []Asset  `json:"assets,omitempty"`
+	Timeout      Duration `json:"timeout,omitempty"`
+	Grace        Duration `json:"grace,omitempty"`
+	Limits       Limits   `json:"limits"`
+	Network      string   `json:"network,omitempty"`
+	ReadOnlyRoot bool     `json:"read_only_root,omitempty"`
+	GPUs         string   `json:"gpus,omitempty"`
+	// After lists runs this one starts after (when all succeeded, or
+	// however they end with AfterAny); see host/campaign.go.
+	After         []string `json:"after,omitempty"`
+	AfterAny      bool     `json:"after_any,omitempty"`
 	KeepContainer bool     `json:"keep_container,omitempty"`
 	// Pull lets a container run pull its image when it is not present
 	// locally; without it a missing image is refused at once.

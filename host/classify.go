@@ -27,6 +27,7 @@ func (r *runner) classify(ctx context.Context, run *store.Run, exit sandbox.Exit
 		ExitCode:        exit.Code,
 		Signal:          exit.Signal,
 		OOMKilled:       exit.OOMKilled,
+		OOMChecked:      exit.OOMChecked,
 		TimedOut:        exit.TimedOut,
 		Cancelled:       exit.Cancelled,
 		Stalled:         stalled,
@@ -44,12 +45,9 @@ func (r *runner) classify(ctx context.Context, run *store.Run, exit sandbox.Exit
 		in.StdoutTail = tailText(r.tails[runlog.SetupStdout])
 		in.StderrTail = tailText(r.tails[runlog.SetupStderr])
 	}
-	if r.prog != nil {
-		p := *r.prog
-		in.Progress = &p
-	}
+	sess := r.sess
 	r.mu.Unlock()
-	f := Classify(ctx, r.e.cfg.Judge, in)
+	_, f := sess.Finish(ctx, &in)
 	if exit.Outside != "" && !smoke && !stalled {
 		f = outsideFailure(exit)
 	}

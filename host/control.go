@@ -69,5 +69,5 @@ func (e *Engine) Retry(ctx context.Context, id string, req api.RunRequest) (*sto
 	if !parent.State.Terminal() {
 		return nil, badRequest("run %s is still %s; stop it or wait before retrying", parent.ID, parent.State)
 	}
-	return e.submit(ctx, req, parent) // its settings filled in by prepare
+	return e.submit(ctx, req, parent, nil) // its settings filled in by prepare
 }

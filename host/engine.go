@@ -17,6 +17,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/runbox/runbox/internal/gpu"
 	"github.com/runbox/runbox/sandbox"
 	"github.com/runbox/runbox/sdk"
 	"github.com/runbox/runbox/store"
@@ -51,6 +52,8 @@ type Config struct {
 	Logger       *slog.Logger
 	// Now is for tests that need a clock; default time.Now.
 	Now func() time.Time
+	// GPUs are the GPUs the engine hands to runs that ask (campaign.go).
+	GPUs gpu.Inventory
 }
 
 // Engine runs runs. It is safe for concurrent use.
@@ -75,6 +78,8 @@ type Engine struct {
 	closed     bool
 
 	probes probes // cached Docker probes for --sandbox auto
+
+	camp *campaigns // dependencies, sweeps, GPUs (campaign.go); under mu
 
 	wg sync.WaitGroup
 	// ctx lives as long as the engine; runners use it, not request contexts.
@@ -121,6 +126,7 @@ func New(cfg Config) (*Engine, error) {
 		active:     map[string]*runner{},
 		unrecorded: map[string]*store.Run{},
 		done:       map[string]chan struct{}{},
+		camp:       newCampaigns(cfg.GPUs),
 		ctx:        ctx,
 		cancel:     cancel,
 	}
@@ -188,6 +194,7 @@ func (e *Engine) finish(id string) {
 	delete(e.pending, id)
 	e.endedLocked(id)
 	e.mu.Unlock()
+	e.campaignEnded(id)
 	e.schedule()
 }
 
@@ -226,7 +233,7 @@ type admission struct {
 // places used to be taken only once each record was synced, and runs
 // started out of order). The caller must end the admission with launch,
 // ready or abandon.
-func (e *Engine) admit() (*admission, error) {
+func (e *Engine) admit(gate bool) (*admission, error) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	if e.closed {
@@ -234,7 +241,7 @@ func (e *Engine) admit() (*admission, error) {
 	}
 	a := &admission{id: store.NewID(), created: e.cfg.Now()}
 	e.track(a.id)
-	if len(e.queue) == 0 && len(e.active) < e.cfg.MaxParallel {
+	if !gate && len(e.queue) == 0 && len(e.active) < e.cfg.MaxParallel {
 		a.slot = newRunner(e, a.id)
 		a.slot.prepared = true
 		e.active[a.id] = a.slot
@@ -296,27 +303,62 @@ func (e *Engine) enqueue(id string, p *pendingRun) {
 	e.schedule()
 }
 
-// schedule starts queued runs while there is room.
+// schedule starts queued runs while there is room. A run still being
+// written (unready) holds back those behind it (a few milliseconds, one
+// synced write) rather than be overtaken; a run that waits for another
+// run, its sweep's limit or GPUs lets those behind it by (campaign.go:
+// decideLocked says who starts and why the others wait).
 func (e *Engine) schedule() {
 	e.mu.Lock()
-	defer e.mu.Unlock()
-	for !e.closed && len(e.queue) > 0 && len(e.active) < e.cfg.MaxParallel {
-		id := e.queue[0]
-		if e.unready[id] {
-			// Still being written: those behind it wait (a few
-			// milliseconds, one synced write) rather than overtake it.
-			break
+	if e.closed {
+		e.mu.Unlock()
+		return
+	}
+	d := e.decideLocked()
+	go1 := map[string]bool{}
+	for _, id := range d.start {
+		go1[id] = true
+	}
+	var launched []string
+	keep := e.queue[:0]
+	for _, id := range e.queue {
+		if _, cancel := d.cancel[id]; cancel {
+			delete(e.pending, id)
+			continue
 		}
-		e.queue = e.queue[1:]
 		p := e.pending[id]
+		if !go1[id] {
+			if p != nil || e.unready[id] {
+				keep = append(keep, id)
+			}
+			continue
+		}
 		delete(e.pending, id)
-		if p == nil {
-			continue // stopped while queued
+		if dep := d.dependency[id]; dep != "" {
+			withDependency(&p.spec, dep) // slurmchain.go
+		}
+		if devs := d.devices[id]; len(devs) > 0 {
+			gpuEnv(&p.spec, p.backend, devs, len(e.camp.inv.Devices) > 0 && e.camp.inv.Devices[0].Apple)
+			if c := e.camp.info[id]; c != nil {
+				c.Devices = devs
+			}
 		}
 		r := newRunner(e, id)
 		r.prepared = p.prepared
 		e.active[id] = r
 		e.launch(r, p)
+		launched = append(launched, id)
+	}
+	clear(e.queue[len(keep):])
+	e.queue = keep
+	e.mu.Unlock()
+	for _, id := range launched {
+		if devs := d.devices[id]; len(devs) > 0 {
+			e.recordDevices(id, devs)
+		}
+	}
+	for id, reason := range d.cancel {
+		e.cancelQueued(id, reason)
 	}
 }
 

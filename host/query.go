@@ -23,7 +23,9 @@ func (e *Engine) Get(ctx context.Context, id string) (*store.Run, error) {
 		run.Progress = p
 	}
 	if run.State == store.Queued {
-		if n := e.queuePosition(run.ID); n > 0 {
+		if why := e.waitingReason(ctx, run.ID); why != "" {
+			run.Reason = why
+		} else if n := e.queuePosition(run.ID); n > 0 {
 			run.Reason = fmt.Sprintf("queued: %d run(s) ahead", n-1)
 		}
 	}
@@ -52,6 +54,11 @@ func (e *Engine) List(ctx context.Context, f store.Filter) ([]*store.Run, error)
 		r = e.withUnrecorded(r)
 		if len(f.States) > 0 && !slices.Contains(f.States, r.State) {
 			continue // its end, not yet stored, is outside the filter
+		}
+		if r.State == store.Queued {
+			if why := e.waitingReason(ctx, r.ID); why != "" {
+				r.Reason = why
+			}
 		}
 		out = append(out, r)
 	}

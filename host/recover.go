@@ -62,6 +62,8 @@ func (e *Engine) recoverRun(ctx context.Context, run *store.Run) {
 			lost("its queued spec could not be read after a daemon restart: " + err.Error())
 			return
 		}
+		p.backend = run.Sandbox
+		e.trackCampaign(run.ID, run.Campaign, false)
 		e.enqueue(run.ID, p)
 		return
 	}
@@ -86,6 +88,7 @@ func (e *Engine) recoverRun(ctx context.Context, run *store.Run) {
 			// means it never did, so it starts now.
 			if p, perr := loadPending(e.runDir(run.ID)); perr == nil {
 				p.prepared, p.backend = true, run.Sandbox
+				e.trackCampaign(run.ID, run.Campaign, false) // it gets its GPUs again
 				e.enqueue(run.ID, p)
 				return
 			}
@@ -97,6 +100,7 @@ func (e *Engine) recoverRun(ctx context.Context, run *store.Run) {
 		}
 		return
 	}
+	e.trackCampaign(run.ID, run.Campaign, true)
 	e.mu.Lock()
 	e.track(run.ID)
 	r := newRunner(e, run.ID)

@@ -2,7 +2,6 @@ package host
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -11,6 +10,7 @@ import (
 	"time"
 
 	"github.com/runbox/runbox/internal/tail"
+	"github.com/runbox/runbox/plugins/explain"
 	"github.com/runbox/runbox/sandbox"
 	"github.com/runbox/runbox/sandbox/runlog"
 	"github.com/runbox/runbox/sdk"
@@ -25,12 +25,18 @@ type runner struct {
 	// prepared: the run was created in preparing (it started at once).
 	prepared bool
 
-	mu        sync.Mutex
-	handle    sandbox.Handle
-	stopping  bool
-	stalled   bool
-	parser    Parser
-	prog      *sdk.Progress
+	mu       sync.Mutex
+	handle   sandbox.Handle
+	stopping bool
+	// stopWhy, when set, is why runbox (not the user) stopped the run:
+	// a dependency failed (campaign.go).
+	stopWhy string
+	stalled bool
+	parser  Parser
+	// sess explains the run's output: progress from its lines, the
+	// failure at its end (plugins/explain, shared with analyze and
+	// make eval).
+	sess      *explain.Session
 	progSaved time.Time
 	tails     map[runlog.Stream]*tail.Buffer
 	lastOut   time.Time
@@ -47,23 +53,33 @@ func newRunner(e *Engine, id string) *runner {
 		runlog.SetupStdout: tail.New(tailSize), runlog.SetupStderr: tail.New(tailSize),
 		runlog.Meta: tail.New(4 << 10),
 	}}
+	r.newSession()
 	if e.cfg.Judge != nil {
-		r.parser = e.cfg.Judge.NewParser()
 		r.hookMetrics()
 	}
 	return r
+}
+
+// newSession starts explaining the run's output afresh (a new parser
+// after the smoke run).
+func (r *runner) newSession() {
+	var p explain.Parser
+	if r.e.cfg.Judge != nil {
+		r.parser = r.e.cfg.Judge.NewParser()
+		p = r.parser
+	}
+	r.sess = explain.New(p, func(ctx context.Context, in sdk.ClassifyInput) *sdk.Failure {
+		return Classify(ctx, r.e.cfg.Judge, in)
+	})
 }
 
 const tailSize = 64 << 10
 
 func (r *runner) progress() *sdk.Progress {
 	r.mu.Lock()
-	defer r.mu.Unlock()
-	if r.prog == nil {
-		return nil
-	}
-	p := *r.prog
-	return &p
+	sess := r.sess
+	r.mu.Unlock()
+	return sess.Progress()
 }
 
 // start prepares and starts the run, then supervises it to the end.
@@ -189,10 +205,7 @@ func (r *runner) resetForMain() {
 	for _, t := range r.tails {
 		t.Reset()
 	}
-	if r.e.cfg.Judge != nil {
-		r.parser = r.e.cfg.Judge.NewParser()
-	}
-	r.prog = nil
+	r.newSession()
 }
 
 // supervise follows a started main run to its end and records the result.
@@ -365,30 +378,27 @@ func every(ctx context.Context, stop <-chan struct{}, interval time.Duration, fn
 
 func (r *runner) feed(ctx context.Context, s runlog.Stream, line string) {
 	r.fed++
-	r.parser.Feed(ctx, s.String(), line)
+	r.sess.Feed(ctx, s.String(), line)
 }
 
 // flushProgress publishes parsed progress: to memory at once, to the store
 // at most every progressSaveEvery (progress is frequent and not worth a sync).
-// With flush > 0 the pending lines are sent to the plugins first, bounded
-// by it: a plugin still compiling (first run ever) must not hold up a run;
+// The pending lines are sent to the plugins first, bounded by flush: a plugin still compiling (first run ever) must not hold up a run;
 // its progress is then simply unknown.
 func (r *runner) flushProgress(ctx context.Context, final bool, flush time.Duration) {
 	if r.parser == nil {
 		return
 	}
-	if flush > 0 {
-		fctx, cancel := context.WithTimeout(ctx, flush)
-		r.parser.Flush(fctx)
-		cancel()
-	}
-	st := r.parser.State()
+	r.mu.Lock()
+	sess := r.sess
+	r.mu.Unlock()
+	fctx, cancel := context.WithTimeout(ctx, flush)
+	st, changed := sess.Flush(fctx)
+	cancel()
 	if st == nil {
 		return
 	}
 	r.mu.Lock()
-	changed := r.prog == nil || !sameProgress(r.prog, st)
-	r.prog = st
 	save := changed && (final || r.e.cfg.Now().Sub(r.progSaved) >= progressSaveEvery)
 	if save {
 		r.progSaved = r.e.cfg.Now()
@@ -411,12 +421,6 @@ const (
 	progressSaveEvery = time.Second
 	finalFlushTimeout = 2 * time.Second
 )
-
-func sameProgress(a, b *sdk.Progress) bool {
-	x, _ := json.Marshal(a)
-	y, _ := json.Marshal(b)
-	return string(x) == string(y)
-}
 
 // watchStall stops the run when it prints nothing for spec's stall window.
 func (r *runner) watchStall(ctx context.Context, h sandbox.Handle, spec sandbox.Spec) chan struct{} {
@@ -485,6 +489,11 @@ func (r *runner) finalize(ctx context.Context, exit sandbox.Exit, smoke bool) {
 			return
 		}
 		failure = r.classify(ctx, run, exit, smoke, stalled)
+		r.mu.Lock()
+		if why := r.stopWhy; why != "" && cancelled && failure != nil {
+			failure.Message = why
+		}
+		r.mu.Unlock()
 	}
 	prog := r.progress()
 	now := r.e.cfg.Now()

@@ -19,12 +19,13 @@ import (
 // Submit creates a run from req and queues it. The run is in the store
 // (state queued) before Submit returns.
 func (e *Engine) Submit(ctx context.Context, req api.RunRequest) (*store.Run, error) {
-	return e.submit(ctx, req, nil)
+	return e.submit(ctx, req, nil, nil)
 }
 
-// submit is Submit, and Retry with the run it retries: a request is
-// prepared (request.go), then persisted, then queued, each once.
-func (e *Engine) submit(ctx context.Context, req api.RunRequest, retried *store.Run) (*store.Run, error) {
+// submit is Submit, Retry with the run it retries, and a sweep's member
+// with its sweep (base): a request is prepared (request.go), then
+// persisted, then queued, each once.
+func (e *Engine) submit(ctx context.Context, req api.RunRequest, retried *store.Run, base *store.Campaign) (*store.Run, error) {
 	e.mu.Lock()
 	closed := e.closed
 	e.mu.Unlock()
@@ -43,7 +44,9 @@ func (e *Engine) submit(ctx context.Context, req api.RunRequest, retried *store.
 	// The run's place in line is taken with its id (engine.go: admit), so
 	// runs start in creation order; every return before the run is
 	// created gives the place back.
-	adm, err := e.admit()
+	// A run with dependencies, GPUs or a sweep goes through the queue's
+	// checks rather than a free slot (campaign.go).
+	adm, err := e.admit(base != nil || len(req.After) > 0 || req.GPUs != "")
 	if err != nil {
 		return nil, err
 	}
@@ -60,7 +63,12 @@ func (e *Engine) submit(ctx context.Context, req api.RunRequest, retried *store.
 	if err != nil {
 		return nil, err
 	}
+	camp, err := e.campaignOf(ctx, pr.backend, pr.req, base) // campaign.go
+	if err != nil {
+		return nil, err
+	}
 	run := pr.record(adm)
+	run.Campaign = camp
 	if pr.verdict.Refusal != "" {
 		return nil, e.refuse(ctx, run, pr.verdict.Refusal)
 	}
@@ -82,6 +90,7 @@ func (e *Engine) submit(ctx context.Context, req api.RunRequest, retried *store.
 		return nil, err
 	}
 	admitted = true
+	e.trackCampaign(run.ID, camp, false)
 	if note := pr.verdict.Note; note != "" {
 		if _, err := e.cfg.Store.AppendEvent(ctx, store.Event{RunID: run.ID, Time: e.cfg.Now(), Type: store.EventNote, Message: note}); err != nil {
 			e.log.Warn("run: note", "run", run.ID, "err", err)

@@ -152,8 +152,13 @@ type Exit struct {
 	Code      int    `json:"code"`             // exit status; 128+n when killed by signal n
 	Signal    string `json:"signal,omitempty"` // "SIGKILL", ... when a signal ended it
 	OOMKilled bool   `json:"oom_killed,omitempty"`
-	TimedOut  bool   `json:"timed_out,omitempty"`
-	Cancelled bool   `json:"cancelled,omitempty"` // ended by Stop
+	// OOMChecked: the sandbox looked for an OOM kill where one would be
+	// recorded (the run's memory cgroup's counters, Docker's
+	// State.OOMKilled, a Slurm job state under cgroup memory enforcement)
+	// and found none, so a SIGKILL came from something else.
+	OOMChecked bool `json:"oom_checked,omitempty"`
+	TimedOut   bool `json:"timed_out,omitempty"`
+	Cancelled  bool `json:"cancelled,omitempty"` // ended by Stop
 	// SetupFailed is set when a setup command failed and the main command
 	// never started; Code is the setup command's.
 	SetupFailed bool `json:"setup_failed,omitempty"`

@@ -95,6 +95,11 @@ func scanAll(db pebble.Reader, rep *CheckReport) (*storeScan, error) {
 			} else if _, err := decodeSeries(key[i+1:], v); err != nil {
 				bad("metric series", err)
 			}
+		case strings.HasPrefix(key, sweepPfx):
+			var sw Sweep
+			if err := json.Unmarshal(v, &sw); err != nil {
+				bad("sweep", err)
+			}
 		case isRecordKey(key): // record.go
 			if err := checkRecord(v); err != nil {
 				bad("run record", err)

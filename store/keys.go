@@ -21,6 +21,8 @@ import (
 //	x/fp/<fingerprint>\0<created:8><id> runs by fingerprint
 //	x/sn/<short id:8><id>             runs by short id (shortid.go)
 //	k/<submit key>                    the run id a submission created
+//	w/<sweep id>                      Sweep JSON (campaign.go)
+//	x/sw/<sweep id>\0<created:8><id>  runs by sweep
 const (
 	schemaKey = "m/schema"
 	planPfx   = "p/"
@@ -33,6 +35,8 @@ const (
 	idxFP     = "x/fp/"
 	idxShort  = "x/sn/"
 	submitPfx = "k/"
+	sweepPfx  = "w/"
+	idxSweep  = "x/sw/"
 )
 
 func runKey(id string) []byte  { return []byte(runPfx + id) }
@@ -103,6 +107,9 @@ func runIndexes(r *Run) [][]byte {
 	}
 	if r.Fingerprint != "" {
 		keys = append(keys, indexKey(idxFP, fpKey(r.Fingerprint), r.CreatedAt, r.ID))
+	}
+	if r.Campaign != nil && r.Campaign.Sweep != "" {
+		keys = append(keys, indexKey(idxSweep, r.Campaign.Sweep, r.CreatedAt, r.ID))
 	}
 	if n, ok := parseShort(r.Short); ok {
 		keys = append(keys, shortKey(n, r.ID))

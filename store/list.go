@@ -49,6 +49,8 @@ func buckets(f Filter) [][]byte {
 		return [][]byte{indexPrefix(idxParent, f.ParentID)}
 	case f.PlanID != "":
 		return [][]byte{indexPrefix(idxPlan, f.PlanID)}
+	case f.Sweep != "":
+		return [][]byte{indexPrefix(idxSweep, f.Sweep)}
 	case len(f.States) > 0:
 		var bs [][]byte
 		for _, st := range f.States {
@@ -141,6 +143,7 @@ func matches(r *Run, f Filter) bool {
 	case len(f.States) > 0 && !slices.Contains(f.States, r.State),
 		f.ParentID != "" && r.ParentID != f.ParentID,
 		f.PlanID != "" && r.PlanID != f.PlanID,
+		f.Sweep != "" && (r.Campaign == nil || r.Campaign.Sweep != f.Sweep),
 		!f.Since.IsZero() && r.CreatedAt.Before(f.Since),
 		!f.Before.IsZero() && !r.CreatedAt.Before(f.Before):
 		return false

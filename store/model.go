@@ -105,6 +105,9 @@ type Run struct {
 	// created the run: a submission sent again (after a lost answer)
 	// finds this run instead of creating a second one.
 	SubmitKey string `json:"submit_key,omitempty"`
+	// Campaign is the run's place in a sweep, its dependencies and its
+	// GPUs (campaign.go); nil for a plain run.
+	Campaign *Campaign `json:"campaign,omitempty"`
 }
 
 // Event is one lifecycle transition or notable happening of a run.
@@ -124,6 +127,7 @@ type Filter struct {
 	States   []State
 	ParentID string
 	PlanID   string
+	Sweep    string    // members of this sweep (campaign.go)
 	Since    time.Time // created at or after
 	Before   time.Time // created before
 	Limit    int       // 0 = no limit

@@ -24,6 +24,7 @@ func (s *Server) apiRoutes(ctx context.Context, mux *http.ServeMux) {
 	mux.HandleFunc("GET /api/runs/{id}/log", s.log)
 	mux.HandleFunc("POST /api/runs/{id}/stop", s.stop)
 	mux.HandleFunc("POST /api/runs/{id}/retry", s.retry)
+	s.sweepRoutes(mux) // sweeps.go
 	mux.HandleFunc("GET /api/stream", func(w http.ResponseWriter, r *http.Request) { s.stream(ctx, w, r) })
 	s.recordRoutes(mux) // record.go
 }

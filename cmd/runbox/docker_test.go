@@ -57,6 +57,18 @@ func TestDockerOOMAndTimeoutThroughCLI(t *testing.T) {
 	}
 }
 
+// A container that SIGKILLs its own process near its memory limit:
+// Docker's State.OOMKilled is false, so the failure is KILLED with that
+// evidence, not OOM_KILLED (issue #24). The OOM case is the test above.
+func TestDockerSelfSIGKILLIsKilledNotOOM(t *testing.T) {
+	e, img := dockerEnv(t)
+	r := e.run("", "run", "--sandbox", "docker", "--image", img, "--memory", "96m",
+		"--", "sh", "-c", `x=$(head -c 30000000 /dev/zero | tr '\0' a); kill -9 $$`)
+	if r.code == 0 || !strings.Contains(r.stderr, "KILLED") || strings.Contains(r.stderr, "OOM_KILLED") || !strings.Contains(r.stderr, "no OOM kill") {
+		t.Errorf("self SIGKILL: exit %d, stderr %q; want KILLED, not OOM_KILLED", r.code, r.stderr)
+	}
+}
+
 // The daemon dies mid-run; the container goes on, and the next daemon
 // re-attaches by label and continues the log with nothing lost or repeated.
 func TestDockerDaemonKill9MidRun(t *testing.T) {

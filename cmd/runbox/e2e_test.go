@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/runbox/runbox/api"
+	"github.com/runbox/runbox/sandbox/process/supervisor"
 	"github.com/runbox/runbox/sandbox/runlog"
 )
 
@@ -312,6 +313,28 @@ func TestMemoryLimitIsOOMKilled(t *testing.T) {
 	run := list.Runs[0]
 	if run.Failure == nil || run.Failure.Code != "OOM_KILLED" {
 		t.Fatalf("failure %+v, want OOM_KILLED", run.Failure)
+	}
+}
+
+// A run that kills itself with SIGKILL while holding most of its memory
+// limit (issue #24): the supervisor read its memory cgroup's OOM counter
+// and found no kill, so the failure is KILLED with that evidence, not
+// OOM_KILLED, which the memory alone would suggest. Where no memory
+// cgroup is writable the watchdog enforces the limit and nothing is
+// checked: the test skips.
+func TestSelfSIGKILLIsKilledNotOOM(t *testing.T) {
+	if mode := supervisor.MemoryLimitMode(); mode == "rss watchdog" {
+		t.Skipf("no writable memory cgroup here (memory limits: %s)", mode)
+	}
+	e := newEnv(t)
+	e.run("", "run", "--memory", "256m", "--", "python3", "-c", "import os; b = b'x' * (160 << 20); os.kill(os.getpid(), 9)")
+	var list api.RunList
+	if err := json.Unmarshal([]byte(e.must("ls", "--json", "-n", "1")), &list); err != nil {
+		t.Fatal(err)
+	}
+	run := list.Runs[0]
+	if run.Failure == nil || run.Failure.Code != "KILLED" || !strings.Contains(strings.Join(run.Failure.Evidence, " ")+run.Failure.Message, "no OOM kill") {
+		t.Fatalf("failure %+v, want KILLED naming no OOM kill", run.Failure)
 	}
 }
 

@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"os/exec"
+	"regexp"
 	"strings"
 	"syscall"
 	"testing"
@@ -59,6 +60,25 @@ func TestSlurmMemoryExceededIsOOMKilled(t *testing.T) {
 	e.run("", "wait", id)
 	if r := e.getRun(id); r.Failure == nil || r.Failure.Code != "OOM_KILLED" {
 		t.Fatalf("state %s failure %+v, want OOM_KILLED", r.State, r.Failure)
+	}
+}
+
+// A job that SIGKILLs itself on a cluster that confines memory by cgroup
+// ends in a state other than OUT_OF_MEMORY: KILLED, not OOM_KILLED
+// (issue #24). On a cluster without cgroup memory enforcement runbox
+// cannot tell, and the test says so.
+func TestSlurmSelfSIGKILLIsKilledNotOOM(t *testing.T) {
+	needSlurm(t)
+	if out, err := exec.Command("scontrol", "show", "config").Output(); err != nil ||
+		!strings.Contains(string(out), "task/cgroup") || !regexp.MustCompile(`ConstrainRAMSpace\s*=\s*yes`).Match(out) {
+		t.Skip("this cluster does not confine memory by cgroup (task/cgroup, ConstrainRAMSpace=yes)")
+	}
+	e := newEnv(t)
+	id := strings.TrimSpace(e.must("run", "-d", "--sandbox", "slurm", "--memory", "256m", "--",
+		"python3", "-c", "import os; b = b'x' * (160 << 20); os.kill(os.getpid(), 9)"))
+	e.run("", "wait", id)
+	if r := e.getRun(id); r.Failure == nil || r.Failure.Code != "KILLED" {
+		t.Fatalf("state %s failure %+v, want KILLED", r.State, r.Failure)
 	}
 }
 

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/runbox/runbox/host"
+	"github.com/runbox/runbox/internal/gpu"
 	"github.com/runbox/runbox/internal/paths"
 	"github.com/runbox/runbox/sandbox"
 )
@@ -56,9 +57,14 @@ func Run(ctx context.Context, o Options) error {
 		return err
 	}
 	defer st.Close()
+	gpus, err := gpu.Detect(ctx, os.Getenv)
+	if err != nil {
+		log.Error("daemon: GPUs", "err", err) // none handed out: runs asking are refused with this
+	}
 	eng, err := host.New(host.Config{
 		Home: o.Home, Store: st, Sandboxes: o.Sandboxes, Judge: o.Judge,
 		MaxParallel: o.MaxParallel, DefaultImage: o.DefaultImage, Logger: log,
+		GPUs: gpus,
 	})
 	if err != nil {
 		return err
@@ -66,6 +72,7 @@ func Run(ctx context.Context, o Options) error {
 	if err := eng.Recover(ctx); err != nil {
 		log.Error("daemon: recover", "err", err)
 	}
+	go eng.RecoverSweeps(ctx) // members a killed daemon did not create yet
 	ln, err := listen(o.Socket)
 	if err != nil {
 		eng.Close()

@@ -48,6 +48,7 @@ func (s *server) routes() http.Handler {
 	mux.HandleFunc("GET /v1/runs/{id}/events", s.events)
 	mux.HandleFunc("GET /v1/runs/{id}/logs", s.logs)
 	mux.HandleFunc("GET /v1/runs/{id}/metrics", s.metrics)
+	s.sweepRoutes(mux)  // sweeps.go
 	s.recordRoutes(mux) // record.go: diff, compare
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		s.inflight.Add(1)

@@ -11,6 +11,7 @@ import (
 
 	"github.com/runbox/runbox/internal/tail"
 	"github.com/runbox/runbox/plugins"
+	"github.com/runbox/runbox/plugins/explain"
 	"github.com/runbox/runbox/sandbox/runlog"
 	"github.com/runbox/runbox/sdk"
 )
@@ -40,72 +41,95 @@ const TailBytes = 64 << 10
 // progress. fallback, when not nil, names the failure no classifier
 // answered (the engine's rule, host.Classify).
 func Analyze(ctx context.Context, h *plugins.Host, r io.Reader, end sdk.ClassifyInput, fallback func(sdk.ClassifyInput) *sdk.Failure) (Result, error) {
-	failed := end.ExitCode != 0 || end.Signal != "" || end.OOMKilled || end.TimedOut
-	var mayProgress func(string) bool
+	failed := explain.Failed(end)
+	lp := &lazyParser{h: h}
 	if h != nil {
 		if failed {
 			h.Warm(sdk.KindClassifier)
 		}
-		if mayProgress = h.ProgressFilter(); mayProgress == nil {
+		if lp.mayProgress = h.ProgressFilter(); lp.mayProgress == nil {
 			h.Warm(sdk.KindProgress)
+			lp.open(ctx)
 		}
 	}
-	var p *plugins.Parser
-	newParser := func() {
-		p = h.NewParser()
-		// A parser whose plugin is still loading keeps only the newest
-		// lines; analyze waits for it, so its answer does not depend on
-		// how fast the plugin loaded.
-		p.Ready(ctx)
+	s := explain.New(lp, func(ctx context.Context, in sdk.ClassifyInput) *sdk.Failure {
+		var f *sdk.Failure
+		if h != nil {
+			f = h.Classify(ctx, in)
+		}
+		if f == nil && fallback != nil {
+			f = fallback(in)
+		}
+		return f
+	})
+	last, err := read(r, func(line string) { s.Feed(ctx, "stdout", line) })
+	if err != nil {
+		return Result{}, err
 	}
-	if h != nil && mayProgress == nil {
-		newParser()
+	s.Flush(ctx)
+	if !failed {
+		return Result{Progress: s.Progress()}, nil
 	}
+	var d runlog.TextDecoder
+	end.StderrTail = string(d.Decode(last)) + string(d.Flush())
+	prog, f := s.Finish(ctx, &end)
+	return Result{Progress: prog, Failure: f}, nil
+}
+
+// lazyParser is the session's parser for analyze: it loads the progress
+// plugins only once a line may need them, when that can be known before
+// loading them (Host.ProgressFilter; a failed command's short log often
+// has no progress at all).
+type lazyParser struct {
+	h           *plugins.Host
+	mayProgress func(string) bool
+	p           *plugins.Parser
 	// The lines before the first that passes, up to backlog of them: a
 	// column table's first header line, a name/value table's rows above
 	// its first with a literal; the parser's prefilter sends them with
 	// the line that passes (prefilter.Rows), or not at all.
-	const backlog = 64
-	var before []string
-	feed := func(line string) {
-		if p == nil {
-			if h == nil || !mayProgress(line) {
-				if len(before) == 2*backlog { // keep the last backlog, copying once per backlog lines
-					before = append(before[:0], before[backlog:]...)
-				}
-				before = append(before, line)
-				return
+	before []string
+}
+
+const backlog = 64
+
+func (l *lazyParser) open(ctx context.Context) {
+	l.p = l.h.NewParser()
+	// A parser whose plugin is still loading keeps only the newest
+	// lines; analyze waits for it, so its answer does not depend on how
+	// fast the plugin loaded.
+	l.p.Ready(ctx)
+}
+
+func (l *lazyParser) Feed(ctx context.Context, stream, line string) {
+	if l.p == nil {
+		if l.h == nil || !l.mayProgress(line) {
+			if len(l.before) == 2*backlog { // keep the last backlog, copying once per backlog lines
+				l.before = append(l.before[:0], l.before[backlog:]...)
 			}
-			newParser()
-			for _, b := range before[max(0, len(before)-backlog):] {
-				p.Feed("stdout", b)
-			}
-			before = nil
+			l.before = append(l.before, line)
+			return
 		}
-		p.Feed("stdout", line)
+		l.open(ctx)
+		for _, b := range l.before[max(0, len(l.before)-backlog):] {
+			l.p.Feed(stream, b)
+		}
+		l.before = nil
 	}
-	last, err := read(r, feed)
-	if err != nil {
-		return Result{}, err
+	l.p.Feed(stream, line)
+}
+
+func (l *lazyParser) Flush(ctx context.Context) {
+	if l.p != nil {
+		l.p.Flush(ctx)
 	}
-	var res Result
-	if p != nil {
-		p.Flush(ctx)
-		res.Progress = p.State()
+}
+
+func (l *lazyParser) State() *sdk.Progress {
+	if l.p == nil {
+		return nil
 	}
-	if !failed {
-		return res, nil
-	}
-	var d runlog.TextDecoder
-	end.StderrTail = string(d.Decode(last)) + string(d.Flush())
-	end.Progress = res.Progress
-	if h != nil {
-		res.Failure = h.Classify(ctx, end)
-	}
-	if res.Failure == nil && fallback != nil {
-		res.Failure = fallback(end)
-	}
-	return res, nil
+	return l.p.State()
 }
 
 // read splits r into lines for feed, as a live run's output is split, and

@@ -5,7 +5,10 @@ isolation, live progress, failure codes) with the standard library only.
     r = runbox.run(["python3", "train.py"], timeout=600, memory="4g")
     print(r.exit_code, r.stdout, r.failure)
 
-    run = runbox.submit(["python3", "train.py", "--lr", "0.1"], labels={"sweep": "lr"})
+    sw = runbox.sweep(["python3", "train.py", "--lr", "{lr}"], params={"lr": [0.1, 0.01]}, parallel=2)
+    sw.wait(); print(runbox.compare(sweep=sw, sort="best:loss").rows)
+
+    run = runbox.submit(["python3", "train.py", "--lr", "0.1"], labels={"exp": "lr"})
     for stream, text in run.logs(follow=True):
         print(stream, text, end="")
 
@@ -20,19 +23,22 @@ from __future__ import annotations
 import os
 from typing import Any, Iterator, List, Mapping, Optional, Sequence, Tuple, Union
 
-from ._client import Client, Command, Plan, Run, build_request, default_client
+from ._client import Client, Command, Plan, Run, Sweep, build_request, default_client
 from ._errors import (Ambiguous, BadRequest, DaemonUnavailable, DiskFull, NotFound, RunboxError,
                       VersionMismatch, WaitTimeout)
 from ._transport import API_VERSION
-from ._types import (Analysis, Exit, Experience, Failure, Metrics, MetricSeries, Progress, Recommendation,
-                     Result, Risk, RunInfo)
+from ._types import (Analysis, Change, Comparison, CompareRow, Diff, Exit, Experience, Failure, Metrics,
+                     MetricSeries, MetricSummary, Progress, Recommendation, Record, Result, Risk, RunInfo,
+                     SinceWorked, SweepMember, SweepStatus)
 from ._version import BINARY_VERSION, __version__
 
 __all__ = [
-    "API_VERSION", "Ambiguous", "Analysis", "BINARY_VERSION", "BadRequest", "Client", "DaemonUnavailable",
-    "DiskFull", "Exit", "Experience", "Failure", "MetricSeries", "Metrics", "NotFound", "Plan", "Progress",
-    "Recommendation", "Result", "Risk", "Run", "RunInfo", "RunboxError", "VersionMismatch", "WaitTimeout",
-    "__version__", "analyze", "plan", "run", "runs", "stream", "submit",
+    "API_VERSION", "Ambiguous", "Analysis", "BINARY_VERSION", "BadRequest", "Change", "Client", "CompareRow",
+    "Comparison", "DaemonUnavailable", "Diff", "DiskFull", "Exit", "Experience", "Failure", "MetricSeries",
+    "MetricSummary", "Metrics", "NotFound", "Plan", "Progress", "Recommendation", "Record", "Result", "Risk",
+    "Run", "RunInfo", "RunboxError", "SinceWorked", "Sweep", "SweepMember", "SweepStatus", "VersionMismatch",
+    "WaitTimeout", "__version__", "analyze", "compare", "diff", "plan", "run", "runs", "stream", "submit",
+    "sweep", "sweeps",
 ]
 
 
@@ -108,3 +114,62 @@ def analyze(text_or_path: Union[str, bytes, "os.PathLike[str]"], exit_code: Opti
     exit_code is how the command ended (default: unknown, assumed failed).
     Runs `runbox analyze` (the binary must be installed)."""
     return default_client().analyze(text_or_path, exit_code=exit_code)
+
+
+def sweep(cmd: Command, *, params: Optional[Mapping[str, Sequence[Any]]] = None,
+          params_file: Union[str, "os.PathLike[str]", None] = None, parallel: Optional[int] = None,
+          max_failures: Optional[int] = None, name: Optional[str] = None, **kw: Any) -> Sweep:
+    """Start one run of cmd per parameter set and return the Sweep at once
+    (as `runbox sweep`). "{NAME}" in cmd is replaced with each set's value
+    of NAME, and each run gets RUNBOX_PARAM_NAME in its environment.
+
+    params       {name: [values]}: the sweep is their grid (the first name
+                 varies slowest); values are written with str()
+    params_file  or a .jsonl (one object per line) or .csv (a header row
+                 of names) file of sets, one per run
+    parallel     at most so many runs at once (default: the daemon's limit)
+    max_failures after so many failed runs, cancel those not yet started
+    name         the sweep's name (and its runs')
+    yes          allow more than 10000 runs
+
+    Other keyword arguments as runbox.run's (sandbox=, timeout=, env=,
+    labels=, ...), for every run. Sweep.status(), .wait(), .stop(),
+    .runs(), .compare()."""
+    return default_client().sweep(cmd, params=params, params_file=params_file, parallel=parallel,
+                                  max_failures=max_failures, name=name, **kw)
+
+
+def sweeps() -> List[Sweep]:
+    """Sweeps, newest first (`runbox sweep ls`)."""
+    return default_client().sweeps()
+
+
+def compare(runs: Optional[Sequence[Union[str, Run, RunInfo]]] = None, *, sweep: Union[str, Sweep, None] = None,
+            label: Union[str, Mapping[str, str], None] = None, all_params: bool = False,
+            sort: Optional[str] = None, filter: Optional[Mapping[str, Any]] = None,
+            goals: Optional[Mapping[str, str]] = None, limit: Optional[int] = None,
+            offset: Optional[int] = None) -> Comparison:
+    """Runs side by side (`runbox compare`): the runs named (Run handles,
+    ids, prefixes, @last), a sweep's members, and/or the runs with label=
+    "key=value" (or a dict; all must match). Each row has the run's params
+    (its --name value arguments, as recorded), each metric's last and best
+    value, its duration and how it ended (state, exit_code, failure_code).
+
+    all_params   every parameter column, not only those that differ
+    sort         best:METRIC, last:METRIC, param:NAME, duration, created or
+                 state; a leading - reverses (default: the first metric's
+                 best)
+    filter       {param: value}: keep only the runs with it
+    goals        {metric: "min" | "max"} (loss-like names are min and
+                 accuracy-like ones max unless told)
+    limit, offset  a page of the rows (Comparison.total counts them all)"""
+    return default_client().compare(runs, sweep=sweep, label=label, all_params=all_params, sort=sort,
+                                    filter=filter, goals=goals, limit=limit, offset=offset)
+
+
+def diff(a: Union[str, Run, RunInfo], b: Union[str, Run, RunInfo]) -> Diff:
+    """What differs from run a to run b (`runbox diff`): a Diff of Change
+    (kind, name, a, b, detail) -- command, param, env, code, package,
+    interpreter, image, host, limits, sandbox, outcome; Diff.of("param")
+    picks one kind, str(change) reads as one line."""
+    return default_client().diff(a, b)

@@ -1,10 +1,11 @@
-"""runbox's calls: run, submit, plan, runs, analyze, and the Run and Plan
-handles they return."""
+"""runbox's calls: run, submit, plan, runs, analyze, sweep, compare, diff,
+and the Run, Plan and Sweep handles they return."""
 
 from __future__ import annotations
 
 import base64
 import codecs
+import csv
 import json
 import os
 import re
@@ -18,8 +19,8 @@ from ._errors import BadRequest, DaemonUnavailable, NotFound, RunboxError, WaitT
 from ._transport import (FRAME_FINAL, FRAME_PROGRESS, FRAME_RUN, INSTALL_HINT, RETRY_BACKOFF,
                          SETUP_STDERR, SETUP_STDOUT, SMOKE_STDERR, SMOKE_STDOUT, STDERR, STDOUT, STREAM_NAMES, Transport, _Broken,
                          env_list, go_duration)
-from ._types import (TERMINAL, Analysis, Experience, Failure, Metrics, Progress, Recommendation, Result,
-                     Risk, RunInfo)
+from ._types import (TERMINAL, Analysis, Comparison, Diff, Experience, Failure, Metrics, Progress, Recommendation,
+                     Record, Result, Risk, RunInfo, SweepStatus)
 
 PathLike = Union[str, "os.PathLike[str]"]
 Command = Union[str, Sequence[str]]
@@ -435,6 +436,98 @@ class Client:
                 break
         return out
 
+    # -- sweeps, compare, diff --------------------------------------------
+
+    def sweep(self, cmd: Command, *, params: Optional[Mapping[str, Sequence[Any]]] = None,
+              params_file: Optional[PathLike] = None, parallel: Optional[int] = None,
+              max_failures: Optional[int] = None, name: Optional[str] = None, yes: bool = False,
+              **kw: Any) -> "Sweep":
+        """Start a sweep: one run of cmd per parameter set; see runbox.sweep."""
+        names, sets = _param_sets(params, params_file)
+        req: Dict[str, Any] = {"run": build_request(cmd, name=name, **kw), "param_names": names, "sets": sets,
+                               "idempotency_key": os.urandom(16).hex()}
+        for key, n in (("parallel", parallel), ("max_failures", max_failures)):
+            if n is not None:
+                if int(n) < 0:
+                    raise BadRequest("%s %r: want a count (0: no limit)" % (key, n))
+                if n:
+                    req[key] = int(n)
+        if name:
+            req["name"] = name
+        if yes:
+            req["yes"] = True
+        d = self.transport.call("POST", "/sweeps", body=req)
+        st = SweepStatus.from_json(d)
+        return Sweep(st, client=self)
+
+    def get_sweep(self, sweep_id: str, sort: Optional[str] = None) -> SweepStatus:
+        """A sweep and its members now, sorted by metric sort (best first) when given."""
+        q = [("sort", sort)] if sort else None
+        return SweepStatus.from_json(self.transport.call("GET", "/sweeps/" + _seg(sweep_id), q))
+
+    def sweeps(self) -> List["Sweep"]:
+        """Sweeps, newest first."""
+        d = self.transport.call("GET", "/sweeps")
+        return [Sweep(SweepStatus.from_json(s), client=self) for s in d.get("sweeps") or []]
+
+    def stop_sweep(self, sweep_id: str) -> SweepStatus:
+        return SweepStatus.from_json(self.transport.call("POST", "/sweeps/%s/stop" % _seg(sweep_id)))
+
+    def wait_sweep(self, sweep_id: str, timeout: Optional[float] = None) -> SweepStatus:
+        """Wait until every member of the sweep has ended; see Sweep.wait."""
+        deadline = None if timeout is None else time.monotonic() + timeout
+        pause = 0.05
+        while True:
+            st = self.get_sweep(sweep_id)
+            if st.done:
+                return st
+            if deadline is not None and time.monotonic() >= deadline:
+                raise WaitTimeout("sweep %s is not done after %gs (%s); it goes on"
+                                  % (st.id, timeout, _counts(st)), run=st)
+            # Polled (the daemon's /wait has no time limit): each member
+            # is a run of seconds or more, so a second's delay is cheap.
+            wait = pause if deadline is None else min(pause, max(deadline - time.monotonic(), 0.0))
+            time.sleep(wait)
+            pause = min(pause * 2, 1.0)
+
+    def compare(self, runs: Optional[Sequence[Union[str, "Run", RunInfo]]] = None, *,
+                sweep: Union[str, "Sweep", None] = None, label: Union[str, Mapping[str, str], None] = None,
+                all_params: bool = False, sort: Optional[str] = None, filter: Optional[Mapping[str, Any]] = None,
+                goals: Optional[Mapping[str, str]] = None, limit: Optional[int] = None,
+                offset: Optional[int] = None) -> Comparison:
+        """Runs side by side; see runbox.compare."""
+        q: List[Tuple[str, str]] = []
+        for r in runs or []:
+            q.append(("run", r if isinstance(r, str) else r.id))
+        if sweep is not None:
+            st = self.get_sweep(sweep if isinstance(sweep, str) else sweep.id)
+            if not st.runs:
+                raise BadRequest("sweep %s has no members yet" % st.id)
+            q.extend(("run", m.id) for m in st.runs)
+        for k, v in _label_filter(label).items():
+            if v is None:
+                raise BadRequest("compare label %r: want KEY=VALUE" % k)
+            q.append(("label", "%s=%s" % (k, v)))
+        if not q:
+            raise BadRequest("name runs to compare: runs=[...], sweep= or label=")
+        for k, v in (filter or {}).items():
+            q.append(("filter", "%s=%s" % (k, v)))
+        for k, g in (goals or {}).items():
+            q.append(("goal", "%s=%s" % (k, g)))
+        if all_params:
+            q.append(("all_params", "1"))
+        if sort:
+            q.append(("sort", sort))
+        for key, n in (("limit", limit), ("offset", offset)):
+            if n is not None:
+                q.append((key, str(int(n))))
+        return Comparison.from_json(self.transport.call("GET", "/compare", q))
+
+    def diff(self, a: Union[str, "Run", RunInfo], b: Union[str, "Run", RunInfo]) -> Diff:
+        """What differs from run a to run b; see runbox.diff."""
+        q = [("a", a if isinstance(a, str) else a.id), ("b", b if isinstance(b, str) else b.id)]
+        return Diff.from_json(self.transport.call("GET", "/diff", q))
+
     # -- plans -------------------------------------------------------------
 
     def plan(self, cmd: Command, **kw: Any) -> "Plan":
@@ -482,6 +575,85 @@ def _seg(s: str) -> str:
     if not s or "/" in s or s in (".", ".."):
         raise BadRequest("bad id %r" % s)
     return urllib.parse.quote(s, safe="")
+
+
+def _param_sets(params: Optional[Mapping[str, Sequence[Any]]],
+                params_file: Optional[PathLike]) -> Tuple[List[str], List[Dict[str, str]]]:
+    """The sweep's parameter names and sets: the grid of params (the first
+    name varies slowest, as the CLI's --param), or the sets of a .jsonl or
+    .csv file (as --params-file)."""
+    if params and params_file is not None:
+        raise BadRequest("give params= or params_file=, not both")
+    if params_file is not None:
+        return _read_params_file(os.fspath(params_file))
+    if not params:
+        raise BadRequest("a sweep needs params={NAME: [V1, V2, ...]} or params_file=FILE")
+    names: List[str] = []
+    values: List[List[str]] = []
+    for k, vs in params.items():
+        k = str(k).strip()
+        if not k:
+            raise BadRequest("a sweep parameter needs a name")
+        if isinstance(vs, (str, bytes)) or not isinstance(vs, Iterable):
+            vs = [vs]  # one value
+        got = [_param_value(v) for v in vs]
+        if not got:
+            raise BadRequest("param %s has no values" % k)
+        names.append(k)
+        values.append(got)
+    sets: List[Dict[str, str]] = [{}]
+    for k, vals in zip(names, values):
+        sets = [dict(s, **{k: v}) for s in sets for v in vals]
+        if len(sets) > 10_000_000:
+            raise BadRequest("the grid has more than 10000000 members")
+    return names, sets
+
+
+def _param_value(v: Any) -> str:
+    if isinstance(v, bool):
+        return "true" if v else "false"  # as JSON writes it (a params file's values)
+    return str(v)
+
+
+def _read_params_file(path: str) -> Tuple[List[str], List[Dict[str, str]]]:
+    if not os.path.isfile(path):
+        raise BadRequest("params_file: no file %s" % path)
+    ext = os.path.splitext(path)[1].lower()
+    sets: List[Dict[str, str]] = []
+    names: List[str] = []
+    if ext == ".csv":
+        with open(path, newline="") as f:
+            rows = list(csv.reader(f))
+        if len(rows) < 2:
+            raise BadRequest("%s: want a header row of names and at least one row of values" % path)
+        names = [n.strip() for n in rows[0]]
+        for i, row in enumerate(rows[1:], 2):
+            if len(row) != len(names):
+                raise BadRequest("%s: row %d has %d values for %d names" % (path, i, len(row), len(names)))
+            sets.append({n: v.strip() for n, v in zip(names, row)})
+        return names, sets
+    if ext in (".jsonl", ".ndjson"):
+        with open(path) as f:
+            for i, line in enumerate(f, 1):
+                if not line.strip():
+                    continue
+                try:
+                    obj = json.loads(line)
+                except ValueError as e:
+                    raise BadRequest("%s: set %d: %s" % (path, i, e)) from None
+                if not isinstance(obj, dict):
+                    raise BadRequest("%s: set %d is not an object" % (path, i))
+                sets.append({str(k): v if isinstance(v, str) else json.dumps(v) for k, v in obj.items()})
+                if not names:
+                    names = sorted(sets[-1])
+        if not sets:
+            raise BadRequest("%s: no parameter sets" % path)
+        return names, sets
+    raise BadRequest("%s: want a .jsonl or .csv file" % path)
+
+
+def _counts(st: SweepStatus) -> str:
+    return ", ".join("%d %s" % (n, state) for state, n in sorted(st.counts.items()) if n) or "no members yet"
 
 
 def _label_filter(label: Union[str, Mapping[str, str], None]) -> Dict[str, Optional[str]]:
@@ -572,10 +744,74 @@ class Run:
         return self._client.retry(self.id, **changes)
 
     @property
+    def record(self) -> Optional[Record]:
+        """What ran (command, params, workdir, sandbox, limits, env, code,
+        interpreter and packages, image, host), as the daemon recorded it;
+        None when it has no record (yet). Read afresh: parts taken after
+        the start come in later (Record.complete)."""
+        return self.status().record
+
+    def diff(self, other: Union[str, "Run", RunInfo]) -> Diff:
+        """What differs from this run to other (runbox.diff(self, other))."""
+        return self._client.diff(self, other)
+
+    @property
     def parent(self) -> Optional["Run"]:
         """The run this one retries, or None."""
         pid = self.info.parent_run_id or self.status().parent_run_id
         return Run(pid, client=self._client) if pid else None
+
+
+class Sweep:
+    """A sweep: one run per parameter set, started together (at most
+    ``parallel`` at once). ``Sweep("01m9...")`` names an existing one."""
+
+    def __init__(self, sweep: Union[str, SweepStatus], client: Optional[Client] = None) -> None:
+        self._client = client or default_client()
+        if isinstance(sweep, SweepStatus):
+            self.info: SweepStatus = sweep
+        else:
+            self.info = self._client.get_sweep(sweep)
+        self.id = self.info.id
+
+    def __repr__(self) -> str:
+        return "<runbox.Sweep %s %d members%s>" % (self.id, self.info.members, " done" if self.info.done else "")
+
+    @property
+    def name(self) -> str:
+        return self.info.name
+
+    def status(self, sort: Optional[str] = None) -> SweepStatus:
+        """The sweep now: counts per state, done, and each member (runs:
+        id, params, state, progress, metrics last/best, failure code),
+        sorted by metric sort (best first; loss-like names lowest) when
+        given, else in grid order."""
+        self.info = self._client.get_sweep(self.id, sort)
+        return self.info
+
+    def wait(self, timeout: Optional[float] = None) -> SweepStatus:
+        """Wait until every member has ended and return the sweep's
+        status. timeout: give up after so many seconds with
+        runbox.WaitTimeout (the sweep goes on). A member that failed is
+        not an exception: look at the members' states and failures.
+        KeyboardInterrupt ends the wait, not the sweep; call stop()."""
+        self.info = self._client.wait_sweep(self.id, timeout)
+        return self.info
+
+    def stop(self) -> SweepStatus:
+        """Cancel the members not yet started and stop the running ones."""
+        self.info = self._client.stop_sweep(self.id)
+        return self.info
+
+    def runs(self) -> List[Run]:
+        """The members as Run handles, in grid order."""
+        st = self.status()
+        return [Run(self._client.get(m.id), client=self._client)
+                for m in sorted(st.runs, key=lambda m: m.index)]
+
+    def compare(self, **kw: Any) -> Comparison:
+        """The members side by side (runbox.compare(sweep=self, ...))."""
+        return self._client.compare(sweep=self, **kw)
 
 
 class Plan:

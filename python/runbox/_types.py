@@ -176,6 +176,8 @@ class RunInfo:
     failure: Optional[Failure] = None
     progress: Optional[Progress] = None
     reason: str = ""
+    record: Optional["Record"] = field(default=None, repr=False)
+    since_worked: Optional["SinceWorked"] = field(default=None, repr=False)
     raw: Dict[str, Any] = field(default_factory=dict, repr=False)
 
     @property
@@ -199,7 +201,8 @@ class RunInfo:
             created_at=parse_time(d.get("created_at")), started_at=parse_time(d.get("started_at")),
             ended_at=parse_time(d.get("ended_at")), exit=Exit.from_json(d.get("exit")),
             failure=Failure.from_json(d.get("failure")), progress=Progress.from_json(d.get("progress")),
-            reason=d.get("reason", ""), raw=dict(d),
+            reason=d.get("reason", ""), record=Record.from_json(d.get("record")),
+            since_worked=SinceWorked.from_json(d.get("since_worked")), raw=dict(d),
         )
 
 
@@ -337,3 +340,265 @@ class Analysis:
 
     failure: Optional[Failure]
     progress: Optional[Progress]
+
+
+# -- sweeps, comparisons, diffs and the record (api/sweep.go, api/record.go) --
+
+
+@dataclass
+class MetricSummary:
+    """A metric's last value in a run and its best (the lowest for a
+    metric to minimise, the highest for one to maximise; None when the
+    goal is unknown)."""
+
+    last: float
+    best: Optional[float] = None
+
+    @classmethod
+    def from_json(cls, d: Optional[Mapping[str, Any]]) -> "MetricSummary":
+        d = d or {}
+        best = d.get("best")
+        return cls(last=metric_value(d.get("last")), best=None if best is None else metric_value(best))
+
+
+@dataclass
+class SweepMember:
+    """One member of a sweep: its params, state, latest metrics and, when
+    it failed, its failure code."""
+
+    id: str
+    index: int
+    params: Dict[str, str]
+    state: str
+    short_id: str = ""
+    reason: str = ""
+    progress: Optional[float] = None  # percent
+    metrics: Dict[str, MetricSummary] = field(default_factory=dict)
+    failure: str = ""  # failure code
+    started_at: Optional[datetime] = None
+    ended_at: Optional[datetime] = None
+
+    @property
+    def done(self) -> bool:
+        return self.state in TERMINAL
+
+    @classmethod
+    def from_json(cls, d: Mapping[str, Any]) -> "SweepMember":
+        p = d.get("progress")
+        return cls(
+            id=d.get("id", ""), index=int(d.get("index") or 0), params=dict(d.get("params") or {}),
+            state=d.get("state", ""), short_id=d.get("short_id", ""), reason=d.get("reason", ""),
+            progress=None if p is None else float(p),
+            metrics={k: MetricSummary.from_json(v) for k, v in (d.get("metrics") or {}).items()},
+            failure=d.get("failure", ""), started_at=parse_time(d.get("started_at")),
+            ended_at=parse_time(d.get("ended_at")),
+        )
+
+
+@dataclass
+class SweepStatus:
+    """A sweep as the daemon sees it now (api.Sweep): ``members`` is how
+    many it has, ``counts`` how many are in each state, ``runs`` each
+    member (SweepMember); ``done`` once every member has ended."""
+
+    id: str
+    name: str
+    command: List[str]
+    param_names: List[str]
+    parallel: int
+    max_failures: int
+    created_at: Optional[datetime]
+    stopped: str
+    members: int
+    counts: Dict[str, int]
+    done: bool
+    runs: List[SweepMember]
+    raw: Dict[str, Any] = field(default_factory=dict, repr=False)
+
+    @classmethod
+    def from_json(cls, d: Mapping[str, Any]) -> "SweepStatus":
+        return cls(
+            id=d.get("id", ""), name=d.get("name", ""), command=list(d.get("command") or []),
+            param_names=list(d.get("param_names") or []), parallel=int(d.get("parallel") or 0),
+            max_failures=int(d.get("max_failures") or 0), created_at=parse_time(d.get("created_at")),
+            stopped=d.get("stopped", ""), members=int(d.get("members") or 0),
+            counts={str(k): int(v) for k, v in (d.get("counts") or {}).items()}, done=bool(d.get("done")),
+            runs=[SweepMember.from_json(r) for r in d.get("runs") or []], raw=dict(d),
+        )
+
+
+@dataclass
+class CompareRow:
+    """One run of a comparison: its params (the command's --name value
+    arguments, as recorded), each metric's last and best value, how long
+    it ran and how it ended."""
+
+    run_id: str
+    state: str
+    short_id: str = ""
+    name: str = ""
+    exit_code: Optional[int] = None
+    failure_code: str = ""
+    created_at: Optional[datetime] = None
+    duration: float = 0.0  # seconds
+    params: Dict[str, str] = field(default_factory=dict)
+    metrics: Dict[str, MetricSummary] = field(default_factory=dict)
+
+    @classmethod
+    def from_json(cls, d: Mapping[str, Any]) -> "CompareRow":
+        ec = d.get("exit_code")
+        return cls(
+            run_id=d.get("run_id", ""), state=d.get("state", ""), short_id=d.get("short_id", ""),
+            name=d.get("name", ""), exit_code=None if ec is None else int(ec),
+            failure_code=d.get("failure_code", ""), created_at=parse_time(d.get("created_at")),
+            duration=float(d.get("duration_seconds") or 0), params=dict(d.get("params") or {}),
+            metrics={k: MetricSummary.from_json(v) for k, v in (d.get("metrics") or {}).items()},
+        )
+
+
+@dataclass
+class Comparison:
+    """Runs side by side (GET /v1/compare): ``params`` are the parameter
+    columns (those that differ, or all with all_params=True), ``metrics``
+    the metric columns, ``goals`` min or max per metric, ``rows`` one per
+    run in ``sort`` order; ``total`` runs matched, of which this page
+    starts at ``offset``."""
+
+    params: List[str]
+    metrics: List[str]
+    goals: Dict[str, str]
+    rows: List[CompareRow]
+    total: int = 0
+    offset: int = 0
+    sort: str = ""
+
+    @classmethod
+    def from_json(cls, d: Mapping[str, Any]) -> "Comparison":
+        return cls(
+            params=list(d.get("params") or []), metrics=list(d.get("metrics") or []),
+            goals=dict(d.get("goals") or {}), rows=[CompareRow.from_json(r) for r in d.get("rows") or []],
+            total=int(d.get("total") or 0), offset=int(d.get("offset") or 0), sort=d.get("sort", ""),
+        )
+
+
+@dataclass
+class Change:
+    """One thing that differs between two runs. ``kind`` is command,
+    param, env, code, script, package, interpreter, image, host, gpu,
+    limits, sandbox or outcome; ``a`` and ``b`` its value in each run."""
+
+    kind: str
+    name: str = ""
+    a: str = ""
+    b: str = ""
+    detail: str = ""
+    patch_a: str = ""
+    patch_b: str = ""
+
+    def __str__(self) -> str:
+        what = self.kind + (" " + self.name if self.name else "")
+        if not self.a and self.b:
+            s = "%s: added %s" % (what, self.b)
+        elif self.a and not self.b:
+            s = "%s: removed (was %s)" % (what, self.a)
+        elif self.a or self.b:
+            s = "%s: %s \u2192 %s" % (what, self.a, self.b)
+        else:
+            s = what
+        return s + (" (%s)" % self.detail if self.detail else "")
+
+    @classmethod
+    def from_json(cls, d: Mapping[str, Any]) -> "Change":
+        return cls(kind=d.get("kind", ""), name=d.get("name", ""), a=d.get("a", ""), b=d.get("b", ""),
+                   detail=d.get("detail", ""), patch_a=d.get("patch_a", ""), patch_b=d.get("patch_b", ""))
+
+
+@dataclass
+class Diff:
+    """What differs from run ``a`` to run ``b`` (GET /v1/diff); ``notes``
+    say what could not be compared (a run without a record)."""
+
+    a: str
+    b: str
+    changes: List[Change]
+    a_short_id: str = ""
+    b_short_id: str = ""
+    notes: List[str] = field(default_factory=list)
+
+    def of(self, kind: str) -> List[Change]:
+        """The changes of one kind ("param", "env", ...)."""
+        return [c for c in self.changes if c.kind == kind]
+
+    def __bool__(self) -> bool:
+        return bool(self.changes)
+
+    @classmethod
+    def from_json(cls, d: Mapping[str, Any]) -> "Diff":
+        return cls(a=d.get("a", ""), b=d.get("b", ""), changes=[Change.from_json(c) for c in d.get("changes") or []],
+                   a_short_id=d.get("a_short_id", ""), b_short_id=d.get("b_short_id", ""),
+                   notes=list(d.get("notes") or []))
+
+
+@dataclass
+class Record:
+    """What ran (the daemon's record of a run): its command and params,
+    workdir, sandbox, limits, the environment it was given (secret values
+    redacted) and the names it inherited; ``code`` (git state), ``script``,
+    ``interpreter`` (and packages), ``image``, ``host`` as the daemon wrote
+    them (dicts); ``notes`` say what could not be recorded. ``complete``
+    is set once the parts taken after the start are in."""
+
+    command: List[str]
+    params: Dict[str, str]
+    workdir: str
+    sandbox: str
+    complete: bool = False
+    isolate: str = ""
+    limits: Dict[str, Any] = field(default_factory=dict)
+    env: List[str] = field(default_factory=list)
+    env_names: List[str] = field(default_factory=list, repr=False)
+    code: Optional[Dict[str, Any]] = field(default=None, repr=False)
+    script: Optional[Dict[str, Any]] = None
+    interpreter: Optional[Dict[str, Any]] = None
+    image: Optional[Dict[str, Any]] = None
+    host: Optional[Dict[str, Any]] = None
+    taken_at: Optional[datetime] = None
+    notes: List[str] = field(default_factory=list)
+    raw: Dict[str, Any] = field(default_factory=dict, repr=False)
+
+    @classmethod
+    def from_json(cls, d: Optional[Mapping[str, Any]]) -> Optional["Record"]:
+        if not d:
+            return None
+
+        def part(k: str) -> Optional[Dict[str, Any]]:
+            v = d.get(k)  # type: ignore[union-attr]
+            return dict(v) if v else None
+
+        return cls(
+            command=list(d.get("command") or []), params=dict(d.get("params") or {}),
+            workdir=d.get("workdir", ""), sandbox=d.get("sandbox", ""), complete=bool(d.get("complete")),
+            isolate=d.get("isolate", ""), limits=dict(d.get("limits") or {}), env=list(d.get("env") or []),
+            env_names=list(d.get("env_names") or []), code=part("code"), script=part("script"),
+            interpreter=part("interpreter"), image=part("image"), host=part("host"),
+            taken_at=parse_time(d.get("taken_at")), notes=list(d.get("notes") or []), raw=dict(d),
+        )
+
+
+@dataclass
+class SinceWorked:
+    """For a failed run: what changed since the last run of the same
+    command that succeeded (``run_id``), most suspect first; ``summary``
+    is the short list to read."""
+
+    run_id: str
+    changes: List[Change]
+    summary: List[str]
+    short_id: str = ""
+
+    @classmethod
+    def from_json(cls, d: Optional[Mapping[str, Any]]) -> Optional["SinceWorked"]:
+        if not d:
+            return None
+        return cls(run_id=d.get("run_id", ""), changes=[Change.from_json(c) for c in d.get("changes") or []],
+                   summary=list(d.get("summary") or []), short_id=d.get("short_id", ""))

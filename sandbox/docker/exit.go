@@ -44,6 +44,10 @@ func (h *handle) finish(code int64, codeOK bool) {
 		if state != nil && state.OOMKilled {
 			e.OOMKilled = true
 		}
+		// Docker watches the container's cgroup for OOM kills; an
+		// inspected state that says none is evidence (an auto-removed
+		// container's state is made up here, so it says nothing).
+		e.OOMChecked = !h.auto && state != nil && !e.OOMKilled
 	case state == nil:
 		e = sandbox.Exit{Lost: true, Error: fmt.Sprintf("container %s disappeared before its exit was recorded: %v", short(h.id), ierr), EndedAt: time.Now()}
 	default:

@@ -42,8 +42,27 @@ func TestMemoryLimit(t *testing.T) {
 			if !strings.Contains(meta, tt.note) {
 				t.Fatalf("meta %q lacks %q", meta, tt.note)
 			}
+			if e.OOMChecked {
+				t.Errorf("an OOM kill says no OOM kill was found: %+v", e)
+			}
 		})
 	}
+	// A SIGKILL the run sent itself, in a run with a memory cgroup: the
+	// supervisor read the cgroup's OOM counter, found no kill, and says
+	// so (the classifier then names KILLED, not OOM_KILLED). The run holds
+	// 160 MiB of a 256 MiB limit, so its memory alone looks like an OOM.
+	t.Run("SIGKILL without OOM", func(t *testing.T) {
+		spec := newSpec(t, "python3", "-c", "import os; b = b'x' * (160 << 20); os.kill(os.getpid(), 9)")
+		spec.Limits.MemoryBytes = 256 << 20
+		e, st := run(t, spec)
+		meta := string(st[runlog.Meta])
+		if strings.Contains(meta, "enforced by rss watchdog") {
+			t.Skipf("no writable memory cgroup here: %s", meta)
+		}
+		if e.Signal != "SIGKILL" || e.OOMKilled || !e.OOMChecked {
+			t.Fatalf("exit %+v, want SIGKILL with OOMChecked and not OOMKilled\nmeta: %s", e, meta)
+		}
+	})
 	t.Run("under the limit", func(t *testing.T) {
 		spec := newSpec(t, "python3", "-c", "b = b'x' * (8 << 20)")
 		spec.Limits.MemoryBytes = 256 << 20

@@ -18,6 +18,7 @@ import (
 	"os/exec"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/runbox/runbox/sandbox"
@@ -36,6 +37,49 @@ type Options struct {
 type Sandbox struct {
 	opts Options
 	q    *queue
+
+	cgMu    sync.Mutex
+	cgKnown bool // cgMem was read from the controller
+	cgMem   bool // the cluster enforces jobs' memory by cgroup
+}
+
+// memByCgroup reports whether the cluster confines each job's memory in
+// a cgroup (TaskPlugin task/cgroup with ConstrainRAMSpace=yes): then the
+// OOM killer's kills are recorded in the job's state (OUT_OF_MEMORY), and
+// a job ended otherwise was not killed for memory. Read once from
+// `scontrol show config`; an unanswered query is asked again next time.
+func (s *Sandbox) memByCgroup(ctx context.Context) bool {
+	s.cgMu.Lock()
+	defer s.cgMu.Unlock()
+	if s.cgKnown {
+		return s.cgMem
+	}
+	out, err := s.command(ctx, "scontrol", "show", "config")
+	if err != nil {
+		return false
+	}
+	s.cgKnown, s.cgMem = true, parseMemByCgroup(string(out))
+	return s.cgMem
+}
+
+// parseMemByCgroup reads `scontrol show config`: its main section's
+// TaskPlugin and the cgroup section's ConstrainRAMSpace.
+func parseMemByCgroup(conf string) bool {
+	task, ram := false, false
+	for _, line := range strings.Split(conf, "\n") {
+		k, v, ok := strings.Cut(line, "=")
+		if !ok {
+			continue
+		}
+		k, v = strings.TrimSpace(k), strings.TrimSpace(v)
+		switch {
+		case strings.EqualFold(k, "TaskPlugin"):
+			task = strings.Contains(v, "task/cgroup")
+		case strings.EqualFold(k, "ConstrainRAMSpace"):
+			ram = strings.EqualFold(v, "yes")
+		}
+	}
+	return task && ram
 }
 
 // New returns the Slurm backend.

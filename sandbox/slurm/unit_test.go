@@ -153,3 +153,22 @@ func TestNoSlurmOnPath(t *testing.T) {
 		t.Error("Configured without sbatch or SLURM_RESTD_URL")
 	}
 }
+
+// parseMemByCgroup decides whether a job's state other than OUT_OF_MEMORY
+// rules an OOM kill out: only when the cluster confines memory by cgroup.
+func TestParseMemByCgroup(t *testing.T) {
+	tests := map[string]struct {
+		conf string
+		want bool
+	}{
+		"cgroup, RAM confined": {"TaskPlugin              = task/affinity,task/cgroup\nCgroup Support Configuration:\nConstrainRAMSpace=yes\n", true},
+		"cgroup, RAM free":     {"TaskPlugin = task/cgroup\nConstrainRAMSpace=no\n", false},
+		"no task/cgroup":       {"TaskPlugin = task/affinity\nConstrainRAMSpace=yes\n", false},
+		"nothing said":         {"ClusterName = c\n", false},
+	}
+	for name, tt := range tests {
+		if got := parseMemByCgroup(tt.conf); got != tt.want {
+			t.Errorf("%s: %v, want %v", name, got, tt.want)
+		}
+	}
+}

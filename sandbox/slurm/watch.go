@@ -179,6 +179,12 @@ func (h *handle) exitOf(j job) sandbox.Exit {
 	default:
 		e.Error = fmt.Sprintf("Slurm ended job %d as %s (%s)", j.ID, j.State, j.Reason)
 	}
+	// The job's state is where Slurm records an OOM kill, when it
+	// confines memory by cgroup; a SIGKILL under any other state came
+	// from elsewhere.
+	if !e.OOMKilled && e.Signal == "SIGKILL" && h.sb != nil {
+		e.OOMChecked = h.sb.memByCgroup(context.Background())
+	}
 	if b, err := os.ReadFile(h.spec.StateDir + "/" + setupFailed); err == nil {
 		e.SetupFailed = true
 		e.Code, _ = strconv.Atoi(strings.TrimSpace(string(b)))

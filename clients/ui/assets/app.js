@@ -96,7 +96,7 @@ function renderRuns(l) {
   tb.innerHTML = l.runs.map(r => `
     <tr class="run" data-id="${esc(r.id)}" data-state="${esc(r.state)}">
       <td><a href="#/run/${esc(r.id)}" title="${esc(r.id)}">${esc(short(r))}</a></td>
-      <td class="state s-${esc(r.state)}">${esc(r.state)}</td>
+      <td class="state s-${esc(r.state)}">${esc(r.state)}${waiting(r)}</td>
       <td>${esc(r.name)}</td>
       <td class="cmd" title="${esc(command(r))}">${esc(command(r))}</td>
       <td>${esc(r.sandbox)}</td>
@@ -322,9 +322,139 @@ function renderCharts(m) {
   }
 }
 
+// waiting is why a queued run has not started ("waiting for 2 GPUs (1
+// free: 3)", "sweep limit 2 reached", ...), under its state.
+function waiting(r) {
+  if (r.state !== "queued" || !r.reason || r.reason === "queued") return "";
+  return `<div class="reason muted">${esc(r.reason)}</div>`;
+}
+
+// ---- sweeps ----
+let sweepTimer = null;
+function poll(fn) {
+  if (sweepTimer) clearInterval(sweepTimer);
+  fn();
+  sweepTimer = setInterval(fn, 1500);
+}
+function counts(sw) {
+  return Object.entries(sw.counts || {}).map(([k, v]) => `${v} ${esc(k)}`).join(", ");
+}
+function sweepsPage() {
+  if (stream) { stream.close(); stream = null; }
+  main.innerHTML = `<table><thead><tr><th>sweep</th><th>name</th><th>members</th><th>parallel</th><th>state</th><th>command</th></tr></thead>
+    <tbody id="sweeps"><tr><td colspan="6" class="muted">loading…</td></tr></tbody></table>`;
+  poll(async () => {
+    const res = await fetch("/api/sweeps");
+    if (!res.ok) return;
+    const l = (await res.json()).sweeps || [];
+    const tb = document.getElementById("sweeps");
+    if (!tb) return;
+    tb.innerHTML = l.length ? l.map(sw => `
+      <tr class="sweep" data-id="${esc(sw.id)}">
+        <td><a href="#/sweep/${esc(sw.id)}">${esc(sw.id.slice(0, 12))}</a></td><td>${esc(sw.name)}</td>
+        <td>${sw.members}</td><td>${sw.parallel || "-"}</td>
+        <td>${counts(sw)}${sw.stopped ? ` <span class="muted">(${esc(sw.stopped)})</span>` : ""}</td>
+        <td class="cmd">${esc((sw.command || []).join(" "))}</td></tr>`).join("")
+      : `<tr><td colspan="6" class="muted">no sweeps</td></tr>`;
+  });
+}
+
+let sweepSort = { key: "", dir: 1 };
+let sweepMetrics = {};
+function sweepPage(id) {
+  if (stream) { stream.close(); stream = null; }
+  window.runboxCharts = {};
+  sweepMetrics = {};
+  main.innerHTML = `<div class="card"><h2 style="margin:.2em 0" id="title">loading…</h2><div id="summary" class="muted"></div></div>
+    <div class="card"><table id="members"></table></div>
+    <div class="card"><h3>metrics</h3><div id="charts" class="charts"></div></div>`;
+  poll(async () => {
+    const res = await fetch(`/api/sweeps/${encodeURIComponent(id)}`);
+    if (!res.ok) return;
+    const sw = await res.json();
+    if (!document.getElementById("members")) return;
+    document.getElementById("title").textContent = `sweep ${sw.name || sw.id.slice(0, 12)}`;
+    document.getElementById("summary").innerHTML = `${sw.members} members: ${counts(sw)}${sw.stopped ? " — " + esc(sw.stopped) : ""}`;
+    renderMembers(sw);
+    for (const r of sw.runs || []) {
+      if (sweepMetrics[r.id] && terminal(sweepMetrics[r.id].state)) continue;
+      const mr = await fetch(`/api/runs/${encodeURIComponent(r.id)}/metrics`);
+      if (mr.ok) sweepMetrics[r.id] = await mr.json();
+    }
+    renderSweepCharts(sw);
+  });
+}
+function memberValue(r, key) {
+  if (key.startsWith("m:")) { const m = (r.metrics || {})[key.slice(2)]; return m ? m.best : null; }
+  if (key.startsWith("p:")) { const v = (r.params || {})[key.slice(2)]; const n = Number(v); return isNaN(n) ? v : n; }
+  if (key === "state") return r.state;
+  if (key === "progress") return r.progress ?? null;
+  return r.index;
+}
+function renderMembers(sw) {
+  const metrics = [...new Set((sw.runs || []).flatMap(r => Object.keys(r.metrics || {})))].filter(n => n !== "progress/percent").sort();
+  const cols = [["run", "index"], ...sw.param_names.map(p => [p, "p:" + p]), ["state", "state"], ["progress", "progress"],
+    ...metrics.map(m => [m + " last/best", "m:" + m]), ["failure", "failure"]];
+  const rows = [...(sw.runs || [])];
+  if (sweepSort.key) {
+    rows.sort((a, b) => {
+      const x = memberValue(a, sweepSort.key), y = memberValue(b, sweepSort.key);
+      if (x == null) return y == null ? 0 : 1;
+      if (y == null) return -1;
+      return (x < y ? -1 : x > y ? 1 : 0) * sweepSort.dir;
+    });
+  }
+  const t = document.getElementById("members");
+  t.innerHTML = `<thead><tr>${cols.map(([label, key]) => `<th data-key="${esc(key)}" class="sortable">${esc(label)}${sweepSort.key === key ? (sweepSort.dir > 0 ? " ▲" : " ▼") : ""}</th>`).join("")}</tr></thead>
+    <tbody>${rows.map(r => `<tr class="member" data-id="${esc(r.id)}">
+      <td><a href="#/run/${esc(r.id)}">${esc(r.short_id || r.id.slice(0, 10))}</a></td>
+      ${sw.param_names.map(p => `<td>${esc((r.params || {})[p])}</td>`).join("")}
+      <td class="state s-${esc(r.state)}">${esc(r.state)}${waiting(r)}</td>
+      <td>${r.progress != null ? r.progress.toFixed(0) + "%" : ""}</td>
+      ${metrics.map(m => { const v = (r.metrics || {})[m]; return `<td class="metric" data-metric="${esc(m)}">${v ? num(v.last) + " / " + num(v.best) : ""}</td>`; }).join("")}
+      <td>${esc(r.failure || "")}</td></tr>`).join("")}</tbody>`;
+  for (const th of t.querySelectorAll("th.sortable")) th.onclick = () => {
+    sweepSort = { key: th.dataset.key, dir: sweepSort.key === th.dataset.key ? -sweepSort.dir : 1 };
+    renderMembers(sw);
+  };
+}
+// One chart per metric with every member's curve overlaid.
+function renderSweepCharts(sw) {
+  const box = document.getElementById("charts");
+  if (!box) return;
+  const names = [...new Set(Object.values(sweepMetrics).flatMap(m => m.series.map(s => s.name)))].filter(n => n !== "progress/percent").sort();
+  for (const name of names) {
+    const runs = (sw.runs || []).map(r => ({ r, s: sweepMetrics[r.id] && sweepMetrics[r.id].series.find(x => x.name === name) })).filter(x => x.s);
+    const xs = [...new Set(runs.flatMap(x => x.s.step))].sort((a, b) => a - b);
+    const data = [xs], series = [{ label: "step" }];
+    runs.forEach((x, i) => {
+      const at = new Map(x.s.step.map((v, j) => [v, j]));
+      data.push(xs.map(v => at.has(v) ? fin(x.s.value[at.get(v)]) : null));
+      const label = sw.param_names.map(p => `${p}=${(x.r.params || {})[p]}`).join(" ");
+      series.push({ label, stroke: COLORS[i % COLORS.length], width: 1.5, spanGaps: true, value: legendValue });
+    });
+    let u = window.runboxCharts[name];
+    if (u && u.series.length === series.length) { u.setData(data); continue; }
+    if (u) { const old = u.root.parentElement; u.destroy(); old.remove(); }
+    const div = document.createElement("div");
+    div.className = "chart";
+    div.dataset.metric = name;
+    div.dataset.members = String(runs.length);
+    const h = document.createElement("h4");
+    h.textContent = name;
+    div.appendChild(h);
+    box.appendChild(div);
+    const axes = [{ label: "step", incrs: STEP_INCRS, values: (u, vs) => vs.map(num) }, { incrs: VALUE_INCRS, values: (u, vs) => vs.map(num), size: axisSize }];
+    window.runboxCharts[name] = new uPlot({ width: 580, height: 230, series, scales: { x: { time: false } }, axes }, data, div);
+  }
+}
+
 function route() {
   const h = location.hash;
+  if (sweepTimer) { clearInterval(sweepTimer); sweepTimer = null; }
   if (h.startsWith("#/run/")) runPage(decodeURIComponent(h.slice(6).split("?")[0]));
+  else if (h.startsWith("#/sweep/")) sweepPage(decodeURIComponent(h.slice(8).split("?")[0]));
+  else if (h.startsWith("#/sweeps")) sweepsPage();
   else if (h.startsWith("#/compare")) runboxRecord.comparePage(h.split("?")[1] || ""); // record.js
   else listPage();
 }

@@ -38,6 +38,7 @@ type CLI struct {
 	Diff     DiffCmd     `cmd:"" help:"Show what differs between two runs: params, env, code, packages, image, host, limits, outcome."`
 	Compare  CompareCmd  `cmd:"" help:"Compare runs side by side: params that differ, each metric's last and best, duration, outcome."`
 	Retry    RetryCmd    `cmd:"" help:"Run a finished run's command again, linked to it."`
+	Sweep    SweepCmd    `cmd:"" help:"Run a grid of parameter sets, one run each: sweep --param NAME=V1,V2 [--parallel N] -- CMD {NAME} (all its flags: runbox sweep submit --help); sweep status|wait|stop|ls."`
 	Backends BackendsCmd `cmd:"" help:"Show the sandbox backends and which one 'auto' picks."`
 	Analyze  AnalyzeCmd  `cmd:"" help:"Explain a saved log: why it failed and how far it got."`
 	Ui       UiCmd       `cmd:"" help:"Open the local web dashboard: runs, live logs, progress, metric charts, stop and retry."`

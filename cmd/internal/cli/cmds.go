@@ -298,6 +298,8 @@ func (c *LsCmd) Run(ctx context.Context, a *App) error {
 			result = r.Failure.Code
 		} else if r.Progress != nil && !r.State.Terminal() {
 			result = strings.TrimPrefix(progressLine(r.Progress), "▶ ")
+		} else if r.State == api.Queued && r.Reason != "queued" {
+			result = r.Reason // why it waits (host/campaign.go)
 		}
 		fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", runName(r), r.State, r.Sandbox,
 			r.CreatedAt.Local().Format("01-02 15:04:05"), runDuration(r), truncate(strings.Join(r.Spec.Command, " "), 40), result)

@@ -36,7 +36,7 @@ type SpecFlags struct {
 	CPUs     float64           `help:"CPU limit (docker), e.g. 1.5." name:"cpus" placeholder:"N"`
 	Pids     int64             `help:"Process count limit (docker)." placeholder:"N"`
 	Network  string            `help:"Container network: none (default), bridge or host; host also lets an --isolate net/full process run out." enum:",none,bridge,host" default:""`
-	GPUs     string            `name:"gpus" help:"GPUs for the container: all, a count, or device=0,1 (needs the nvidia runtime)." placeholder:"GPUS"`
+	GPUs     string            `name:"gpus" help:"GPUs: a count or all, handed out by the daemon (the run waits until they are free of other runbox runs; CUDA_VISIBLE_DEVICES for a process, a device request for a container); device=0,1 for a container." placeholder:"GPUS"`
 	ReadOnly bool              `help:"Read-only container root filesystem with a tmpfs /tmp."`
 	Keep     bool              `help:"Keep the container after the run (docker)." name:"keep-container"`
 	Pull     bool              `help:"Pull the image when it is not present locally (docker); without it a missing image is refused at once."`
@@ -188,8 +188,9 @@ func commandArgs(args []string, verb string) ([]string, error) {
 // RunCmd is `runbox run`.
 type RunCmd struct {
 	SpecFlags
-	Detach  bool     `help:"Start the run and print its id instead of streaming it." short:"d"`
-	Command []string `arg:"" optional:"" passthrough:"" help:"The command, after --." placeholder:"CMD"`
+	CampaignFlags          // sweep.go: --after, --after-any
+	Detach        bool     `help:"Start the run and print its id instead of streaming it." short:"d"`
+	Command       []string `arg:"" optional:"" passthrough:"" help:"The command, after --." placeholder:"CMD"`
 }
 
 // Run runs the command.
@@ -202,6 +203,7 @@ func (c *RunCmd) Run(ctx context.Context, a *App) error {
 	if err != nil {
 		return err
 	}
+	c.CampaignFlags.apply(&req)
 	return a.startRun(ctx, req, c.Detach)
 }
 

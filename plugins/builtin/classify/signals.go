@@ -168,9 +168,9 @@ func (sc *scanner) notOOM() (string, bool) {
 	peak, limit := float64(in.PeakRSSBytes), float64(in.Limits.MemoryBytes)
 	switch {
 	case in.OOMChecked && in.PeakRSSBytes > 0:
-		return "the sandbox recorded no OOM kill (cgroup memory.events) and the run's peak memory was " + human(peak), true
+		return "the sandbox recorded no OOM kill (the memory cgroup's OOM counter, the container's or the Slurm job's state) and the run's peak memory was " + human(peak), true
 	case in.OOMChecked:
-		return "the sandbox recorded no OOM kill (cgroup memory.events)", true
+		return "the sandbox recorded no OOM kill (the memory cgroup's OOM counter, the container's or the Slurm job's state)", true
 	case in.PeakRSSBytes > 0 && limit > 0 && peak < 0.5*limit:
 		return "its peak memory was " + human(peak) + " of a " + human(limit) + " limit", true
 	case in.PeakRSSBytes > 0 && limit == 0 && peak < 256<<20:

@@ -304,6 +304,15 @@ func parseLine(s string, f uint64, st *state) (u sdk.Progress, ok bool) {
 		st.metrics = st.metrics[:0]
 		return sdk.Progress{}, false
 	}
+	if ok && f&(fProgLow|fProgCap) != 0 && u.Percentage == 0 && u.Total == 0 && !st.side {
+		// The generic structure reader refines a named format's answer
+		// with the record's own percentage key ("progress": 42.1 in a
+		// dict of metrics), which is not a metric (structure.go).
+		if p, k, ok := percentKeyNamed(recordText(s)); ok {
+			u.Percentage = p
+			st.dropMetric(k)
+		}
+	}
 	// (Not MLX's or mmengine's lines: their parsers read them whole.)
 	if ok && !st.side && (u.Source == "mmcv" || u.Source == "detectron2") && incomplete(&u, st) {
 		if r, ok := readRecord(s, st, true, f&fGeneric != 0, true); ok {
@@ -311,105 +320,6 @@ func parseLine(s string, f uint64, st *state) (u sdk.Progress, ok bool) {
 		}
 	}
 	return u, ok
-}
-
-// parseFormats runs the parsers that can match s, most specific first; the
-// gates below only skip a parser that could not accept s.
-func parseFormats(s string, f uint64, st *state) (u sdk.Progress, ok bool) {
-	st.metrics = st.metrics[:0]
-	if f&fRunbox != 0 {
-		return parseRunbox(s)
-	}
-	// parseTqdm reads "%|" bars, rich bars (━ and •) and bars without a
-	// bar that show a rate.
-	if f&(fPctBar|fTqdmRate) != 0 || f&(fHeavy|fBullet) == fHeavy|fBullet {
-		if u, ok = parseTqdm(s, st); ok {
-			return u, true
-		}
-		st.metrics = st.metrics[:0] // the parser declined: drop its metrics
-	}
-	// parseKeras reads an "Epoch 3/10" header (two fields) or a count
-	// followed by a bar.
-	if f&fDigitSlash != 0 && f&(fEpochCap|fETA|fSlashS|fHeavy|fLossLow) != 0 && (mayBeKerasBar(s) || kerasHeader(s)) {
-		if u, ok = parseKeras(s, st); ok {
-			return u, true
-		}
-		st.metrics = st.metrics[:0] // the parser declined: drop its metrics
-	}
-	if f&fBraceQuote != 0 && f&(fEpochLow|fLossAny) != 0 {
-		if u, ok = parseHFDict(s, st); ok {
-			return u, true
-		}
-		st.metrics = st.metrics[:0] // the parser declined: drop its metrics
-	}
-	if f&(fStarting|fIterSpace) != 0 {
-		if u, ok = parseMLX(s, st); ok {
-			return u, true
-		}
-		st.metrics = st.metrics[:0] // the parser declined: drop its metrics
-	}
-	if f&fIterColon != 0 || f&(fEpochCap|fIterCap) != 0 && f&fBracket != 0 && mmGate(s, f) {
-		if u, ok = parseMM(s, st); ok {
-			return u, true
-		}
-		st.metrics = st.metrics[:0] // the parser declined: drop its metrics
-	}
-	if f&fBracketTab != 0 {
-		if u, ok = parseBoost(s, st); ok {
-			return u, true
-		}
-		st.metrics = st.metrics[:0] // the parser declined: drop its metrics
-	}
-	if f&fPctBracket != 0 || isDigit(s[0]) || strings.HasPrefix(s, "epoch") {
-		if u, ok = parseFastai(s, f, st); ok {
-			return u, true
-		}
-		st.metrics = st.metrics[:0] // the parser declined: drop its metrics
-	}
-	if f&fGeneric == 0 {
-		return readRecord(s, st, false, false, true)
-	}
-	if s[0] == '[' && f&fEpochCap != 0 {
-		if u, ok = parseHFNotebook(s, st); ok {
-			return u, true
-		}
-		st.metrics = st.metrics[:0] // the parser declined: drop its metrics
-	}
-	// parseHFBanner looks for "Num Epochs = " when s has "Epoch", else
-	// for "Total optimization steps = ".
-	if f&fBrace == 0 && (f&fEpochCap != 0 && f&fEpochsEq != 0 || f&fEpochCap == 0 && f&fStepsEq != 0) {
-		if u, ok = parseHFBanner(s, f); ok {
-			return u, true
-		}
-		st.metrics = st.metrics[:0] // the parser declined: drop its metrics
-	}
-	if evalRecord(s) {
-		return u, false // an evaluation report ("Test set: Average loss: ...")
-	}
-	if u, ok = parseGeneric(s, f, st); !ok {
-		st.metrics = st.metrics[:0]
-		return readRecord(s, st, false, true, f&fOpen != 0)
-	}
-	if st.total > 0 && u.Total > 0 && u.Total != st.total && f&fBracket != 0 {
-		// Two counters, "[1/3][100/1000] | 399/1932 batches": the one
-		// whose total the run announced ("Total optimization steps =
-		// 1000") is the run's.
-		if e, et, n, m, ok := bracketPairs(recordText(s)); ok && m == st.total {
-			u.Step, u.Total, u.Percentage = n, m, pct(n, m)
-			if u.Epoch == 0 {
-				u.Epoch, u.EpochTotal = e, et
-			}
-		}
-	}
-	// The record reader knows shapes the keyword reader does not (a
-	// spaced total, bracket pairs, names of several words): it fills
-	// what the keyword reader left unknown.
-	if incomplete(&u, st) {
-		if r, ok := readRecord(s, st, true, true, true); ok {
-			fillUnknown(&u, &r)
-		}
-	}
-	return u, true
 }
 
 // incomplete reports a line reader's answer without a total or without

@@ -133,6 +133,8 @@ func readRecord(s string, st *state, counted, keywords, open bool) (u sdk.Progre
 	}
 	if u.Total > 0 {
 		u.Percentage = pct(u.Step, u.Total)
+	} else if p, ok := percentKey(t); ok {
+		u.Percentage = p // a record's own percentage key (structure.go)
 	}
 	u.Phase, u.Source = "train", "generic"
 	return u, true

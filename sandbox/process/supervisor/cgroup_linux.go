@@ -315,23 +315,37 @@ func cgroupPids(dir string) []int {
 	return out
 }
 
-// oomKills is how many processes the kernel OOM killer killed in the cgroup.
-func (c *runCgroup) oomKills() int {
+// oomKills is how many processes the kernel OOM killer killed in the
+// cgroup, and whether it could tell: the memory controller's counters
+// were there to read (cgroup v2 memory.events oom_kill; v1
+// memory.oom_control oom_kill, or on kernels before 4.13, which lack
+// that line, memory.failcnt 0: the limit was never reached, so nothing
+// was killed for it). A run with no memory cgroup is not checked.
+func (c *runCgroup) oomKills() (n int, checked bool) {
 	if c.mem == "" {
-		return 0
+		return 0, false
 	}
 	file := "memory.oom_control"
 	if c.mem == c.v2 {
 		file = "memory.events"
 	}
-	b, _ := os.ReadFile(filepath.Join(c.mem, file))
+	b, err := os.ReadFile(filepath.Join(c.mem, file))
+	if err != nil {
+		return 0, false
+	}
 	for _, line := range strings.Split(string(b), "\n") {
 		if v, ok := strings.CutPrefix(line, "oom_kill "); ok {
-			n, _ := strconv.Atoi(strings.TrimSpace(v))
-			return n
+			n, err := strconv.Atoi(strings.TrimSpace(v))
+			return n, err == nil
 		}
 	}
-	return 0
+	if file == "memory.oom_control" {
+		b, err := os.ReadFile(filepath.Join(c.mem, "memory.failcnt"))
+		if n, perr := strconv.Atoi(strings.TrimSpace(string(b))); err == nil && perr == nil && n == 0 {
+			return 0, true
+		}
+	}
+	return 0, false
 }
 
 func (c *runCgroup) remove() {

@@ -21,7 +21,7 @@ func (c *runCgroup) dirs() []string            { return nil }
 func (c *runCgroup) attr(*syscall.SysProcAttr) {}
 func (c *runCgroup) add(int) error             { return nil }
 func (c *runCgroup) pidList() []int            { return nil }
-func (c *runCgroup) oomKills() int             { return 0 }
+func (c *runCgroup) oomKills() (int, bool)     { return 0, false }
 func (c *runCgroup) remove()                   {}
 
 // enter is Linux's (cgroups); never reached: no cgroup is made here.

@@ -352,10 +352,12 @@ func (s *supervisor) finish(exit sandbox.Exit) error {
 		exit.OOMKilled = true
 	}
 	if s.cg != nil {
-		if n := s.cg.oomKills(); n > 0 {
+		n, checked := s.cg.oomKills()
+		if n > 0 {
 			exit.OOMKilled = true
 			s.note("kernel OOM killer killed %d process(es) at the memory limit %s", n, mib(uint64(s.spec.Limits.MemoryBytes)))
 		}
+		exit.OOMChecked = checked && !exit.OOMKilled
 		s.cg.remove()
 	}
 	cpu, peak := s.reaper.takeUsage()

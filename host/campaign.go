@@ -1,0 +1,448 @@
+package host
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/runbox/runbox/api"
+	"github.com/runbox/runbox/internal/gpu"
+	"github.com/runbox/runbox/sandbox"
+	"github.com/runbox/runbox/store"
+)
+
+// Campaign scheduling: what keeps a queued run waiting besides the
+// daemon's parallel limit — the runs it comes after, its sweep's limit,
+// the GPUs it asks for — and the reason each waiting run shows. All of it
+// is decided in schedule, under the engine's lock, in queue order.
+//
+// GPU policy (docs/RATIONALE.md, "GPUs: reservation for the head"): the
+// first run in the queue that waits for GPUs reserves the GPUs that are
+// free now and one slot, so that nothing behind it can take what it is
+// waiting for; runs behind it may still start on what it has not
+// reserved (backfill that never delays the head). A four-GPU run cannot
+// starve behind a stream of one-GPU runs.
+type campaigns struct {
+	inv   gpu.Inventory
+	alloc *gpu.Allocator
+	// info is the campaign part of every queued or active run that has
+	// one.
+	info map[string]*store.Campaign
+	// sweeps are the live sweeps' limits and failure counts, loaded from
+	// the store on first use.
+	sweeps map[string]*sweepState
+	// waiting is why each queued run has not started (schedule writes it).
+	waiting map[string]waitReason
+	// ended caches the final state of runs others wait for.
+	ended map[string]store.State
+}
+
+type sweepState struct {
+	parallel, maxFailures, failures int
+	stopped                         string
+}
+
+// waitReason is why a queued run waits; dep names the run it waits for,
+// whose progress is added when the reason is shown.
+type waitReason struct {
+	text string
+	dep  string
+}
+
+func newCampaigns(inv gpu.Inventory) *campaigns {
+	return &campaigns{
+		inv:     inv,
+		alloc:   gpu.NewAllocator(inv.Devices),
+		info:    map[string]*store.Campaign{},
+		sweeps:  map[string]*sweepState{},
+		waiting: map[string]waitReason{},
+		ended:   map[string]store.State{},
+	}
+}
+
+// GPUs is the daemon's GPU inventory and which are free now.
+func (e *Engine) GPUs() (gpu.Inventory, []string) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.camp.inv, e.camp.alloc.Free()
+}
+
+// parseGPUs reads --gpus for a run the daemon hands GPUs to: a count or
+// all (-1). ok is false for a value the daemon does not allocate.
+func parseGPUs(v string) (n int, ok bool, err error) {
+	switch {
+	case v == "":
+		return 0, false, nil
+	case v == "all":
+		return -1, true, nil
+	case strings.HasPrefix(v, "device="):
+		return 0, false, nil
+	}
+	n, err = strconv.Atoi(v)
+	if err != nil || n <= 0 {
+		return 0, false, badRequest("--gpus %q: want a number of GPUs (1, 2, ...) or all", v)
+	}
+	return n, true, nil
+}
+
+// campaignOf checks a request's dependencies and GPUs and returns its
+// campaign part (nil for a plain run). base carries a sweep's part.
+func (e *Engine) campaignOf(ctx context.Context, backend string, req api.RunRequest, base *store.Campaign) (*store.Campaign, error) {
+	c := &store.Campaign{}
+	if base != nil {
+		*c = *base
+	}
+	for _, ref := range req.After {
+		for _, one := range strings.Split(ref, ",") {
+			one = strings.TrimSpace(one)
+			if one == "" {
+				continue
+			}
+			dep, err := e.cfg.Store.GetRun(ctx, one)
+			if err != nil {
+				if store.IsNotFound(err) {
+					return nil, badRequest("--after %s: no such run", one)
+				}
+				return nil, err
+			}
+			if !slices.Contains(c.After, dep.ID) {
+				c.After = append(c.After, dep.ID)
+			}
+		}
+	}
+	if req.AfterAny && len(c.After) == 0 {
+		return nil, badRequest("--after-any needs --after RUN")
+	}
+	c.AfterAny = req.AfterAny
+	if backend == sandbox.Process || backend == sandbox.Docker {
+		n, managed, err := parseGPUs(req.GPUs)
+		if err != nil {
+			return nil, err
+		}
+		if !managed && strings.HasPrefix(req.GPUs, "device=") && backend == sandbox.Process {
+			return nil, badRequest("--gpus %s: a process run asks for a number of GPUs (or all); the daemon hands them out", req.GPUs)
+		}
+		if managed {
+			e.mu.Lock()
+			err := e.camp.alloc.Check(n)
+			e.mu.Unlock()
+			if err != nil {
+				return nil, badRequest("%s", err.Error())
+			}
+			c.GPUs = n
+		}
+	}
+	if c.Sweep == "" && len(c.After) == 0 && c.GPUs == 0 {
+		return nil, nil
+	}
+	return c, nil
+}
+
+// gated reports whether a run must go through the queue's checks (it
+// cannot take a free slot at once).
+func gated(c *store.Campaign) bool { return c != nil }
+
+// trackCampaign registers a run's campaign part (at submit and recovery);
+// a re-attached run keeps the GPUs it held.
+func (e *Engine) trackCampaign(id string, c *store.Campaign, started bool) {
+	if c == nil {
+		return
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.camp.info[id] = c
+	if started && len(c.Devices) > 0 {
+		e.camp.alloc.Hold(id, c.Devices)
+	}
+}
+
+// campaignEnded lets go of what an ended run held and counts a sweep
+// member's failure; called from finish before the queue is looked at
+// again.
+func (e *Engine) campaignEnded(id string) {
+	e.mu.Lock()
+	c := e.camp.info[id]
+	delete(e.camp.info, id)
+	delete(e.camp.waiting, id)
+	e.camp.alloc.Release(id)
+	e.mu.Unlock()
+	run, err := e.cfg.Store.GetRun(e.ctx, id)
+	if err != nil {
+		return
+	}
+	run = e.withUnrecorded(run)
+	e.mu.Lock()
+	if run.State.Terminal() {
+		e.camp.ended[id] = run.State
+	}
+	dependents := e.heldBySlurmLocked(id, run.State)
+	var stop *sweepStop
+	if c != nil && c.Sweep != "" && run.State.Terminal() && run.State != store.Succeeded && run.State != store.Cancelled {
+		if st := e.sweepStateLocked(c.Sweep); st != nil {
+			st.failures++
+			if st.maxFailures > 0 && st.failures >= st.maxFailures && st.stopped == "" {
+				st.stopped = fmt.Sprintf("sweep stopped: %d member(s) failed (--max-failures %d)", st.failures, st.maxFailures)
+				stop = &sweepStop{id: c.Sweep, reason: st.stopped}
+			}
+		}
+	}
+	e.mu.Unlock()
+	if stop != nil {
+		e.persistStop(stop)
+	}
+	for _, r := range dependents {
+		r.mu.Lock()
+		r.stopWhy = fmt.Sprintf("dependency %s %s", id, run.State)
+		r.mu.Unlock()
+		go r.stop(context.WithoutCancel(e.ctx), 0)
+	}
+}
+
+type sweepStop struct{ id, reason string }
+
+func (e *Engine) persistStop(s *sweepStop) {
+	if _, err := e.cfg.Store.UpdateSweep(context.WithoutCancel(e.ctx), s.id, func(sw *store.Sweep) error {
+		if sw.Stopped == "" {
+			sw.Stopped = s.reason
+		}
+		return nil
+	}); err != nil {
+		e.log.Error("sweep: record stop", "sweep", s.id, "err", err)
+	}
+}
+
+// sweepStateLocked returns a sweep's live state, reading the sweep and
+// its ended members from the store the first time (after a restart the
+// failures so far still count). Called with e.mu held.
+func (e *Engine) sweepStateLocked(id string) *sweepState {
+	if st := e.camp.sweeps[id]; st != nil {
+		return st
+	}
+	sw, err := e.cfg.Store.GetSweep(e.ctx, id)
+	if err != nil {
+		return nil
+	}
+	st := &sweepState{parallel: sw.Parallel, maxFailures: sw.MaxFailures, stopped: sw.Stopped}
+	if runs, err := e.cfg.Store.ListRuns(e.ctx, store.Filter{Sweep: id, States: []store.State{store.Failed, store.TimedOut, store.Lost}}); err == nil {
+		st.failures = len(runs)
+	}
+	e.camp.sweeps[id] = st
+	return st
+}
+
+// depState is how a queued run stands towards the runs it comes after:
+// ready, waiting (for dep), or cancelled (with the reason).
+func (e *Engine) depStateLocked(c *store.Campaign) (ready bool, wait waitReason, cancel string) {
+	for _, dep := range c.After {
+		st, ok := e.camp.ended[dep]
+		if !ok {
+			if _, live := e.done[dep]; live {
+				return false, waitReason{text: "waiting for " + dep, dep: dep}, ""
+			}
+			run, err := e.cfg.Store.GetRun(e.ctx, dep)
+			if err != nil {
+				return false, waitReason{text: "waiting for " + dep + " (it cannot be read: " + err.Error() + ")"}, ""
+			}
+			if !run.State.Terminal() {
+				return false, waitReason{text: "waiting for " + dep, dep: dep}, ""
+			}
+			st = run.State
+			e.camp.ended[dep] = st
+		}
+		if st != store.Succeeded && !c.AfterAny {
+			return false, waitReason{}, fmt.Sprintf("CANCELLED: dependency %s %s", dep, st)
+		}
+	}
+	return true, waitReason{}, ""
+}
+
+// gpuEnv hands a started run its GPUs: CUDA_VISIBLE_DEVICES for a
+// process, a device request for a container (which then numbers them
+// from 0 itself).
+func gpuEnv(spec *sandbox.Spec, backend string, devs []string, apple bool) {
+	if apple {
+		return // one Metal device, held for exclusivity only
+	}
+	list := strings.Join(devs, ",")
+	switch backend {
+	case sandbox.Docker:
+		spec.GPUs = "device=" + list
+	default:
+		spec.Env = append(slices.Clone(spec.Env), "CUDA_VISIBLE_DEVICES="+list)
+	}
+}
+
+// queueDecision is one pass of the scheduler over the queue: who starts,
+// who is cancelled, why the others wait.
+type queueDecision struct {
+	start   []string
+	devices map[string][]string
+	cancel  map[string]string
+	// dependency is the sbatch --dependency of a Slurm run started
+	// before the Slurm runs it comes after have ended.
+	dependency map[string]string
+}
+
+// decideLocked walks the queue in order and decides, without starting
+// anything. Called with e.mu held.
+func (e *Engine) decideLocked() queueDecision {
+	d := queueDecision{devices: map[string][]string{}, cancel: map[string]string{}, dependency: map[string]string{}}
+	active := len(e.active)
+	limit := e.cfg.MaxParallel
+	sweepActive := map[string]int{}
+	for id := range e.active {
+		if c := e.camp.info[id]; c != nil && c.Sweep != "" {
+			sweepActive[c.Sweep]++
+		}
+	}
+	free := e.camp.alloc.Free()
+	reserved := map[string]bool{}
+	reservedSlots := 0
+	headWaits := false // a GPU run already holds the reservation
+	for _, id := range e.queue {
+		if e.unready[id] {
+			// Still being written: nothing behind it starts first.
+			break
+		}
+		if e.pending[id] == nil {
+			continue
+		}
+		c := e.camp.info[id]
+		if c != nil && len(c.After) > 0 {
+			ok, wait, cancel := e.depStateLocked(c)
+			if cancel != "" {
+				d.cancel[id] = cancel
+				continue
+			}
+			if !ok {
+				dep := e.slurmChainLocked(id, c)
+				if dep == "" {
+					e.camp.waiting[id] = wait
+					continue
+				}
+				d.dependency[id] = dep // Slurm holds it (slurmchain.go)
+			}
+		}
+		if c != nil && c.Sweep != "" {
+			if st := e.sweepStateLocked(c.Sweep); st != nil {
+				if st.stopped != "" {
+					d.cancel[id] = "CANCELLED: " + st.stopped
+					continue
+				}
+				if st.parallel > 0 && sweepActive[c.Sweep] >= st.parallel {
+					e.camp.waiting[id] = waitReason{text: fmt.Sprintf("sweep limit %d reached", st.parallel)}
+					continue
+				}
+			}
+		}
+		// GPUs are looked at before slots: a run short of both says it
+		// waits for GPUs, the scarcer of the two.
+		var usable []string
+		if c != nil && c.GPUs != 0 {
+			for _, g := range free {
+				if !reserved[g] {
+					usable = append(usable, g)
+				}
+			}
+			want := e.camp.alloc.Want(c.GPUs)
+			if len(usable) < want {
+				e.camp.waiting[id] = waitReason{text: gpuWait(want, free)}
+				if !headWaits {
+					headWaits = true
+					for _, g := range usable {
+						reserved[g] = true
+					}
+					reservedSlots++
+				}
+				continue
+			}
+		}
+		if active+reservedSlots >= limit {
+			e.camp.waiting[id] = waitReason{text: fmt.Sprintf("waiting for a slot (%d running, limit %d)", active, limit)}
+			continue
+		}
+		if c != nil && c.GPUs != 0 {
+			devs := e.camp.alloc.TakeFrom(id, c.GPUs, usable)
+			free = slices.DeleteFunc(free, func(g string) bool { return slices.Contains(devs, g) })
+			d.devices[id] = devs
+		}
+		delete(e.camp.waiting, id)
+		d.start = append(d.start, id)
+		active++
+		if c != nil && c.Sweep != "" {
+			sweepActive[c.Sweep]++
+		}
+	}
+	return d
+}
+
+func gpuWait(want int, free []string) string {
+	s := fmt.Sprintf("waiting for %d GPU", want)
+	if want != 1 {
+		s += "s"
+	}
+	if len(free) == 0 {
+		return s + " (none free)"
+	}
+	return s + fmt.Sprintf(" (%d free: %s)", len(free), strings.Join(free, ","))
+}
+
+// waitingReason is what a queued run shows: why it waits, with the
+// progress of the run it waits for.
+func (e *Engine) waitingReason(ctx context.Context, id string) string {
+	e.mu.Lock()
+	w, ok := e.camp.waiting[id]
+	e.mu.Unlock()
+	if !ok {
+		return ""
+	}
+	if w.dep == "" {
+		return w.text
+	}
+	dep, err := e.cfg.Store.GetRun(ctx, w.dep)
+	if err != nil {
+		return w.text
+	}
+	name := dep.ID
+	if dep.Short != "" {
+		name = dep.Short
+	}
+	s := fmt.Sprintf("waiting for %s (%s", name, dep.State)
+	if p := e.Progress(dep.ID); p != nil && p.Percentage > 0 {
+		s += fmt.Sprintf(", %.0f%%", p.Percentage)
+	}
+	return s + ")"
+}
+
+// cancelQueued ends a queued run the scheduler took out of the queue
+// (its dependency failed, its sweep stopped).
+func (e *Engine) cancelQueued(id, reason string) {
+	ctx := context.WithoutCancel(e.ctx)
+	now := e.cfg.Now()
+	removeSecrets(e.runDir(id))
+	if _, err := e.cfg.Store.Transition(ctx, id, store.Cancelled, reason, func(r *store.Run) {
+		r.EndedAt = &now
+		r.Exit = &sandbox.Exit{Cancelled: true, Code: 130, EndedAt: now}
+		r.Failure = fallbackFailure(cancelledInput)
+		r.Failure.Message = reason
+	}); err != nil {
+		e.log.Error("campaign: cancel", "run", id, "err", err)
+	}
+	e.finish(id)
+}
+
+// recordDevices stores the GPUs a run was handed, so a restarted daemon
+// knows they are taken.
+func (e *Engine) recordDevices(id string, devs []string) {
+	if _, err := e.cfg.Store.UpdateRun(context.WithoutCancel(e.ctx), id, func(r *store.Run) error {
+		if r.Campaign == nil {
+			r.Campaign = &store.Campaign{}
+		}
+		r.Campaign.Devices = devs
+		return nil
+	}); err != nil {
+		e.log.Error("campaign: record GPUs", "run", id, "err", err)
+	}
+}

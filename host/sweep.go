@@ -1,0 +1,436 @@
+package host
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"os"
+	"regexp"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/runbox/runbox/api"
+	"github.com/runbox/runbox/store"
+)
+
+// placeholder is {NAME} in a sweep's command; ${NAME} is the shell's and
+// is left alone (placeholders).
+var placeholder = regexp.MustCompile(`\{([A-Za-z_][A-Za-z0-9_]*)\}`)
+
+// placeholders calls fn for each {NAME} in arg that is not ${NAME}, and
+// returns arg with each replaced by what fn returns.
+func placeholders(arg string, fn func(name string) string) string {
+	var b strings.Builder
+	last := 0
+	for _, m := range placeholder.FindAllStringSubmatchIndex(arg, -1) {
+		if m[0] > 0 && arg[m[0]-1] == '$' {
+			continue
+		}
+		b.WriteString(arg[last:m[0]])
+		b.WriteString(fn(arg[m[2]:m[3]]))
+		last = m[1]
+	}
+	b.WriteString(arg[last:])
+	return b.String()
+}
+
+// paramEnv is the environment variable a member gets for param name.
+func paramEnv(name string) string {
+	var b strings.Builder
+	b.WriteString("RUNBOX_PARAM_")
+	for _, r := range strings.ToUpper(name) {
+		if (r >= 'A' && r <= 'Z') || (r >= '0' && r <= '9') || r == '_' {
+			b.WriteRune(r)
+		} else {
+			b.WriteByte('_')
+		}
+	}
+	return b.String()
+}
+
+// checkSweep refuses a sweep that cannot mean what it says.
+func checkSweep(req api.SweepRequest) error {
+	if len(req.Run.Command) == 0 {
+		return badRequest("no command given")
+	}
+	if len(req.ParamNames) == 0 {
+		return badRequest("a sweep needs at least one --param NAME=V1,V2 or a --params-file")
+	}
+	if len(req.Sets) == 0 {
+		return badRequest("the sweep has no parameter sets")
+	}
+	if len(req.Sets) > api.MaxSweepMembers && !req.Yes {
+		return badRequest("the sweep has %d members, more than %d: pass --yes if you mean it", len(req.Sets), api.MaxSweepMembers)
+	}
+	if req.Parallel < 0 || req.MaxFailures < 0 {
+		return badRequest("--parallel and --max-failures cannot be negative")
+	}
+	if req.Run.PlanID != "" || req.Run.Attach {
+		return badRequest("a sweep's members are ordinary runs: no --plan or attached sweep")
+	}
+	var unknown string
+	for _, arg := range req.Run.Command {
+		placeholders(arg, func(name string) string {
+			if unknown == "" && !slices.Contains(req.ParamNames, name) {
+				unknown = name
+			}
+			return ""
+		})
+	}
+	if unknown != "" {
+		return badRequest("the command uses {%s} but no param is called %s (params: %s)", unknown, unknown, strings.Join(req.ParamNames, ", "))
+	}
+	for i, set := range req.Sets {
+		for _, n := range req.ParamNames {
+			if _, ok := set[n]; !ok {
+				return badRequest("parameter set %d has no value for %s", i+1, n)
+			}
+		}
+		if len(set) != len(req.ParamNames) {
+			return badRequest("parameter set %d has params the sweep does not name", i+1)
+		}
+	}
+	return nil
+}
+
+// memberRequest is the template with set's values in place.
+func memberRequest(sw *store.Sweep, tmpl api.RunRequest, i int) api.RunRequest {
+	set := sw.Sets[i]
+	req := tmpl
+	req.Command = make([]string, len(tmpl.Command))
+	for j, arg := range tmpl.Command {
+		req.Command[j] = placeholders(arg, func(name string) string { return set[name] })
+	}
+	req.Env = slices.Clone(tmpl.Env)
+	for _, n := range sw.ParamNames {
+		req.Env = append(req.Env, paramEnv(n)+"="+set[n])
+	}
+	name := sw.Name
+	if name == "" {
+		name = "sweep"
+	}
+	req.Name = fmt.Sprintf("%s[%d]", name, i)
+	// Sent again after a daemon restart, a member finds the run it
+	// created: none runs twice, none is lost.
+	req.IdempotencyKey = "sweep/" + sw.ID + "/" + strconv.Itoa(i)
+	return req
+}
+
+// SubmitSweep creates a sweep and queues one run per parameter set.
+func (e *Engine) SubmitSweep(ctx context.Context, req api.SweepRequest) (*store.Sweep, error) {
+	if err := checkSweep(req); err != nil {
+		return nil, err
+	}
+	if req.IdempotencyKey != "" {
+		if sw, err := e.resentSweep(ctx, req.IdempotencyKey); err != nil || sw != nil {
+			return sw, err
+		}
+	}
+	sw := &store.Sweep{
+		SubmitKey: req.IdempotencyKey,
+		ID:        store.NewID(), Name: req.Name, Command: req.Run.Command, ParamNames: req.ParamNames,
+		Sets: req.Sets, Parallel: req.Parallel, MaxFailures: req.MaxFailures, CreatedAt: e.cfg.Now(),
+	}
+	tmpl := req.Run
+	tmpl.IdempotencyKey = ""
+	// The template waits in the sweep's own directory with its real
+	// environment (0600, like a queued run's spec) until every member is
+	// created, so a restarted daemon can create the rest.
+	if err := saveTemplate(e.sweepDir(sw.ID), tmpl); err != nil {
+		return nil, err
+	}
+	if err := e.cfg.Store.PutSweep(ctx, sw); err != nil {
+		return nil, err
+	}
+	ctx = context.WithoutCancel(ctx) // a client gone mid-way does not leave half a sweep
+	if _, err := e.submitMember(ctx, sw, tmpl, 0); err != nil {
+		_ = e.cfg.Store.DeleteSweep(ctx, sw.ID)
+		removeTemplate(e.sweepDir(sw.ID))
+		return nil, err
+	}
+	if err := e.submitMembers(ctx, sw, tmpl, 1); err != nil {
+		return sw, err
+	}
+	return sw, nil
+}
+
+func (e *Engine) submitMember(ctx context.Context, sw *store.Sweep, tmpl api.RunRequest, i int) (*store.Run, error) {
+	return e.submit(ctx, memberRequest(sw, tmpl, i), nil, &store.Campaign{Sweep: sw.ID, Index: i, Params: sw.Sets[i]})
+}
+
+// submitMembers creates members from..end and marks the sweep complete.
+func (e *Engine) submitMembers(ctx context.Context, sw *store.Sweep, tmpl api.RunRequest, from int) error {
+	for i := from; i < len(sw.Sets); i++ {
+		if _, err := e.submitMember(ctx, sw, tmpl, i); err != nil {
+			return fmt.Errorf("sweep %s member %d: %w", sw.ID, i, err)
+		}
+	}
+	if _, err := e.cfg.Store.UpdateSweep(ctx, sw.ID, func(s *store.Sweep) error {
+		s.Complete = true
+		return nil
+	}); err != nil {
+		return err
+	}
+	removeTemplate(e.sweepDir(sw.ID))
+	return nil
+}
+
+// resentSweep finds the sweep a request with this key made and, if its
+// members are not all created yet, creates the rest (as RecoverSweeps
+// may be doing at the same moment: each member's own key keeps either
+// from making it twice).
+func (e *Engine) resentSweep(ctx context.Context, key string) (*store.Sweep, error) {
+	sweeps, err := e.cfg.Store.ListSweeps(ctx)
+	if err != nil {
+		return nil, err
+	}
+	for _, sw := range sweeps {
+		if sw.SubmitKey != key {
+			continue
+		}
+		if !sw.Complete {
+			tmpl, err := loadTemplate(e.sweepDir(sw.ID))
+			if errors.Is(err, os.ErrNotExist) {
+				// RecoverSweeps finished it meanwhile.
+				return e.cfg.Store.GetSweep(ctx, sw.ID)
+			} else if err != nil {
+				return nil, fmt.Errorf("sweep %s: its template: %w", sw.ID, err)
+			}
+			if err := e.submitMembers(context.WithoutCancel(ctx), sw, tmpl, 0); err != nil {
+				return nil, err
+			}
+		}
+		return sw, nil
+	}
+	return nil, nil
+}
+
+// RecoverSweeps creates the members a previous daemon did not get to
+// (their ids come from their submit keys, so none is made twice).
+func (e *Engine) RecoverSweeps(ctx context.Context) {
+	sweeps, err := e.cfg.Store.ListSweeps(ctx)
+	if err != nil {
+		e.log.Error("recover: sweeps", "err", err)
+		return
+	}
+	for _, sw := range sweeps {
+		if sw.Complete {
+			continue
+		}
+		tmpl, err := loadTemplate(e.sweepDir(sw.ID))
+		if err != nil {
+			e.log.Error("recover: sweep template", "sweep", sw.ID, "err", err)
+			continue
+		}
+		e.log.Info("recover: creating the rest of a sweep", "sweep", sw.ID)
+		if err := e.submitMembers(ctx, sw, tmpl, 0); err != nil {
+			e.log.Error("recover: sweep", "sweep", sw.ID, "err", err)
+		}
+	}
+}
+
+// SweepStatus is a sweep with one row per member, sorted by metric when
+// sortBy names one (best first).
+func (e *Engine) SweepStatus(ctx context.Context, id, sortBy string) (*api.Sweep, error) {
+	sw, err := e.cfg.Store.GetSweep(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	runs, err := e.List(ctx, store.Filter{Sweep: sw.ID})
+	if err != nil {
+		return nil, err
+	}
+	v := sweepView(sw)
+	for _, r := range runs {
+		v.Counts[api.State(r.State)]++
+		v.Runs = append(v.Runs, e.memberRow(ctx, r))
+	}
+	v.Done = sw.Complete && len(runs) == len(sw.Sets) && v.Counts[api.Succeeded]+v.Counts[api.Failed]+v.Counts[api.TimedOut]+v.Counts[api.Cancelled]+v.Counts[api.Lost] == len(runs)
+	sort.Slice(v.Runs, func(i, j int) bool { return v.Runs[i].Index < v.Runs[j].Index })
+	if sortBy != "" {
+		sortMembers(v.Runs, sortBy)
+	}
+	return v, nil
+}
+
+func sweepView(sw *store.Sweep) *api.Sweep {
+	return &api.Sweep{
+		ID: sw.ID, Name: sw.Name, Command: sw.Command, ParamNames: sw.ParamNames, Parallel: sw.Parallel,
+		MaxFailures: sw.MaxFailures, CreatedAt: sw.CreatedAt, Stopped: sw.Stopped, Members: len(sw.Sets),
+		Counts: map[api.State]int{},
+	}
+}
+
+func (e *Engine) memberRow(ctx context.Context, r *store.Run) api.SweepRun {
+	row := api.SweepRun{ID: r.ID, ShortID: r.Short, State: api.State(r.State), Reason: r.Reason, Started: r.StartedAt, Ended: r.EndedAt}
+	if r.Campaign != nil {
+		row.Index, row.Params = r.Campaign.Index, r.Campaign.Params
+	}
+	if p := r.Progress; p != nil && p.Percentage > 0 {
+		pct := p.Percentage
+		row.Progress = &pct
+	}
+	if r.Failure != nil && r.State != store.Succeeded {
+		row.Failure = r.Failure.Code
+	}
+	if _, h, err := e.Metrics(ctx, r.ID); err == nil && h != nil {
+		for _, s := range h.Series {
+			if len(s.Points) == 0 {
+				continue
+			}
+			m := api.Metric{Last: s.Points[len(s.Points)-1].Value}
+			lower := lowerIsBetter(s.Name)
+			m.Best = math.NaN()
+			for _, p := range s.Points {
+				b := p.Max
+				if lower {
+					b = p.Min
+				}
+				if math.IsNaN(m.Best) || (lower && b < m.Best) || (!lower && b > m.Best) {
+					m.Best = b
+				}
+			}
+			if math.IsNaN(m.Best) || math.IsInf(m.Best, 0) || math.IsNaN(m.Last) || math.IsInf(m.Last, 0) {
+				continue // JSON has no NaN; a non-finite metric shows in the run's own page
+			}
+			if row.Metrics == nil {
+				row.Metrics = map[string]api.Metric{}
+			}
+			row.Metrics[s.Name] = m
+		}
+	}
+	return row
+}
+
+// lowerIsBetter guesses a metric's direction from its name: losses and
+// errors fall, accuracies and scores rise.
+func lowerIsBetter(name string) bool {
+	n := strings.ToLower(name)
+	for _, w := range []string{"loss", "err", "perplexity", "ppl", "mse", "mae", "rmse", "wer", "cer", "time", "latency"} {
+		if strings.Contains(n, w) {
+			return true
+		}
+	}
+	return false
+}
+
+// sortMembers orders rows best first by metric name; rows without it go
+// last, in member order.
+func sortMembers(rows []api.SweepRun, name string) {
+	lower := lowerIsBetter(name)
+	sort.SliceStable(rows, func(i, j int) bool {
+		a, aok := rows[i].Metrics[name]
+		b, bok := rows[j].Metrics[name]
+		switch {
+		case aok != bok:
+			return aok
+		case !aok:
+			return false
+		case lower:
+			return a.Best < b.Best
+		default:
+			return a.Best > b.Best
+		}
+	})
+}
+
+// ListSweeps lists sweeps, newest first, with their members' counts.
+func (e *Engine) ListSweeps(ctx context.Context) ([]api.Sweep, error) {
+	sweeps, err := e.cfg.Store.ListSweeps(ctx)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]api.Sweep, 0, len(sweeps))
+	for _, sw := range sweeps {
+		v := sweepView(sw)
+		runs, err := e.List(ctx, store.Filter{Sweep: sw.ID})
+		if err != nil {
+			return nil, err
+		}
+		ended := 0
+		for _, r := range runs {
+			v.Counts[api.State(r.State)]++
+			if r.State.Terminal() {
+				ended++
+			}
+		}
+		v.Done = sw.Complete && ended == len(sw.Sets)
+		out = append(out, *v)
+	}
+	return out, nil
+}
+
+// StopSweep cancels a sweep's members not yet started and stops those
+// running.
+func (e *Engine) StopSweep(ctx context.Context, id string) (*api.Sweep, error) {
+	sw, err := e.cfg.Store.GetSweep(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	const why = "sweep stopped by the user"
+	e.mu.Lock()
+	if st := e.sweepStateLocked(sw.ID); st != nil && st.stopped == "" {
+		st.stopped = why
+	}
+	e.mu.Unlock()
+	e.persistStop(&sweepStop{id: sw.ID, reason: why})
+	e.schedule() // cancels the queued members
+	runs, err := e.List(ctx, store.Filter{Sweep: sw.ID})
+	if err != nil {
+		return nil, err
+	}
+	for _, r := range runs {
+		if !r.State.Terminal() {
+			if _, err := e.Stop(ctx, r.ID, 0); err != nil {
+				e.log.Warn("sweep stop", "run", r.ID, "err", err)
+			}
+		}
+	}
+	return e.SweepStatus(ctx, sw.ID, "")
+}
+
+// WaitSweep blocks until every member has ended (or ctx ends).
+func (e *Engine) WaitSweep(ctx context.Context, id string) (*api.Sweep, error) {
+	sw, err := e.cfg.Store.GetSweep(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	for {
+		runs, err := e.List(ctx, store.Filter{Sweep: sw.ID})
+		if err != nil {
+			return nil, err
+		}
+		var live string
+		for _, r := range runs {
+			if !r.State.Terminal() {
+				live = r.ID
+				break
+			}
+		}
+		if live == "" {
+			if cur, err := e.cfg.Store.GetSweep(ctx, sw.ID); err == nil && cur.Complete {
+				break
+			}
+		}
+		if live != "" {
+			if _, err := e.Wait(ctx, live); err != nil {
+				return nil, err
+			}
+		} else {
+			// Every member so far has ended but some are still being
+			// created (a restarted daemon finishing the sweep).
+			select {
+			case <-ctx.Done():
+			case <-time.After(200 * time.Millisecond):
+			}
+		}
+		if ctx.Err() != nil {
+			break
+		}
+	}
+	return e.SweepStatus(context.WithoutCancel(ctx), sw.ID, "")
+}

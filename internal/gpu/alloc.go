@@ -1,0 +1,108 @@
+package gpu
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+)
+
+// Allocator hands a daemon's GPUs to runs, each GPU to one run at a time.
+// It is not safe for concurrent use: the engine calls it under its own
+// lock, with the scheduling decision it belongs to.
+type Allocator struct {
+	devs  []Device
+	owner map[string]string // device index -> run id
+}
+
+// NewAllocator hands out devs.
+func NewAllocator(devs []Device) *Allocator {
+	return &Allocator{devs: devs, owner: map[string]string{}}
+}
+
+// Devices is the inventory.
+func (a *Allocator) Devices() []Device { return a.devs }
+
+// Free lists the indexes held by no run, in inventory order.
+func (a *Allocator) Free() []string {
+	var out []string
+	for _, d := range a.devs {
+		if _, held := a.owner[d.Index]; !held {
+			out = append(out, d.Index)
+		}
+	}
+	return out
+}
+
+// Want is how many GPUs a request for n means: all of them for n < 0.
+func (a *Allocator) Want(n int) int {
+	if n < 0 {
+		return len(a.devs)
+	}
+	return n
+}
+
+// Check refuses a request that can never be met, naming what exists.
+func (a *Allocator) Check(n int) error {
+	if len(a.devs) == 0 {
+		return fmt.Errorf("no GPUs are known to the daemon: nvidia-smi found none; declare them with %s=0,1 in the daemon's environment and restart the daemon", EnvVar)
+	}
+	if w := a.Want(n); w > len(a.devs) {
+		return fmt.Errorf("--gpus %d asks for more GPUs than the daemon has: %d known (%s)", w, len(a.devs), a.describe())
+	}
+	return nil
+}
+
+func (a *Allocator) describe() string {
+	var parts []string
+	for _, d := range a.devs {
+		s := d.Index
+		if d.Name != "" {
+			s += ": " + d.Name
+		}
+		parts = append(parts, s)
+	}
+	return strings.Join(parts, ", ")
+}
+
+// TakeFrom gives run n GPUs out of those listed as usable (a subset of
+// Free), lowest index first; nil when there are not enough.
+func (a *Allocator) TakeFrom(run string, n int, usable []string) []string {
+	n = a.Want(n)
+	if n == 0 || len(usable) < n {
+		return nil
+	}
+	got := append([]string(nil), usable[:n]...)
+	for _, idx := range got {
+		a.owner[idx] = run
+	}
+	return got
+}
+
+// Hold records that run holds these GPUs (a run re-attached after a
+// daemon restart keeps what it had).
+func (a *Allocator) Hold(run string, idx []string) {
+	for _, i := range idx {
+		a.owner[i] = run
+	}
+}
+
+// Release frees every GPU run holds.
+func (a *Allocator) Release(run string) {
+	for idx, r := range a.owner {
+		if r == run {
+			delete(a.owner, idx)
+		}
+	}
+}
+
+// Held lists what run holds, sorted.
+func (a *Allocator) Held(run string) []string {
+	var out []string
+	for idx, r := range a.owner {
+		if r == run {
+			out = append(out, idx)
+		}
+	}
+	sort.Strings(out)
+	return out
+}
