@@ -59,8 +59,10 @@ type RunRequest struct {
 	AllowRisk bool     `json:"allow_risk,omitempty"`
 
 	// Snapshot runs a copy of the workspace's code taken at submission
-	// (edits made while the run waits do not change what runs). NoRecord
-	// skips the record of what ran (api/record.go).
-	Snapshot bool `json:"snapshot,omitempty"`
+	// (edits made while the run waits do not change what runs); it is on
+	// by default for sweep members and runs with After, unless
+	// NoSnapshot. NoRecord skips the record of what ran (api/record.go).
+	Snapshot   bool `json:"snapshot,omitempty"`
+	NoSnapshot bool `json:"no_snapshot,omitempty"`
 	NoRecord bool `json:"no_record,omitempty"`
 }

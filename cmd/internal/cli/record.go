@@ -16,12 +16,13 @@ import (
 
 // RecordFlags choose what a run keeps of what ran (run and plan share them).
 type RecordFlags struct {
-	Snapshot bool `help:"Run a copy of the workspace's code taken now (tracked, modified and untracked-but-not-ignored files; ignored and large files are left in place and linked): edits made while the run waits do not change what runs. The copy is removed when the run ends."`
-	NoRecord bool `name:"no-record" help:"Keep no record of what ran (git commit and diff, packages, image, host)."`
+	Snapshot   bool `help:"Run a copy of the workspace's code taken now (tracked, modified and untracked-but-not-ignored files; ignored and large files are left in place and linked): edits made while the run waits do not change what runs. Files the run writes in the copy are copied back into the workspace when it ends (never over a file changed since; the copy is kept for those). On by default for sweep members and runs with --after."`
+	NoSnapshot bool `name:"no-snapshot" help:"Run the workspace as it is when the run starts, even for a sweep member or a run with --after (which take a --snapshot by default)."`
+	NoRecord   bool `name:"no-record" help:"Keep no record of what ran (git commit and diff, packages, image, host)."`
 }
 
 func (f RecordFlags) apply(req *api.RunRequest) {
-	req.Snapshot, req.NoRecord = f.Snapshot, f.NoRecord
+	req.Snapshot, req.NoSnapshot, req.NoRecord = f.Snapshot, f.NoSnapshot, f.NoRecord
 }
 
 // DiffCmd is `runbox diff`.
@@ -261,6 +262,12 @@ func printWhatRan(w *tabwriter.Writer, r *api.Run) {
 	}
 	if sn := rec.Snapshot; sn != nil {
 		fmt.Fprintf(w, "snapshot:\t%d files, %s (%d left in place)\n", sn.Files, humanBytes(uint64(sn.Bytes)), len(sn.Left))
+		if len(sn.Returned) > 0 {
+			fmt.Fprintf(w, "copied back:\t%s\n", strings.Join(sn.Returned, ", "))
+		}
+		if len(sn.Skipped) > 0 {
+			fmt.Fprintf(w, "not copied back:\t%s (kept in %s)\n", strings.Join(sn.Skipped, ", "), sn.Kept)
+		}
 	}
 	notes := append([]string(nil), rec.Notes...)
 	sort.Strings(notes)
