@@ -64,5 +64,5 @@ type RunRequest struct {
 	// NoSnapshot. NoRecord skips the record of what ran (api/record.go).
 	Snapshot   bool `json:"snapshot,omitempty"`
 	NoSnapshot bool `json:"no_snapshot,omitempty"`
-	NoRecord bool `json:"no_record,omitempty"`
+	NoRecord   bool `json:"no_record,omitempty"`
 }

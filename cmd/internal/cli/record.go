@@ -80,6 +80,7 @@ func printDiff(out io.Writer, d *api.RunDiff, patch bool) {
 type CompareCmd struct {
 	Runs      []string          `arg:"" optional:"" name:"run" help:"Runs to compare (numbers, @last, @last~N, ids or prefixes)." placeholder:"RUN"`
 	Label     map[string]string `help:"Compare the runs with this label (KEY=VALUE). Repeatable: all must match." placeholder:"KEY=VALUE"`
+	Sweep     string            `help:"Compare a sweep's members (its id or a prefix); the dashboard's sweep page links here." placeholder:"SWEEP"`
 	Filter    map[string]string `help:"Keep the runs whose parameter NAME is VALUE. Repeatable." placeholder:"NAME=VALUE"`
 	Sort      string            `help:"Sort by a column: best:METRIC, last:METRIC, param:NAME, duration, created, state; a leading - reverses. Default: the first metric's best." placeholder:"COLUMN"`
 	Goal      map[string]string `help:"Whether lower or higher is best for a metric (METRIC=min|max); loss-like names are min and accuracy-like ones max unless told. Repeatable." placeholder:"METRIC=GOAL"`
@@ -90,10 +91,13 @@ type CompareCmd struct {
 
 // Run prints runs side by side.
 func (c *CompareCmd) Run(ctx context.Context, a *App) error {
-	if len(c.Runs) == 0 && len(c.Label) == 0 {
-		return usageError{errorf("name runs to compare, or --label KEY=VALUE")}
+	if len(c.Runs) == 0 && len(c.Label) == 0 && c.Sweep == "" {
+		return usageError{errorf("name runs to compare, --label KEY=VALUE or --sweep ID")}
 	}
 	q := url.Values{"run": c.Runs}
+	if c.Sweep != "" {
+		q.Set("sweep", c.Sweep)
+	}
 	for _, m := range []struct {
 		key string
 		m   map[string]string
