@@ -208,6 +208,20 @@ func (e *Engine) takeSnapshot(ctx context.Context, id string, spec *sandbox.Spec
 	return nil
 }
 
+// linkNewPaths, as a --snapshot run starts, links into its copy the
+// workspace paths that appeared since the submission (record.LinkNew):
+// a run chained --after others reads what they wrote.
+func (e *Engine) linkNewPaths(id string, spec sandbox.Spec) {
+	if dir := e.snapshotDir(id); spec.Workdir == dir {
+		linked, err := record.LinkNew(dir)
+		if err != nil {
+			e.log.Warn("run: snapshot: link new paths", "run", id, "err", err)
+		} else if len(linked) > 0 {
+			e.log.Debug("run: snapshot: linked new paths", "run", id, "paths", linked)
+		}
+	}
+}
+
 // wantSnapshot says whether a run gets a --snapshot copy: when asked,
 // and by default for a sweep's member and a run that waits for others
 // (--after), whose code would otherwise be read when they start, long

@@ -94,6 +94,7 @@ func (r *runner) start(p *pendingRun) {
 		r.fail(ctx, sandbox.Exit{Error: fmt.Sprintf("sandbox %q is not available in this daemon", backend)}, false)
 		return
 	}
+	r.e.linkNewPaths(r.id, p.spec) // record.go
 	if err := prepareDirs(p.spec); err != nil {
 		r.fail(ctx, sandbox.Exit{Error: err.Error()}, false)
 		return

@@ -94,7 +94,7 @@ func TakeSnapshot(ctx context.Context, workdir, dest string) (*Snapshot, error) 
 	}
 	s.Left = left
 	s.Note += "the run executes this copy: files it creates or changes in the copy are copied back into the workspace when it ends, unless the workspace's file was changed meanwhile (paths left in place are links to the workspace)"
-	if err := writeStamps(dest, stamps); err != nil {
+	if err := writeStamps(workdir, dest, stamps); err != nil {
 		return nil, err
 	}
 	if gitErr != nil {

@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"strings"
 	"syscall"
 	"time"
 )
@@ -35,8 +36,14 @@ func stampOf(st fs.FileInfo) stamp { return stamp{Size: st.Size(), ModTime: st.M
 // files' stamps (not in the copy: the run must not change it).
 func StampsPath(dest string) string { return dest + ".files.json" }
 
-func writeStamps(dest string, stamps map[string]stamp) error {
-	b, err := json.Marshal(stamps)
+// stampsFile is the file StampsPath names.
+type stampsFile struct {
+	Workdir string           `json:"workdir"`
+	Files   map[string]stamp `json:"files"`
+}
+
+func writeStamps(workdir, dest string, stamps map[string]stamp) error {
+	b, err := json.Marshal(stampsFile{Workdir: workdir, Files: stamps})
 	if err != nil {
 		return fmt.Errorf("snapshot: %w", err)
 	}
@@ -44,6 +51,35 @@ func writeStamps(dest string, stamps map[string]stamp) error {
 		return fmt.Errorf("snapshot: %w", err)
 	}
 	return nil
+}
+
+func readStamps(dest string) (*stampsFile, error) {
+	b, err := os.ReadFile(StampsPath(dest))
+	if err != nil {
+		return nil, fmt.Errorf("snapshot: %w", err)
+	}
+	var f stampsFile
+	if err := json.Unmarshal(b, &f); err != nil {
+		return nil, fmt.Errorf("snapshot: %s: %w", StampsPath(dest), err)
+	}
+	return &f, nil
+}
+
+// LinkNew links into the copy dest the workspace's paths that appeared
+// since the snapshot (a run's start, maybe long after): what the runs a
+// chained run waited for wrote is found, while every file the snapshot
+// copied stays as it was. It returns the paths it linked.
+func LinkNew(dest string) ([]string, error) {
+	f, err := readStamps(dest)
+	if err != nil {
+		return nil, err
+	}
+	var linked []string
+	err = linkLeftovers(f.Workdir, dest, ".", &linked)
+	for i, l := range linked {
+		linked[i] = strings.TrimSuffix(l, " (ignored or not code)")
+	}
+	return linked, err
 }
 
 // WriteBack copies what a run wrote into its snapshot copy dest back into
@@ -55,14 +91,11 @@ func writeStamps(dest string, stamps map[string]stamp) error {
 // made are not copied. It returns the paths copied back and those that
 // were not, with why; the caller keeps the copy when some were not.
 func WriteBack(ctx context.Context, dest, workdir string) (returned, skipped []string, err error) {
-	b, err := os.ReadFile(StampsPath(dest))
+	f, err := readStamps(dest)
 	if err != nil {
-		return nil, nil, fmt.Errorf("snapshot: %w", err)
+		return nil, nil, err
 	}
-	var stamps map[string]stamp
-	if err := json.Unmarshal(b, &stamps); err != nil {
-		return nil, nil, fmt.Errorf("snapshot: %s: %w", StampsPath(dest), err)
-	}
+	stamps := f.Files
 	var budget int64 = MaxWriteBackBytes
 	files := 0
 	walkErr := filepath.WalkDir(dest, func(p string, d fs.DirEntry, err error) error {
