@@ -174,8 +174,21 @@ func (e *Engine) completeRecord(ctx context.Context, id string, spec sandbox.Spe
 		in.InspectImage = ii.InspectImage
 	}
 	recordCache.CompleteAt(ctx, rec, in, fresh)
+	// The run may have ended while the record was read, and its end
+	// written what its snapshot copied back (settleSnapshot): keep that.
+	recordWrites.Lock()
+	defer recordWrites.Unlock()
+	if rec.Snapshot != nil {
+		if cur, err := e.Record(ctx, id); err == nil && cur != nil && cur.Snapshot != nil {
+			rec.Snapshot = cur.Snapshot
+		}
+	}
 	e.saveRecord(ctx, id, rec)
 }
+
+// recordWrites orders the two read-modify-writes of a record that can
+// overlap: its completion and a snapshot run's end.
+var recordWrites sync.Mutex
 
 // Record returns a run's record (by exact id), or nil when it has none.
 func (e *Engine) Record(ctx context.Context, id string) (*record.Record, error) {
@@ -285,10 +298,12 @@ func (e *Engine) settleSnapshot(id string) {
 	if msg == "" {
 		return
 	}
+	recordWrites.Lock()
 	if rec, err := e.Record(ctx, id); err == nil && rec != nil && rec.Snapshot != nil {
 		rec.Snapshot.Returned, rec.Snapshot.Skipped, rec.Snapshot.Kept = record.ReturnedNames(returned), record.ReturnedNames(skipped), kept
 		e.saveRecord(ctx, id, rec)
 	}
+	recordWrites.Unlock()
 	if _, err := e.cfg.Store.AppendEvent(ctx, store.Event{RunID: id, Time: e.cfg.Now(), Type: store.EventNote, Message: msg}); err != nil {
 		e.log.Warn("run: note", "run", id, "err", err)
 	}
