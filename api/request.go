@@ -66,8 +66,10 @@ type RunRequest struct {
 	SetupAllowNet []string `json:"setup_allow_net,omitempty"`
 
 	// Snapshot runs a copy of the workspace's code taken at submission
-	// (edits made while the run waits do not change what runs). NoRecord
-	// skips the record of what ran (api/record.go).
-	Snapshot bool `json:"snapshot,omitempty"`
-	NoRecord bool `json:"no_record,omitempty"`
+	// (edits made while the run waits do not change what runs); it is on
+	// by default for sweep members and runs with After, unless
+	// NoSnapshot. NoRecord skips the record of what ran (api/record.go).
+	Snapshot   bool `json:"snapshot,omitempty"`
+	NoSnapshot bool `json:"no_snapshot,omitempty"`
+	NoRecord   bool `json:"no_record,omitempty"`
 }

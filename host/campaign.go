@@ -422,6 +422,7 @@ func (e *Engine) cancelQueued(id, reason string) {
 	ctx := context.WithoutCancel(e.ctx)
 	now := e.cfg.Now()
 	removeSecrets(e.runDir(id))
+	e.removeSnapshot(id) // it never ran: nothing to copy back
 	if _, err := e.cfg.Store.Transition(ctx, id, store.Cancelled, reason, func(r *store.Run) {
 		r.EndedAt = &now
 		r.Exit = &sandbox.Exit{Cancelled: true, Code: 130, EndedAt: now}

@@ -20,6 +20,7 @@ import (
 type CompareQuery struct {
 	Runs   []string          // names the CLI takes
 	Labels map[string]string // runs with all these labels
+	Sweep  string            // a sweep's members (id or prefix)
 	record.CompareOptions
 }
 
@@ -53,8 +54,25 @@ func (e *Engine) Compare(ctx context.Context, q CompareQuery) (*record.Compariso
 			}
 		}
 	}
+	if q.Sweep != "" {
+		sw, err := e.cfg.Store.GetSweep(ctx, q.Sweep)
+		if err != nil {
+			return nil, err
+		}
+		members, err := e.List(ctx, store.Filter{Sweep: sw.ID})
+		if err != nil {
+			return nil, err
+		}
+		sort.Slice(members, func(i, j int) bool { return memberIndex(members[i]) < memberIndex(members[j]) })
+		for _, r := range members {
+			if !seen[r.ID] {
+				seen[r.ID] = true
+				runs = append(runs, r)
+			}
+		}
+	}
 	if len(runs) == 0 {
-		return nil, badRequest("no runs to compare: name runs, or a label that some runs have")
+		return nil, badRequest("no runs to compare: name runs, a label that some runs have, or a sweep")
 	}
 	rows := make([]record.Row, 0, len(runs))
 	for _, r := range runs {
@@ -66,6 +84,13 @@ func (e *Engine) Compare(ctx context.Context, q CompareQuery) (*record.Compariso
 	}
 	c := record.Compare(rows, q.CompareOptions)
 	return &c, nil
+}
+
+func memberIndex(r *store.Run) int {
+	if r.Campaign == nil {
+		return 0
+	}
+	return r.Campaign.Index
 }
 
 func hasLabels(r *store.Run, want map[string]string) bool {
@@ -97,6 +122,18 @@ func (e *Engine) compareRow(ctx context.Context, r *store.Run, goals map[string]
 		row.Params = rec.Params
 	} else {
 		row.Params = record.Params(r.Spec.Command)
+	}
+	if c := r.Campaign; c != nil && len(c.Params) > 0 {
+		// A sweep member's params are its set, whatever its command
+		// line looks like ({lr} may sit in a config path).
+		p := make(map[string]string, len(row.Params)+len(c.Params))
+		for k, v := range row.Params {
+			p[k] = v
+		}
+		for k, v := range c.Params {
+			p[k] = v
+		}
+		row.Params = p
 	}
 	_, h, err := e.Metrics(ctx, r.ID)
 	if err != nil && !errors.Is(err, store.ErrNotFound) {

@@ -23,6 +23,7 @@ func (e *Engine) Stop(ctx context.Context, id string, grace time.Duration) (*sto
 	if e.dequeue(run.ID) {
 		now := e.cfg.Now()
 		removeSecrets(e.runDir(run.ID))
+		e.removeSnapshot(run.ID) // it never ran: nothing to copy back
 		run, err = e.cfg.Store.Transition(ctx, run.ID, store.Cancelled, "CANCELLED: stopped while queued", func(r *store.Run) {
 			r.EndedAt = &now
 			r.Exit = &sandbox.Exit{Cancelled: true, Code: 130, EndedAt: now}

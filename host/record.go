@@ -174,8 +174,21 @@ func (e *Engine) completeRecord(ctx context.Context, id string, spec sandbox.Spe
 		in.InspectImage = ii.InspectImage
 	}
 	recordCache.CompleteAt(ctx, rec, in, fresh)
+	// The run may have ended while the record was read, and its end
+	// written what its snapshot copied back (settleSnapshot): keep that.
+	recordWrites.Lock()
+	defer recordWrites.Unlock()
+	if rec.Snapshot != nil {
+		if cur, err := e.Record(ctx, id); err == nil && cur != nil && cur.Snapshot != nil {
+			rec.Snapshot = cur.Snapshot
+		}
+	}
 	e.saveRecord(ctx, id, rec)
 }
+
+// recordWrites orders the two read-modify-writes of a record that can
+// overlap: its completion and a snapshot run's end.
+var recordWrites sync.Mutex
 
 // Record returns a run's record (by exact id), or nil when it has none.
 func (e *Engine) Record(ctx context.Context, id string) (*record.Record, error) {
@@ -208,10 +221,91 @@ func (e *Engine) takeSnapshot(ctx context.Context, id string, spec *sandbox.Spec
 	return nil
 }
 
-// removeSnapshot deletes a run's copy of its workspace once it has ended.
+// linkNewPaths, as a --snapshot run starts, links into its copy the
+// workspace paths that appeared since the submission (record.LinkNew):
+// a run chained --after others reads what they wrote.
+func (e *Engine) linkNewPaths(id string, spec sandbox.Spec) {
+	if dir := e.snapshotDir(id); spec.Workdir == dir {
+		linked, err := record.LinkNew(dir)
+		if err != nil {
+			e.log.Warn("run: snapshot: link new paths", "run", id, "err", err)
+		} else if len(linked) > 0 {
+			e.log.Debug("run: snapshot: linked new paths", "run", id, "paths", linked)
+		}
+	}
+}
+
+// wantSnapshot says whether a run gets a --snapshot copy: when asked,
+// and by default for a sweep's member and a run that waits for others
+// (--after), whose code would otherwise be read when they start, long
+// after the submission; NoSnapshot turns that default off.
+func wantSnapshot(req api.RunRequest, base *store.Campaign) bool {
+	if req.Snapshot || req.NoSnapshot {
+		return req.Snapshot && !req.NoSnapshot
+	}
+	return (base != nil && base.Sweep != "") || len(req.After) > 0
+}
+
+// removeSnapshot deletes a run's copy of its workspace (a run refused
+// before it was created).
 func (e *Engine) removeSnapshot(id string) {
-	if err := os.RemoveAll(e.snapshotDir(id)); err != nil {
+	dir := e.snapshotDir(id)
+	if err := os.RemoveAll(dir); err != nil {
 		e.log.Warn("run: remove snapshot", "run", id, "err", err)
+	}
+	_ = os.Remove(record.StampsPath(dir))
+}
+
+// settleSnapshot runs at a snapshot run's end: what the run wrote into
+// its copy is copied back into the workspace (record.WriteBack), then
+// the copy is removed, unless some files could not go back (the user
+// changed the workspace's file meanwhile, bounds): then it is kept, and
+// the run's record and events say where and which.
+func (e *Engine) settleSnapshot(id string) {
+	dir := e.snapshotDir(id)
+	if _, err := os.Stat(record.StampsPath(dir)); err != nil {
+		if _, derr := os.Stat(dir); derr == nil {
+			e.removeSnapshot(id) // a copy from before write-back existed
+		}
+		return
+	}
+	ctx := context.Background()
+	run, err := e.cfg.Store.GetRun(ctx, id) // its spec keeps the workspace (submit.go)
+	if err != nil || run.Spec.Workdir == "" || run.Spec.Workdir == dir {
+		e.log.Warn("run: snapshot without its workspace: removed, nothing copied back", "run", id, "err", err)
+		e.removeSnapshot(id)
+		return
+	}
+	workdir := run.Spec.Workdir
+	returned, skipped, err := record.WriteBack(ctx, dir, workdir)
+	if err != nil {
+		skipped = append(skipped, "(copy-back stopped: "+err.Error()+")")
+	}
+	msg := ""
+	if len(returned) > 0 {
+		msg = fmt.Sprintf("snapshot: %d file(s) the run wrote copied back into %s", len(returned), workdir)
+	}
+	kept := ""
+	if len(skipped) > 0 {
+		if msg != "" {
+			msg += "; "
+		}
+		kept = dir
+		msg += fmt.Sprintf("snapshot: %d file(s) not copied back, kept in %s: %s", len(skipped), dir, strings.Join(record.ReturnedNames(skipped), ", "))
+	} else {
+		e.removeSnapshot(id)
+	}
+	if msg == "" {
+		return
+	}
+	recordWrites.Lock()
+	if rec, err := e.Record(ctx, id); err == nil && rec != nil && rec.Snapshot != nil {
+		rec.Snapshot.Returned, rec.Snapshot.Skipped, rec.Snapshot.Kept = record.ReturnedNames(returned), record.ReturnedNames(skipped), kept
+		e.saveRecord(ctx, id, rec)
+	}
+	recordWrites.Unlock()
+	if _, err := e.cfg.Store.AppendEvent(ctx, store.Event{RunID: id, Time: e.cfg.Now(), Type: store.EventNote, Message: msg}); err != nil {
+		e.log.Warn("run: note", "run", id, "err", err)
 	}
 }
 

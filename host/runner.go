@@ -107,6 +107,7 @@ func (r *runner) start(p *pendingRun) {
 		r.fail(ctx, sandbox.Exit{Error: fmt.Sprintf("sandbox %q is not available in this daemon", backend)}, false)
 		return
 	}
+	r.e.linkNewPaths(r.id, p.spec) // record.go
 	if err := prepareDirs(p.spec); err != nil {
 		r.fail(ctx, sandbox.Exit{Error: err.Error()}, false)
 		return
@@ -495,6 +496,10 @@ func (r *runner) finalize(ctx context.Context, exit sandbox.Exit, smoke bool) {
 		}
 		r.mu.Unlock()
 	}
+	// A --snapshot copy's outputs go back to the workspace (record.go)
+	// before the end is recorded: a run chained --after this one finds
+	// them there when it starts.
+	r.e.settleSnapshot(r.id)
 	prog := r.progress()
 	now := r.e.cfg.Now()
 	reason := describeEnd(state, exit, failure)
@@ -525,7 +530,6 @@ func (r *runner) finalize(ctx context.Context, exit sandbox.Exit, smoke bool) {
 		r.e.log.Info("run: end recorded now that the store has room", "run", r.id, "state", state)
 	}
 	r.e.log.Debug("run: ended", "run", r.id, "state", state)
-	r.e.removeSnapshot(r.id) // record.go: a --snapshot copy goes with the run
 }
 
 // unrecordedNote is added to the reason of a run whose end the store has

@@ -46,6 +46,10 @@ func (e *Engine) submit(ctx context.Context, req api.RunRequest, retried *store.
 	// created gives the place back.
 	// A run with dependencies, GPUs or a sweep goes through the queue's
 	// checks rather than a free slot (campaign.go).
+	if req.Snapshot && req.NoSnapshot {
+		return nil, badRequest("--snapshot and --no-snapshot contradict each other")
+	}
+	req.Snapshot = wantSnapshot(req, base) // record.go
 	adm, err := e.admit(base != nil || len(req.After) > 0 || req.GPUs != "")
 	if err != nil {
 		return nil, err

@@ -142,4 +142,10 @@ type Snapshot struct {
 	// Left are paths left in place (ignored, too large) and linked in.
 	Left []string `json:"left,omitempty"`
 	Note string   `json:"note,omitempty"`
+	// What the run's end did with the copy (WriteBack): files copied back
+	// into the workspace, those that were not and why, and the copy's
+	// path when it was kept for them.
+	Returned []string `json:"returned,omitempty"`
+	Skipped  []string `json:"skipped,omitempty"`
+	Kept     string   `json:"kept,omitempty"`
 }

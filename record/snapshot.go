@@ -38,6 +38,7 @@ func TakeSnapshot(ctx context.Context, workdir, dest string) (*Snapshot, error) 
 		return nil, fmt.Errorf("snapshot: %w", err)
 	}
 	s := &Snapshot{Dir: dest}
+	stamps := map[string]stamp{}
 	var left []string
 	leave := func(rel, why string) {
 		left = append(left, rel+" ("+why+")")
@@ -72,6 +73,12 @@ func TakeSnapshot(ctx context.Context, workdir, dest string) (*Snapshot, error) 
 		if err := copyFile(src, dst, st.Mode().Perm()); err != nil {
 			return nil, fmt.Errorf("snapshot: copy %s: %w", rel, err)
 		}
+		// The copy keeps the file's time, so that the run's end can tell
+		// what the run changed, and the workspace's what the user did.
+		if err := os.Chtimes(dst, st.ModTime(), st.ModTime()); err != nil {
+			return nil, fmt.Errorf("snapshot: %w", err)
+		}
+		stamps[filepath.ToSlash(rel)] = stampOf(st)
 		s.Files++
 		s.Bytes += st.Size()
 	}
@@ -86,7 +93,10 @@ func TakeSnapshot(ctx context.Context, workdir, dest string) (*Snapshot, error) 
 		left = left[:maxLeftNames]
 	}
 	s.Left = left
-	s.Note += "the run executes this copy: files it creates under new paths of the workspace stay in the copy and are removed with it (paths left in place are links to the workspace)"
+	s.Note += "the run executes this copy: files it creates or changes in the copy are copied back into the workspace when it ends, unless the workspace's file was changed meanwhile (paths left in place are links to the workspace)"
+	if err := writeStamps(workdir, dest, stamps); err != nil {
+		return nil, err
+	}
 	if gitErr != nil {
 		s.Note += "; not a git repository: every file was copied (" + gitErr.Error() + ")"
 	}

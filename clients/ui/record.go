@@ -33,7 +33,7 @@ func (s *Server) sysMetrics(w http.ResponseWriter, r *http.Request) {
 	reply(w, m, err)
 }
 
-// compare passes the page's query on: run, label, filter, goal,
+// compare passes the page's query on: run, label, sweep, filter, goal,
 // all_params, sort, offset, limit.
 func (s *Server) compare(w http.ResponseWriter, r *http.Request) {
 	c, err := s.c.Compare(r.Context(), r.URL.Query())

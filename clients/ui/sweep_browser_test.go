@@ -3,6 +3,7 @@ package ui
 import (
 	"context"
 	"os"
+	"slices"
 	"testing"
 	"time"
 
@@ -54,4 +55,27 @@ func TestBrowserSweepPage(t *testing.T) {
 		t.Errorf("the loss chart has %d series, want 4", series)
 	}
 	screenshot(t, ctx, "sweep.png")
+
+	// Its link opens the compare view of exactly its members (issue 26),
+	// with k the param that differs.
+	var rows, params []string
+	run(t, ctx,
+		chromedp.Click(`#sweep-compare`, chromedp.ByQuery),
+		chromedp.WaitVisible(`#compare tr.cmp-row:nth-child(3)`, chromedp.ByQuery),
+		chromedp.Evaluate(`[...document.querySelectorAll('#compare tr.cmp-row')].map(t => t.dataset.id)`, &rows),
+		chromedp.Evaluate(`[...document.querySelectorAll('#compare th[data-param]')].map(t => t.dataset.param)`, &params),
+	)
+	members, err := e.c.Sweep(bg, sw.ID, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var want []string
+	for _, m := range members.Runs {
+		want = append(want, m.ID)
+	}
+	slices.Sort(rows)
+	slices.Sort(want)
+	if !slices.Equal(rows, want) || !slices.Equal(params, []string{"k"}) {
+		t.Errorf("the sweep's compare view: rows %v (members %v), params %v", rows, want, params)
+	}
 }

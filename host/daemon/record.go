@@ -96,12 +96,12 @@ func (s *server) diff(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, d)
 }
 
-// compare: run=NAME (repeatable), label=K=V (repeatable), all_params=1,
+// compare: run=NAME (repeatable), label=K=V (repeatable), sweep=ID, all_params=1,
 // sort=COLUMN, filter=K=V (repeatable), goal=METRIC=min|max (repeatable),
 // offset, limit.
 func (s *server) compare(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
-	cq := host.CompareQuery{Runs: q["run"]}
+	cq := host.CompareQuery{Runs: q["run"], Sweep: q.Get("sweep")}
 	var err error
 	if cq.Labels, err = pairs(q["label"]); err == nil {
 		cq.Filter, err = pairs(q["filter"])

@@ -365,7 +365,8 @@ function sweepPage(id) {
   if (stream) { stream.close(); stream = null; }
   window.runboxCharts = {};
   sweepMetrics = {};
-  main.innerHTML = `<div class="card"><h2 style="margin:.2em 0" id="title">loading…</h2><div id="summary" class="muted"></div></div>
+  main.innerHTML = `<div class="card"><h2 style="margin:.2em 0" id="title">loading…</h2><div id="summary" class="muted"></div>
+    <p><a id="sweep-compare" href="#/compare?sweep=${encodeURIComponent(id)}">compare its members</a></p></div>
     <div class="card"><table id="members"></table></div>
     <div class="card"><h3>metrics</h3><div id="charts" class="charts"></div></div>`;
   poll(async () => {

@@ -1,7 +1,7 @@
 // What ran and what changed: on the run page, "since it last worked" in
 // the failure card, the record of what ran, and the machine's use (sys/
 // series) charted beside the run's own metrics; on the runs list, tick
-// boxes; and the compare view (#/compare?runs=A,B,...). Uses app.js's
+// boxes; and the compare view (#/compare?runs=A,B,... or ?sweep=ID). Uses app.js's
 // helpers (esc, short, dur, num, COLORS, terminal).
 "use strict";
 
@@ -131,6 +131,7 @@ window.runboxRecord = (() => {
     const api = new URLSearchParams();
     runs.forEach(r => api.append("run", r));
     if (q.get("label")) api.append("label", q.get("label"));
+    if (q.get("sweep")) api.set("sweep", q.get("sweep"));
     if (q.get("sort")) api.set("sort", q.get("sort"));
     if (q.get("all") === "1") api.set("all_params", "1");
     if (q.get("filter")) api.append("filter", q.get("filter"));

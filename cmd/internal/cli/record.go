@@ -16,12 +16,13 @@ import (
 
 // RecordFlags choose what a run keeps of what ran (run and plan share them).
 type RecordFlags struct {
-	Snapshot bool `help:"Run a copy of the workspace's code taken now (tracked, modified and untracked-but-not-ignored files; ignored and large files are left in place and linked): edits made while the run waits do not change what runs. The copy is removed when the run ends."`
-	NoRecord bool `name:"no-record" help:"Keep no record of what ran (git commit and diff, packages, image, host)."`
+	Snapshot   bool `help:"Run a copy of the workspace's code taken now (tracked, modified and untracked-but-not-ignored files; ignored and large files are left in place and linked): edits made while the run waits do not change what runs. Files the run writes in the copy are copied back into the workspace when it ends (never over a file changed since; the copy is kept for those). On by default for sweep members and runs with --after."`
+	NoSnapshot bool `name:"no-snapshot" help:"Run the workspace as it is when the run starts, even for a sweep member or a run with --after (which take a --snapshot by default)."`
+	NoRecord   bool `name:"no-record" help:"Keep no record of what ran (git commit and diff, packages, image, host)."`
 }
 
 func (f RecordFlags) apply(req *api.RunRequest) {
-	req.Snapshot, req.NoRecord = f.Snapshot, f.NoRecord
+	req.Snapshot, req.NoSnapshot, req.NoRecord = f.Snapshot, f.NoSnapshot, f.NoRecord
 }
 
 // DiffCmd is `runbox diff`.
@@ -79,6 +80,7 @@ func printDiff(out io.Writer, d *api.RunDiff, patch bool) {
 type CompareCmd struct {
 	Runs      []string          `arg:"" optional:"" name:"run" help:"Runs to compare (numbers, @last, @last~N, ids or prefixes)." placeholder:"RUN"`
 	Label     map[string]string `help:"Compare the runs with this label (KEY=VALUE). Repeatable: all must match." placeholder:"KEY=VALUE"`
+	Sweep     string            `help:"Compare a sweep's members (its id or a prefix); the dashboard's sweep page links here." placeholder:"SWEEP"`
 	Filter    map[string]string `help:"Keep the runs whose parameter NAME is VALUE. Repeatable." placeholder:"NAME=VALUE"`
 	Sort      string            `help:"Sort by a column: best:METRIC, last:METRIC, param:NAME, duration, created, state; a leading - reverses. Default: the first metric's best." placeholder:"COLUMN"`
 	Goal      map[string]string `help:"Whether lower or higher is best for a metric (METRIC=min|max); loss-like names are min and accuracy-like ones max unless told. Repeatable." placeholder:"METRIC=GOAL"`
@@ -89,10 +91,13 @@ type CompareCmd struct {
 
 // Run prints runs side by side.
 func (c *CompareCmd) Run(ctx context.Context, a *App) error {
-	if len(c.Runs) == 0 && len(c.Label) == 0 {
-		return usageError{errorf("name runs to compare, or --label KEY=VALUE")}
+	if len(c.Runs) == 0 && len(c.Label) == 0 && c.Sweep == "" {
+		return usageError{errorf("name runs to compare, --label KEY=VALUE or --sweep ID")}
 	}
 	q := url.Values{"run": c.Runs}
+	if c.Sweep != "" {
+		q.Set("sweep", c.Sweep)
+	}
 	for _, m := range []struct {
 		key string
 		m   map[string]string
@@ -261,6 +266,12 @@ func printWhatRan(w *tabwriter.Writer, r *api.Run) {
 	}
 	if sn := rec.Snapshot; sn != nil {
 		fmt.Fprintf(w, "snapshot:\t%d files, %s (%d left in place)\n", sn.Files, humanBytes(uint64(sn.Bytes)), len(sn.Left))
+		if len(sn.Returned) > 0 {
+			fmt.Fprintf(w, "copied back:\t%s\n", strings.Join(sn.Returned, ", "))
+		}
+		if len(sn.Skipped) > 0 {
+			fmt.Fprintf(w, "not copied back:\t%s (kept in %s)\n", strings.Join(sn.Skipped, ", "), sn.Kept)
+		}
 	}
 	notes := append([]string(nil), rec.Notes...)
 	sort.Strings(notes)

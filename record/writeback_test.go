@@ -1,0 +1,103 @@
+package record
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+)
+
+// What a snapshot run's end copies back, case by case: the run's new and
+// changed files come back; the user's edits since the submission, a name
+// the user took meanwhile and a file the user removed are left alone and
+// named; a link the run made is never followed.
+func TestWriteBack(t *testing.T) {
+	work := t.TempDir()
+	write(t, work, "train.py", "v1\n")
+	write(t, work, "log.txt", "old\n")
+	write(t, work, "notes.txt", "mine\n")
+	write(t, work, "gone.txt", "x\n")
+	secret := filepath.Join(t.TempDir(), "secret")
+	if err := os.WriteFile(secret, []byte("secret\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	dest := filepath.Join(t.TempDir(), "snap")
+	if _, err := TakeSnapshot(context.Background(), work, dest); err != nil {
+		t.Fatal(err)
+	}
+	// The run: a new file, changes to three copied files, a link out.
+	write(t, dest, "out/model.txt", "result\n")
+	write(t, dest, "log.txt", "old\nappended\n")
+	write(t, dest, "notes.txt", "mine\nrun\n")
+	write(t, dest, "gone.txt", "y\n")
+	write(t, dest, "taken.txt", "run's\n")
+	if err := os.Symlink(secret, filepath.Join(dest, "leak.txt")); err != nil {
+		t.Fatal(err)
+	}
+	// The user, meanwhile.
+	write(t, work, "notes.txt", "mine, edited\n")
+	write(t, work, "taken.txt", "user's\n")
+	os.Remove(filepath.Join(work, "gone.txt"))
+
+	returned, skipped, err := WriteBack(context.Background(), dest, work)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := []string{"log.txt", filepath.Join("out", "model.txt")}; !slices.Equal(returned, want) {
+		t.Fatalf("returned %v, want %v", returned, want)
+	}
+	for _, c := range []struct{ name, want string }{
+		{"out/model.txt", "result\n"}, {"log.txt", "old\nappended\n"}, {"notes.txt", "mine, edited\n"},
+		{"taken.txt", "user's\n"}, {"train.py", "v1\n"},
+	} {
+		if b, _ := os.ReadFile(filepath.Join(work, c.name)); string(b) != c.want {
+			t.Errorf("%s in the workspace: %q, want %q", c.name, b, c.want)
+		}
+	}
+	if _, err := os.Lstat(filepath.Join(work, "gone.txt")); !os.IsNotExist(err) {
+		t.Errorf("a file the user removed came back: %v", err)
+	}
+	if _, err := os.Lstat(filepath.Join(work, "leak.txt")); !os.IsNotExist(err) {
+		t.Errorf("the run's link out was copied back: %v", err)
+	}
+	slices.Sort(skipped)
+	want := []string{"gone.txt (removed", "notes.txt (changed", "taken.txt (the workspace has a file"}
+	if len(skipped) != len(want) {
+		t.Fatalf("skipped %q", skipped)
+	}
+	for i, w := range want {
+		if !strings.HasPrefix(skipped[i], w) {
+			t.Errorf("skipped %q, want it to start %q", skipped[i], w)
+		}
+	}
+	// The same link read without WriteBack's care reaches its target:
+	// the attack is real.
+	if b, err := os.ReadFile(filepath.Join(dest, "leak.txt")); err != nil || string(b) != "secret\n" {
+		t.Fatalf("the link does not reach its target unconfined: %q %v", b, err)
+	}
+}
+
+// New paths in the workspace are linked into an older copy; the copied
+// files stay as they were.
+func TestLinkNew(t *testing.T) {
+	work := t.TempDir()
+	write(t, work, "job.sh", "v1\n")
+	dest := filepath.Join(t.TempDir(), "snap")
+	if _, err := TakeSnapshot(context.Background(), work, dest); err != nil {
+		t.Fatal(err)
+	}
+	write(t, work, "job.sh", "v2\n")
+	write(t, work, "out/model.txt", "from an earlier run\n")
+	linked, err := LinkNew(dest)
+	if err != nil || !slices.Equal(linked, []string{"out"}) {
+		t.Fatalf("linked %v %v", linked, err)
+	}
+	if b, _ := os.ReadFile(filepath.Join(dest, "out", "model.txt")); string(b) != "from an earlier run\n" {
+		t.Errorf("the new output through the copy: %q", b)
+	}
+	if b, _ := os.ReadFile(filepath.Join(dest, "job.sh")); string(b) != "v1\n" {
+		t.Errorf("the copied script changed: %q", b)
+	}
+}
