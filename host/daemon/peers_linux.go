@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"net"
 	"sync"
@@ -189,7 +190,19 @@ func (l *peerListener) refuse(c net.Conn, pid int, why error) {
 	body, _ := json.Marshal(api.Error{Error: why.Error(), Code: "forbidden"})
 	_ = c.SetWriteDeadline(time.Now().Add(time.Second))
 	fmt.Fprintf(c, "HTTP/1.1 403 Forbidden\r\nContent-Type: application/json\r\nContent-Length: %d\r\nConnection: close\r\n\r\n%s", len(body), body)
-	c.Close()
+	// Closed at once with the peer's request unread, the peer's write of
+	// it fails (EPIPE) and it never reads why it was refused. So the
+	// answer is followed by the end of what we send, and what the peer
+	// still sends is read and dropped, bounded in time and size, off the
+	// accepting goroutine.
+	if cw, ok := c.(interface{ CloseWrite() error }); ok {
+		_ = cw.CloseWrite()
+	}
+	go func() {
+		_ = c.SetReadDeadline(time.Now().Add(time.Second))
+		_, _ = io.CopyN(io.Discard, c, 1<<20)
+		c.Close()
+	}()
 }
 
 // peerConn checks, on every read, the process that wrote what was read.
@@ -308,7 +321,10 @@ func peerOfWriter(oob []byte) peer {
 }
 
 func (c *peerConn) Close() error {
-	err := c.UnixConn.Close()
+	var err error
+	if c.refused == nil {
+		err = c.UnixConn.Close()
+	} // else refuse closes it once the peer's rest is read
 	c.mu.Lock()
 	if !c.closed {
 		c.closed = true

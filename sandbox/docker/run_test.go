@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/runbox/runbox/internal/testwait"
 	"github.com/runbox/runbox/sandbox"
 	"github.com/runbox/runbox/sandbox/runlog"
 )
@@ -171,9 +172,20 @@ func TestStopAndTimeout(t *testing.T) {
 	e := setup(t)
 	ctx := context.Background()
 	t.Run("stop", func(t *testing.T) {
-		spec := e.newSpec(t, "sleep", "60")
+		spec := e.newSpec(t, "sh", "-c", "echo started; exec sleep 60")
 		h, err := e.sb.Start(ctx, spec)
 		if err != nil {
+			t.Fatal(err)
+		}
+		// Stopped once its command runs: this is about what a stop does to
+		// a running command. (A stop while the container's init is still
+		// starting ends the run too, by SIGKILL after the grace.)
+		if err := testwait.For("the command to start", time.Minute, func() error {
+			if !strings.Contains(string(streams(t, spec.LogPath)[runlog.Stdout]), "started") {
+				return errors.New("not yet")
+			}
+			return nil
+		}); err != nil {
 			t.Fatal(err)
 		}
 		if err := h.Stop(ctx, time.Second); err != nil {

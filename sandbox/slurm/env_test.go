@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"crypto/rand"
 	"encoding/hex"
+	"errors"
 	"io/fs"
 	"os"
 	"os/exec"
@@ -87,6 +88,9 @@ func grepDirs(t *testing.T, dirs []string, s string) (found []string) {
 				return nil
 			}
 			b, err := os.ReadFile(p)
+			if errors.Is(err, fs.ErrNotExist) {
+				return nil // slurmctld renamed or removed it while we walked (node_state.new)
+			}
 			if err != nil {
 				needReadable(t, p, err)
 				return nil
