@@ -141,8 +141,12 @@ func (e *Engine) campaignOf(ctx context.Context, backend string, req api.RunRequ
 }
 
 // gated reports whether a run must go through the queue's checks (it
-// cannot take a free slot at once).
-func gated(c *store.Campaign) bool { return c != nil }
+// cannot take a free slot at once): it has dependencies, asks for GPUs or
+// belongs to a sweep. Known from the request, before its place in line
+// is taken.
+func gated(req api.RunRequest, base *store.Campaign) bool {
+	return base != nil || len(req.After) > 0 || req.GPUs != ""
+}
 
 // trackCampaign registers a run's campaign part (at submit and recovery);
 // a re-attached run keeps the GPUs it held.

@@ -50,7 +50,7 @@ func (e *Engine) submit(ctx context.Context, req api.RunRequest, retried *store.
 		return nil, badRequest("--snapshot and --no-snapshot contradict each other")
 	}
 	req.Snapshot = wantSnapshot(req, base) // record.go
-	adm, err := e.admit(base != nil || len(req.After) > 0 || req.GPUs != "")
+	adm, err := e.admit(gated(req, base))
 	if err != nil {
 		return nil, err
 	}

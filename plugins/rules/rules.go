@@ -71,9 +71,6 @@ type Failure struct {
 	line        int
 }
 
-// meanings are the named groups with a fixed meaning; others are metrics.
-var meanings = map[string]bool{"step": true, "total": true, "epoch": true, "epoch_total": true, "percent": true}
-
 // Parse reads and checks a rules file. Its errors name the line: "line 7:
 // progress \"mytool\": pattern: missing closing )".
 func Parse(data []byte) (*File, error) {
