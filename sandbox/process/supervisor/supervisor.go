@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
+	"runtime"
+	"sync"
 	"syscall"
 	"time"
 
@@ -31,6 +33,9 @@ func Main(args []string) int {
 	sigs := make(chan os.Signal, 1)
 	signal.Notify(sigs, syscall.SIGTERM, syscall.SIGINT)
 	signal.Ignore(syscall.SIGHUP, syscall.SIGPIPE)
+	if os.Getpid() == 1 {
+		spareThreads(initSpareThreads)
+	}
 	if len(args) == 1 && args[0] == protocol.StandbyArg {
 		return serveRuns(sigs)
 	}
@@ -117,4 +122,30 @@ func (s *supervisor) signalEnded() {
 	if s.ready != nil && !s.announced && protocol.Exists(s.path(protocol.ExitFile)) {
 		_, _ = s.ready.Write([]byte(protocol.ExitedMsg))
 	}
+}
+
+// initSpareThreads is how many OS threads a container's init makes before
+// its run starts.
+const initSpareThreads = 12
+
+// spareThreads makes the Go runtime start n OS threads now and keep them
+// idle. A container's init shares the container's pids limit with its
+// run, and the runtime cannot survive a thread it fails to create: once a
+// fork bomb had filled the limit, the init died (exit 2) the next time the
+// scheduler wanted one more thread, and the run's end went unrecorded.
+// With idle threads at hand the runtime takes one of them instead.
+func spareThreads(n int) {
+	var locked, release sync.WaitGroup
+	locked.Add(n)
+	release.Add(1)
+	for range n {
+		go func() {
+			runtime.LockOSThread() // each goroutine holds a thread of its own
+			locked.Done()
+			release.Wait()
+			runtime.UnlockOSThread() // the thread goes idle, and stays
+		}()
+	}
+	locked.Wait()
+	release.Done()
 }
