@@ -16,6 +16,7 @@ import (
 	"time"
 
 	llsyscall "github.com/landlock-lsm/go-landlock/landlock/syscall"
+	"github.com/runbox/runbox/internal/testwait"
 )
 
 // The adversarial suite (issue 22): each test is an attack a hostile run
@@ -291,8 +292,25 @@ func TestAttackTmux(t *testing.T) {
 			sockDir := tmpDir(t, "/tmp", "tmux-", a.uid)
 			os.Chmod(sockDir, 0o700)
 			sock := filepath.Join(sockDir, "default")
-			serve(t, a.uid, os.Environ(), "tmux", "-S", sock, "new-session", "-d", "-s", "victim", "sleep 600")
+			// tmux runs the session's command with $SHELL, or else the
+			// account's login shell: nobody's is nologin, which exits at
+			// once and takes the server with it. CI's environment may have
+			// no SHELL at all.
+			env := append(os.Environ(), "SHELL=/bin/sh")
+			serve(t, a.uid, env, "tmux", "-S", sock, "new-session", "-d", "-s", "victim", "sleep 600")
 			waitPath(t, sock)
+			// The socket exists from bind, before the server listens and
+			// while the session may still be starting: wait until a client
+			// finds the session.
+			if err := testwait.For("tmux session victim at "+sock, 20*time.Second, func() error {
+				out, err := exec.Command("tmux", "-S", sock, "has-session", "-t", "victim").CombinedOutput()
+				if err != nil {
+					return fmt.Errorf("%w: %s", err, out)
+				}
+				return nil
+			}); err != nil {
+				t.Fatal(err)
+			}
 			// The server leaves the client's process group: end it by name.
 			t.Cleanup(func() { exec.Command("tmux", "-S", sock, "kill-server").Run() })
 			out := tmpDir(t, "/tmp", "rbx-tmux-out-", a.uid)
