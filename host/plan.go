@@ -81,24 +81,26 @@ func (e *Engine) Plan(ctx context.Context, req api.RunRequest) (*store.Plan, err
 	if req.Network == "" && slices.Contains(caps.Networks, rec.Network) {
 		req.Network = rec.Network
 	}
-	if req.GPUs == "" && caps.GPUs {
-		req.GPUs = rec.GPUs
-	}
 	id := store.NewID()
-	sreq := backendRequest(req)
-	sreq.Planning, sreq.Plan = true, &sandbox.PlanPromise{ID: id, Output: &out}
-	spec, err := e.commonSpec(ctx, id, backend, req) // request.go
+	sreq, err := backendRequest(req) // request.go
 	if err != nil {
 		return nil, err
 	}
-	if _, err := e.admitTo(ctx, backend, sreq, &spec); err != nil {
+	sreq.Planning, sreq.Plan = true, &sandbox.PlanPromise{ID: id, Output: &out}
+	var dropped string
+	sreq.ProposedAllowNet, dropped = proposedAllowNet(req, out) // allownet.go
+	spec, err := e.commonSpec(ctx, id, backend, req)
+	if err != nil {
 		return nil, err
 	}
-	if err := applyAllowNet(&spec, backend, req); err != nil { // allownet.go
+	v, err := e.admitTo(ctx, backend, sreq, &spec)
+	if err != nil {
 		return nil, err
 	}
-	if note := proposeAllowNet(&spec, backend, req, out); note != "" { // allownet.go
-		out.Notes = append(out.Notes, note)
+	for _, note := range []string{dropped, v.Note} {
+		if note != "" {
+			out.Notes = append(out.Notes, note)
+		}
 	}
 	out.Notes = append(out.Notes, limitsNote(caps, spec))
 	plan := &store.Plan{

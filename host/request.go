@@ -50,7 +50,10 @@ func (e *Engine) prepare(ctx context.Context, req api.RunRequest, retried *store
 	if pr.plan != nil && (req.Sandbox == "" || req.Sandbox == sandbox.Auto) {
 		pr.reason = "planned: " + pr.plan.SandboxReason
 	}
-	sreq := backendRequest(pr.req)
+	sreq, err := backendRequest(pr.req)
+	if err != nil {
+		return nil, err
+	}
 	if p := pr.plan; p != nil {
 		sreq.Plan = &sandbox.PlanPromise{ID: p.ID, Spec: p.Spec, Output: &p.Result}
 	}
@@ -70,9 +73,6 @@ func (e *Engine) prepare(ctx context.Context, req api.RunRequest, retried *store
 		}
 	}
 	if pr.verdict, err = e.admitTo(ctx, backend, sreq, &pr.spec); err != nil {
-		return nil, err
-	}
-	if err := applyAllowNet(&pr.spec, backend, pr.req); err != nil { // allownet.go
 		return nil, err
 	}
 	if pr.rec != nil && pr.rec.Image == nil && pr.spec.Image != "" {
@@ -155,17 +155,20 @@ func (e *Engine) admitTo(ctx context.Context, backend string, r sandbox.Request,
 }
 
 // backendRequest is what a backend's Admit sees of a request: the settings it
-// may take or refuse, not the wire type.
-func backendRequest(req api.RunRequest) sandbox.Request {
+// may take or refuse, not the wire type; its allow-lists checked entry by
+// entry (allownet.go).
+func backendRequest(req api.RunRequest) (sandbox.Request, error) {
 	r := sandbox.Request{
-		Isolate: req.Isolate, RW: req.RW, Network: req.Network, AllowRisk: req.AllowRisk, Env: req.Env,
+		Isolate: req.Isolate, RW: req.RW, Network: req.Network, AllowRisk: req.AllowRisk, Env: req.Env, GPUs: req.GPUs,
 		Image: req.Image, Pull: req.Pull, ReadOnlyRoot: req.ReadOnlyRoot, KeepContainer: req.KeepContainer, User: req.User,
 	}
 	if s := req.Slurm; s != nil {
 		r.Slurm = &sandbox.SlurmSpec{Partition: s.Partition, Account: s.Account, QOS: s.QOS,
 			Options: s.Options, QueueTimeout: time.Duration(s.QueueTimeout)}
 	}
-	return r
+	var err error
+	r.AllowNet, r.SetupAllowNet, err = allowLists(req)
+	return r, err
 }
 
 // chooseSandbox resolves "auto" (or "") to a backend, with the reason.
