@@ -229,22 +229,6 @@ func (e *Engine) depStateLocked(c *store.Campaign) (ready bool, wait waitReason,
 	return true, waitReason{}, ""
 }
 
-// gpuEnv hands a started run its GPUs: CUDA_VISIBLE_DEVICES for a
-// process, a device request for a container (which then numbers them
-// from 0 itself).
-func gpuEnv(spec *sandbox.Spec, backend string, devs []string, apple bool) {
-	if apple {
-		return // one Metal device, held for exclusivity only
-	}
-	list := strings.Join(devs, ",")
-	switch backend {
-	case sandbox.Docker:
-		spec.GPUs = "device=" + list
-	default:
-		spec.Env = append(slices.Clone(spec.Env), "CUDA_VISIBLE_DEVICES="+list)
-	}
-}
-
 // queueDecision is one pass of the scheduler over the queue: who starts,
 // who is cancelled, why the others wait.
 type queueDecision struct {

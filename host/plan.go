@@ -200,37 +200,37 @@ func gpusAsked(v string) int {
 
 // planSandbox settles where a planned run goes. An explicit --sandbox
 // wins. Otherwise the planner's recommendation is taken only if it can run
-// here: a recommended container needs Docker up and the image present
-// locally, exactly as for --sandbox auto; if not, the plan says why it fell
-// back to the process sandbox.
+// here: one of auto's backends (sandbox.AutoOrder), configured and taking
+// the run exactly as for --sandbox auto (a container: Docker up and the
+// image present locally); if not, the plan says why it fell back to
+// auto's choice.
 func (e *Engine) planSandbox(ctx context.Context, req *api.RunRequest, rec *sdk.Recommendation) (string, string, error) {
 	if req.Sandbox != "" && req.Sandbox != sandbox.Auto {
 		return e.chooseSandbox(ctx, req.Sandbox, req.Image)
 	}
-	switch rec.Sandbox {
-	case sandbox.Process:
-		if rec.SandboxReason != "" {
-			return sandbox.Process, rec.SandboxReason, nil
-		}
-		return sandbox.Process, "recommended by the planner", nil
-	case sandbox.Docker:
-		image := req.Image
-		if image == "" {
-			image = rec.Image
-		}
-		backend, reason, err := e.chooseSandbox(ctx, sandbox.Auto, image)
-		if err != nil || backend != sandbox.Docker {
-			return backend, "the planner recommends Docker (" + rec.SandboxReason + ") but: " + reason, err
-		}
-		if req.Image == "" {
-			req.Image = image
-		}
-		if rec.SandboxReason != "" {
-			reason = rec.SandboxReason
-		}
-		return backend, reason, nil
+	want := rec.Sandbox
+	if !slices.Contains(sandbox.AutoOrder, want) {
+		return e.chooseSandbox(ctx, sandbox.Auto, req.Image)
 	}
-	return e.chooseSandbox(ctx, sandbox.Auto, req.Image)
+	image := req.Image
+	if image == "" {
+		image = rec.Image
+	}
+	ok, reason := e.takesAuto(ctx, want, image) // request.go
+	if !ok {
+		backend, why := e.autoChoice(ctx, image)
+		return backend, "the planner recommends " + title(want) + " (" + rec.SandboxReason + ") but: " + why, nil
+	}
+	if req.Image == "" && e.probes.capsOf(ctx, e.cfg.Sandboxes[want]).Images {
+		req.Image = image
+	}
+	switch {
+	case rec.SandboxReason != "":
+		reason = rec.SandboxReason
+	case reason == "":
+		reason = "recommended by the planner"
+	}
+	return want, reason, nil
 }
 
 // FindScript returns the script a command runs, if it names one: the first

@@ -5,7 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
-	"runtime"
+	"slices"
 	"strings"
 	"time"
 
@@ -179,29 +179,61 @@ func (e *Engine) chooseSandbox(ctx context.Context, want, image string) (string,
 		if _, ok := e.cfg.Sandboxes[want]; ok {
 			return want, "asked for with --sandbox " + want, nil
 		}
-		switch want {
-		case sandbox.Slurm:
+		switch {
+		case want == sandbox.Slurm:
 			return "", "", badRequest("sandbox slurm is not available: no sbatch on PATH and SLURM_RESTD_URL unset (install slurm-client and point it at the cluster)")
-		case sandbox.Process, sandbox.Docker:
+		case slices.Contains(sandbox.Names, want):
 			return "", "", badRequest("sandbox %q is not available on this host", want)
 		}
-		return "", "", badRequest("unknown sandbox %q (want process, docker, slurm or auto)", want)
+		return "", "", badRequest("unknown sandbox %q (want %s or auto)", want, strings.Join(sandbox.Names, ", "))
 	}
-	d, ok := e.cfg.Sandboxes[sandbox.Docker]
-	if !ok || runtime.GOOS != "linux" {
-		return sandbox.Process, "Docker is not configured on this host; using the process sandbox", nil
-	}
-	h := e.probes.healthOf(ctx, d)
-	if !h.Available {
-		return sandbox.Process, "Docker is not available (" + h.Detail + "); using the process sandbox", nil
-	}
+	name, reason := e.autoChoice(ctx, image)
+	return name, reason, nil
+}
+
+// autoChoice is --sandbox auto's backend: the first in its order of
+// preference that is configured and takes the run, else the last.
+func (e *Engine) autoChoice(ctx context.Context, image string) (string, string) {
 	if image == "" {
 		image = e.cfg.DefaultImage
 	}
-	if ic, ok := d.(imageChecker); ok && !e.probes.hasImage(ctx, ic, image) {
-		return sandbox.Process, fmt.Sprintf("Docker is up but image %s is not present locally (pull or build it, or pass --image); using the process sandbox", image), nil
+	order := sandbox.AutoOrder
+	fallback := order[len(order)-1]
+	var why []string
+	for _, name := range order[:len(order)-1] {
+		ok, reason := e.takesAuto(ctx, name, image)
+		if ok {
+			if reason == "" {
+				reason = "preferred by --sandbox auto"
+			}
+			return name, reason
+		}
+		why = append(why, reason)
 	}
-	return sandbox.Docker, "Docker is available on Linux; containers isolate the run (image " + image + ")", nil
+	return fallback, strings.Join(append(why, "using the "+fallback+" sandbox"), "; ")
+}
+
+// takesAuto asks one of auto's backends whether it takes a run of image
+// now (cached as its health is: autocache.go), and why; a configured
+// backend that is no AutoCandidate takes any, with no reason of its own.
+func (e *Engine) takesAuto(ctx context.Context, name, image string) (bool, string) {
+	sb, ok := e.cfg.Sandboxes[name]
+	if !ok {
+		return false, title(name) + " is not configured on this host"
+	}
+	c, ok := sb.(sandbox.AutoCandidate)
+	if !ok {
+		return true, ""
+	}
+	return e.probes.takesAuto(ctx, c, name, image)
+}
+
+// title is a backend's name as a reason's sentence starts with it.
+func title(name string) string {
+	if name == "" {
+		return name
+	}
+	return strings.ToUpper(name[:1]) + name[1:]
 }
 
 // buildSpec turns a validated request into the common part of the spec,

@@ -137,6 +137,14 @@ type Admitter interface {
 	Admit(ctx context.Context, req Request, spec *Spec) (Verdict, error)
 }
 
+// GPUGiver is a backend whose runs get this host's GPUs (GPUsHost): as a
+// run starts, the daemon's queue has reserved devs for it (indexes in the
+// daemon's known set, package internal/gpu), and GiveGPUs puts them in
+// spec in the backend's own form.
+type GPUGiver interface {
+	GiveGPUs(spec *Spec, devs []string)
+}
+
 // ErrRefused marks a request a backend cannot admit as given.
 var ErrRefused = errors.New("refused by the sandbox")
 

@@ -35,6 +35,12 @@ type Inventory struct {
 	Source  string   `json:"source"` // "RUNBOX_GPUS", "nvidia-smi", "apple", "none"
 }
 
+// Apple says the set is Apple silicon's one GPU: held by a run for
+// exclusivity only, with nothing to name in its environment.
+func (inv Inventory) Apple() bool {
+	return len(inv.Devices) > 0 && inv.Devices[0].Apple
+}
+
 // Check refuses a request for n of these GPUs (n < 0: all) that can
 // never be met, naming what exists: a run asking for more GPUs than the
 // daemon knows would wait forever.

@@ -70,6 +70,15 @@ func (s *Sandbox) Admit(ctx context.Context, req sandbox.Request, spec *sandbox.
 	return sandbox.Verdict{GPUs: n}, nil
 }
 
+// GiveGPUs hands a starting container the GPUs reserved for it, as a
+// device request (the container then numbers them from 0 itself).
+func (s *Sandbox) GiveGPUs(spec *sandbox.Spec, devs []string) {
+	if s.opts.GPUs.Apple() {
+		return
+	}
+	spec.GPUs = "device=" + strings.Join(devs, ",")
+}
+
 // admitImage refuses an image that is not present locally, unless the
 // request allows a pull; planning refuses none.
 func (s *Sandbox) admitImage(ctx context.Context, req sandbox.Request, spec *sandbox.Spec) error {

@@ -109,3 +109,13 @@ func TestAdmitGPUsAndAllowNet(t *testing.T) {
 		t.Errorf("capabilities: GPUs %q AllowNet %v, want host GPUs and allow-lists", c.GPUs, c.AllowNet)
 	}
 }
+
+// TestGiveGPUs: a starting container gets the GPUs the queue reserved for
+// it as a device request.
+func TestGiveGPUs(t *testing.T) {
+	var spec sandbox.Spec
+	New(Options{}).GiveGPUs(&spec, []string{"1", "3"})
+	if spec.GPUs != "device=1,3" {
+		t.Errorf("spec.GPUs %q, want device=1,3", spec.GPUs)
+	}
+}

@@ -111,8 +111,10 @@ type Sandbox struct {
 }
 
 var (
-	_ sandbox.Sandbox = (*Sandbox)(nil)
-	_ sandbox.Sweeper = (*Sandbox)(nil)
+	_ sandbox.Sandbox       = (*Sandbox)(nil)
+	_ sandbox.Sweeper       = (*Sandbox)(nil)
+	_ sandbox.GPUGiver      = (*Sandbox)(nil)
+	_ sandbox.AutoCandidate = (*Sandbox)(nil)
 )
 
 // New returns a Docker sandbox. It does not contact the daemon.

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/runbox/runbox/sandbox"
@@ -89,6 +90,15 @@ func (s *Sandbox) admitGPUs(g string) (int, error) {
 		return 0, sandbox.Refuse("%v", err)
 	}
 	return n, nil
+}
+
+// GiveGPUs hands a starting run the GPUs reserved for it, in
+// CUDA_VISIBLE_DEVICES (Apple silicon's GPU needs no variable).
+func (s *Sandbox) GiveGPUs(spec *sandbox.Spec, devs []string) {
+	if s.opts.GPUs.Apple() {
+		return
+	}
+	spec.Env = append(slices.Clone(spec.Env), "CUDA_VISIBLE_DEVICES="+strings.Join(devs, ","))
 }
 
 // allowNet keeps the run to its allow-lists, once its isolation is

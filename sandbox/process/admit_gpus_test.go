@@ -120,3 +120,20 @@ func TestAdmitProposedAllowNet(t *testing.T) {
 		})
 	}
 }
+
+// TestGiveGPUs: a starting run gets the GPUs the queue reserved for it in
+// CUDA_VISIBLE_DEVICES, without touching the spec it came from; on Apple
+// silicon (one Metal GPU, held for exclusivity) nothing is named.
+func TestGiveGPUs(t *testing.T) {
+	env := []string{"PATH=/bin"}
+	spec := sandbox.Spec{Env: env[:1:1]}
+	New(Options{}).GiveGPUs(&spec, []string{"0", "2"})
+	if strings.Join(spec.Env, " ") != "PATH=/bin CUDA_VISIBLE_DEVICES=0,2" || len(env) != 1 {
+		t.Errorf("env %q", spec.Env)
+	}
+	apple := sandbox.Spec{Env: []string{"PATH=/bin"}}
+	New(Options{GPUs: gpu.Inventory{Devices: []gpu.Device{{Index: "0", Apple: true}}}}).GiveGPUs(&apple, []string{"0"})
+	if len(apple.Env) != 1 {
+		t.Errorf("Apple silicon: env %q", apple.Env)
+	}
+}

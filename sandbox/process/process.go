@@ -87,7 +87,10 @@ type Sandbox struct {
 	closed  bool             // Close was called: no more standbys
 }
 
-var _ sandbox.Sandbox = (*Sandbox)(nil)
+var (
+	_ sandbox.Sandbox  = (*Sandbox)(nil)
+	_ sandbox.GPUGiver = (*Sandbox)(nil)
+)
 
 // New returns the process backend.
 func New(opts Options) *Sandbox {
