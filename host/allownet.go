@@ -11,44 +11,11 @@ import (
 	"strings"
 
 	"github.com/runbox/runbox/api"
-	"github.com/runbox/runbox/sandbox"
 	"github.com/runbox/runbox/sandbox/egress"
 	"github.com/runbox/runbox/sandbox/runlog"
 	"github.com/runbox/runbox/sdk"
 	"github.com/runbox/runbox/store"
 )
-
-// allowLists checks --allow-net and --setup-allow-net entry by entry
-// (egress.Parse names the bad one) and returns them in canonical form: the
-// backend's admission keeps the run to them, or refuses them.
-func allowLists(req api.RunRequest) (run, setup []string, err error) {
-	if len(req.AllowNet) == 0 && len(req.SetupAllowNet) == 0 {
-		return nil, nil, nil
-	}
-	r, err := egress.Parse(req.AllowNet)
-	if err != nil {
-		return nil, nil, badRequest("%v", err)
-	}
-	su, err := egress.Parse(req.SetupAllowNet)
-	if err != nil {
-		return nil, nil, badRequest("--setup-allow-net: %v", err)
-	}
-	if !su.Empty() && len(req.Setup) == 0 {
-		return nil, nil, badRequest("--setup-allow-net gives setup commands their network, but the run has no --setup")
-	}
-	return r.Strings(), su.Strings(), nil
-}
-
-// allowNetFromSpec fills the request's allow-lists from a stored spec (a
-// plan's, a retried run's) when the request gives none.
-func allowNetFromSpec(req *api.RunRequest, s sandbox.Spec) {
-	if len(req.AllowNet) == 0 {
-		req.AllowNet = s.AllowNet
-	}
-	if len(req.SetupAllowNet) == 0 {
-		req.SetupAllowNet = s.SetupAllowNet
-	}
-}
 
 // EventEgressRefused is the event type of a connection the egress proxy
 // refused; Data is {"host","port"} and Time when it was refused.

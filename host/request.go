@@ -12,6 +12,7 @@ import (
 	"github.com/runbox/runbox/api"
 	"github.com/runbox/runbox/record"
 	"github.com/runbox/runbox/sandbox"
+	"github.com/runbox/runbox/sandbox/egress"
 	"github.com/runbox/runbox/store"
 )
 
@@ -156,7 +157,7 @@ func (e *Engine) admitTo(ctx context.Context, backend string, r sandbox.Request,
 
 // backendRequest is what a backend's Admit sees of a request: the settings it
 // may take or refuse, not the wire type; its allow-lists checked entry by
-// entry (allownet.go).
+// entry (allowLists).
 func backendRequest(req api.RunRequest) (sandbox.Request, error) {
 	r := sandbox.Request{
 		Isolate: req.Isolate, RW: req.RW, Network: req.Network, AllowRisk: req.AllowRisk, Env: req.Env, GPUs: req.GPUs,
@@ -169,6 +170,27 @@ func backendRequest(req api.RunRequest) (sandbox.Request, error) {
 	var err error
 	r.AllowNet, r.SetupAllowNet, err = allowLists(req)
 	return r, err
+}
+
+// allowLists checks --allow-net and --setup-allow-net entry by entry
+// (egress.Parse names the bad one) and returns them in canonical form: the
+// backend's admission keeps the run to them, or refuses them.
+func allowLists(req api.RunRequest) (run, setup []string, err error) {
+	if len(req.AllowNet) == 0 && len(req.SetupAllowNet) == 0 {
+		return nil, nil, nil
+	}
+	r, err := egress.Parse(req.AllowNet)
+	if err != nil {
+		return nil, nil, badRequest("%v", err)
+	}
+	su, err := egress.Parse(req.SetupAllowNet)
+	if err != nil {
+		return nil, nil, badRequest("--setup-allow-net: %v", err)
+	}
+	if !su.Empty() && len(req.Setup) == 0 {
+		return nil, nil, badRequest("--setup-allow-net gives setup commands their network, but the run has no --setup")
+	}
+	return r.Strings(), su.Strings(), nil
 }
 
 // chooseSandbox resolves "auto" (or "") to a backend, with the reason.
@@ -373,7 +395,12 @@ func fillFromSpec(req *api.RunRequest, s sandbox.Spec, what string) error {
 		req.Slurm = &api.SlurmRequest{Partition: s.Slurm.Partition, Account: s.Slurm.Account, QOS: s.Slurm.QOS,
 			Options: s.Slurm.Options, QueueTimeout: api.Duration(s.Slurm.QueueTimeout)}
 	}
-	allowNetFromSpec(req, s) // allownet.go
+	if len(req.AllowNet) == 0 {
+		req.AllowNet = s.AllowNet
+	}
+	if len(req.SetupAllowNet) == 0 {
+		req.SetupAllowNet = s.SetupAllowNet
+	}
 	// Later entries win in resolveEnv, so a value given now replaces a
 	// redacted one; only a secret that nobody gave again is refused.
 	given := map[string]bool{}
