@@ -52,7 +52,9 @@ type Config struct {
 	Logger       *slog.Logger
 	// Now is for tests that need a clock; default time.Now.
 	Now func() time.Time
-	// GPUs are the GPUs the engine hands to runs that ask (campaign.go).
+	// GPUs are this host's GPUs, which the queue reserves for the runs
+	// whose admission asked (campaign.go): the same set the backends
+	// that hand them out were given, which their admission checks.
 	GPUs gpu.Inventory
 }
 
