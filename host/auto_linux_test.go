@@ -56,6 +56,8 @@ func TestAutoChoice(t *testing.T) {
 	check("image present", img, sandbox.Docker, "Docker is available on Linux; containers isolate the run (image "+img+")")
 	te.cfg.DefaultImage = img
 	check("default image present", "", sandbox.Docker, "(image "+img+")")
+	plan("Docker recommended, default image present", sdk.Recommendation{Sandbox: sandbox.Docker}, sandbox.Docker,
+		"Docker is available on Linux; containers isolate the run (image "+img+")", "")
 	plan("Docker recommended, image present", sdk.Recommendation{Sandbox: sandbox.Docker, SandboxReason: "risky", Image: img},
 		sandbox.Docker, "risky", img)
 	plan("Docker recommended, image absent", sdk.Recommendation{Sandbox: sandbox.Docker, SandboxReason: "risky", Image: absent},

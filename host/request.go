@@ -216,9 +216,6 @@ func (e *Engine) chooseSandbox(ctx context.Context, want, image string) (string,
 // autoChoice is --sandbox auto's backend: the first in its order of
 // preference that is configured and takes the run, else the last.
 func (e *Engine) autoChoice(ctx context.Context, image string) (string, string) {
-	if image == "" {
-		image = e.cfg.DefaultImage
-	}
 	order := sandbox.AutoOrder
 	fallback := order[len(order)-1]
 	var why []string
@@ -236,9 +233,13 @@ func (e *Engine) autoChoice(ctx context.Context, image string) (string, string) 
 }
 
 // takesAuto asks one of auto's backends whether it takes a run of image
-// now (cached as its health is: autocache.go), and why; a configured
-// backend that is no AutoCandidate takes any, with no reason of its own.
+// (the default image when "") now, cached as its health is (autocache.go),
+// and why; a configured backend that is no AutoCandidate takes any, with
+// no reason of its own.
 func (e *Engine) takesAuto(ctx context.Context, name, image string) (bool, string) {
+	if image == "" {
+		image = e.cfg.DefaultImage
+	}
 	sb, ok := e.cfg.Sandboxes[name]
 	if !ok {
 		return false, title(name) + " is not configured on this host"
