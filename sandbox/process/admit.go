@@ -73,7 +73,7 @@ func (s *Sandbox) Admit(ctx context.Context, req sandbox.Request, spec *sandbox.
 		return sandbox.Verdict{}, err
 	}
 	if refusal != "" {
-		return sandbox.Verdict{Refusal: refusal}, nil
+		return sandbox.Verdict{Refusal: refusal, GPUs: n}, nil
 	}
 	return sandbox.Verdict{Note: note, GPUs: n}, nil
 }
