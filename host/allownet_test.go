@@ -1,83 +1,82 @@
 package host
 
 import (
+	"context"
 	"strings"
 	"testing"
 
 	"github.com/runbox/runbox/api"
 	"github.com/runbox/runbox/sandbox"
-	"github.com/runbox/runbox/sandbox/process/confine"
+	"github.com/runbox/runbox/sandbox/slurm"
 	"github.com/runbox/runbox/sdk"
+	"github.com/runbox/runbox/store"
 )
 
-// applyAllowNet refuses what cannot be kept to a list, naming why: a
-// Slurm job (no proxy on its nodes), a container given a network, the
-// host network, entries that are not host names, a setup list without setup.
-func TestApplyAllowNetRefusals(t *testing.T) {
+// allowLists refuses entries that are not host names, naming them, and a
+// setup list without setup; what it passes on to the backend's admission
+// is the lists in canonical form. (What each backend admits: the Admit
+// tests of sandbox/process, docker and slurm.)
+func TestAllowListsRefusals(t *testing.T) {
 	for _, tc := range []struct {
-		name    string
-		backend string
-		req     api.RunRequest
-		want    string
+		name string
+		req  api.RunRequest
+		want string
 	}{
-		{"slurm", sandbox.Slurm, api.RunRequest{AllowNet: []string{"pypi.org"}}, "Slurm job runs on the cluster's nodes"},
-		{"docker with a network", sandbox.Docker, api.RunRequest{AllowNet: []string{"pypi.org"}, Network: "bridge"}, "--network bridge gives it the network"},
-		{"host network", sandbox.Process, api.RunRequest{AllowNet: []string{"pypi.org"}, Network: "host"}, "choose one"},
-		{"star", sandbox.Process, api.RunRequest{AllowNet: []string{"*"}}, "--network"},
-		{"setup list without setup", sandbox.Process, api.RunRequest{SetupAllowNet: []string{"pypi.org"}}, "no --setup"},
-		{"bad setup entry", sandbox.Process, api.RunRequest{Setup: []string{"true"}, SetupAllowNet: []string{"1.2.3.4"}}, "--setup-allow-net"},
+		{"star", api.RunRequest{AllowNet: []string{"*"}}, "--network"},
+		{"setup list without setup", api.RunRequest{SetupAllowNet: []string{"pypi.org"}}, "no --setup"},
+		{"bad setup entry", api.RunRequest{Setup: []string{"true"}, SetupAllowNet: []string{"1.2.3.4"}}, "--setup-allow-net"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			spec := sandbox.Spec{}
-			err := applyAllowNet(&spec, tc.backend, tc.req)
+			run, setup, err := allowLists(tc.req)
 			if err == nil || !strings.Contains(err.Error(), tc.want) {
 				t.Errorf("err %v, want one saying %q", err, tc.want)
 			}
-			if len(spec.AllowNet) > 0 {
-				t.Errorf("spec got a list despite the refusal: %v", spec.AllowNet)
+			if len(run) > 0 || len(setup) > 0 {
+				t.Errorf("lists passed on despite the refusal: %v %v", run, setup)
 			}
 		})
 	}
-}
-
-// A process run with a list gets its network cut, at least.
-func TestApplyAllowNetCutsTheNetwork(t *testing.T) {
-	if err := confine.Probe().Can(confine.Net); err != nil {
-		t.Skipf("this host cannot cut a run's network: %v", err)
-	}
-	spec := sandbox.Spec{ProcessOptions: sandbox.ProcessOptions{Isolate: "fs"}}
-	if err := applyAllowNet(&spec, sandbox.Process, api.RunRequest{AllowNet: []string{"PyPI.org, *.pythonhosted.org"}}); err != nil {
-		t.Fatal(err)
-	}
-	if spec.Isolate != "full" || strings.Join(spec.AllowNet, ",") != "pypi.org,*.pythonhosted.org" {
-		t.Errorf("spec: isolate %q allow %v", spec.Isolate, spec.AllowNet)
+	run, _, err := allowLists(api.RunRequest{AllowNet: []string{"PyPI.org, *.pythonhosted.org"}})
+	if err != nil || strings.Join(run, ",") != "pypi.org,*.pythonhosted.org" {
+		t.Errorf("allowLists: %v %v", run, err)
 	}
 }
 
-// The plan's proposal is applied to a process run, not under a critical
-// risk, not over the user's own choice.
-func TestProposeAllowNet(t *testing.T) {
-	if err := confine.Probe().Can(confine.Net); err != nil {
-		t.Skipf("this host cannot cut a run's network: %v", err)
+// A backend's refusal of an allow-list reaches the caller as a bad
+// request with its message as written, and creates no run: a Slurm job
+// (no proxy on its nodes).
+func TestAllowNetRefusedByTheBackend(t *testing.T) {
+	te := newTestEngine(t, t.TempDir(), 2)
+	te.cfg.Sandboxes[sandbox.Slurm] = slurm.New(slurm.Options{})
+	req := processRequest(t, "true")
+	req.Sandbox, req.AllowNet = sandbox.Slurm, []string{"pypi.org"}
+	_, err := te.Submit(context.Background(), req)
+	if err == nil || !strings.Contains(err.Error(), "a Slurm job runs on the cluster's nodes, where runbox has no proxy") {
+		t.Fatalf("Submit: %v, want the Slurm backend's refusal", err)
 	}
-	out := sdk.PlanOutput{AllowNet: []sdk.AllowHost{{Host: "pypi.org", Reason: "pip install"}}}
-	spec := sandbox.Spec{}
-	if note := proposeAllowNet(&spec, sandbox.Process, api.RunRequest{}, out); spec.Isolate != "net" || len(spec.AllowNet) != 1 || !strings.Contains(note, "only pypi.org") {
-		t.Errorf("applied: %q %v %q", spec.Isolate, spec.AllowNet, note)
+	if runs, err := te.st.ListRuns(context.Background(), store.Filter{}); err != nil || len(runs) != 0 {
+		t.Errorf("runs after the refusal: %v %v", runs, err)
 	}
-	for name, req := range map[string]api.RunRequest{
-		"own list": {AllowNet: []string{"example.org"}}, "host network": {Network: "host"}, "isolate none": {Isolate: "none"},
-	} {
-		spec := sandbox.Spec{}
-		proposeAllowNet(&spec, sandbox.Process, req, out)
-		if len(spec.AllowNet) != 0 {
-			t.Errorf("%s: the proposal overrode the request: %v", name, spec.AllowNet)
-		}
+}
+
+// The plan's proposal is passed to the backend checked and canonical; not
+// over the user's own choice, not under a critical risk, and not when the
+// planner names what --allow-net refuses (a note says so).
+func TestProposedAllowNet(t *testing.T) {
+	out := sdk.PlanOutput{AllowNet: []sdk.AllowHost{{Host: "PyPI.org", Reason: "pip install"}}}
+	if hosts, note := proposedAllowNet(api.RunRequest{}, out); strings.Join(hosts, ",") != "pypi.org" || note != "" {
+		t.Errorf("proposed: %v %q", hosts, note)
+	}
+	if hosts, _ := proposedAllowNet(api.RunRequest{AllowNet: []string{"example.org"}}, out); len(hosts) != 0 {
+		t.Errorf("the proposal overrode the request's own list: %v", hosts)
 	}
 	crit := out
 	crit.Risks = []sdk.Risk{{Severity: sdk.SeverityCritical, Code: "pipe-to-shell", Message: "x"}}
-	spec = sandbox.Spec{}
-	if proposeAllowNet(&spec, sandbox.Process, api.RunRequest{}, crit); len(spec.AllowNet) != 0 {
-		t.Errorf("a critical plan got hosts: %v", spec.AllowNet)
+	if hosts, _ := proposedAllowNet(api.RunRequest{}, crit); len(hosts) != 0 {
+		t.Errorf("a critical plan got hosts: %v", hosts)
+	}
+	bad := sdk.PlanOutput{AllowNet: []sdk.AllowHost{{Host: "10.1.2.3"}}}
+	if hosts, note := proposedAllowNet(api.RunRequest{}, bad); len(hosts) != 0 || !strings.Contains(note, "none applied") {
+		t.Errorf("an address proposed: %v %q", hosts, note)
 	}
 }

@@ -8,8 +8,8 @@ import (
 	"github.com/runbox/runbox/sandbox"
 )
 
-// probeTTL is how long a Docker health or image probe answers --sandbox
-// auto. Probing costs tens of milliseconds per run, and what it tells
+// probeTTL is how long a backend's health, or its answer to --sandbox
+// auto for an image, stands. Probing costs tens of milliseconds per run, and what it tells
 // changes rarely; a failed start is reported as SANDBOX_ERROR anyway.
 const probeTTL = 3 * time.Second
 
@@ -17,7 +17,7 @@ const probeTTL = 3 * time.Second
 type probes struct {
 	mu     sync.Mutex
 	health map[string]probe[sandbox.Health]
-	images map[string]probe[bool]
+	auto   map[string]probe[autoAnswer]
 	caps   map[string]probe[sandbox.Capabilities]
 }
 
@@ -30,8 +30,18 @@ func (p *probes) healthOf(ctx context.Context, sb sandbox.Sandbox) sandbox.Healt
 	return cached(p, &p.health, sb.Name(), func() sandbox.Health { return sb.Health(ctx) })
 }
 
-func (p *probes) hasImage(ctx context.Context, ic imageChecker, ref string) bool {
-	return cached(p, &p.images, ref, func() bool { return ic.HasImage(ctx, ref) })
+// autoAnswer is a backend's answer to --sandbox auto for one image.
+type autoAnswer struct {
+	ok     bool
+	reason string
+}
+
+func (p *probes) takesAuto(ctx context.Context, c sandbox.AutoCandidate, name, image string) (bool, string) {
+	a := cached(p, &p.auto, name+"\x00"+image, func() autoAnswer {
+		ok, reason := c.TakesAuto(ctx, image)
+		return autoAnswer{ok, reason}
+	})
+	return a.ok, a.reason
 }
 
 // capsOf is a backend's capabilities: they are probed (confinement,
@@ -57,10 +67,4 @@ func cached[T any](p *probes, m *map[string]probe[T], key string, get func() T) 
 	(*m)[key] = probe[T]{time.Now(), v}
 	p.mu.Unlock()
 	return v
-}
-
-// imageChecker is implemented by backends that can tell whether an image
-// is present locally (the Docker backend).
-type imageChecker interface {
-	HasImage(ctx context.Context, ref string) bool
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"slices"
-	"strconv"
 	"strings"
 
 	"github.com/runbox/runbox/api"
@@ -69,27 +68,10 @@ func (e *Engine) GPUs() (gpu.Inventory, []string) {
 	return e.camp.inv, e.camp.alloc.Free()
 }
 
-// parseGPUs reads --gpus for a run the daemon hands GPUs to: a count or
-// all (-1). ok is false for a value the daemon does not allocate.
-func parseGPUs(v string) (n int, ok bool, err error) {
-	switch {
-	case v == "":
-		return 0, false, nil
-	case v == "all":
-		return -1, true, nil
-	case strings.HasPrefix(v, "device="):
-		return 0, false, nil
-	}
-	n, err = strconv.Atoi(v)
-	if err != nil || n <= 0 {
-		return 0, false, badRequest("--gpus %q: want a number of GPUs (1, 2, ...) or all", v)
-	}
-	return n, true, nil
-}
-
-// campaignOf checks a request's dependencies and GPUs and returns its
-// campaign part (nil for a plain run). base carries a sweep's part.
-func (e *Engine) campaignOf(ctx context.Context, backend string, req api.RunRequest, base *store.Campaign) (*store.Campaign, error) {
+// campaignOf checks a request's dependencies and returns its campaign part
+// (nil for a plain run): with the GPUs its backend's admission said the
+// queue must reserve for it (-1: all). base carries a sweep's part.
+func (e *Engine) campaignOf(ctx context.Context, gpus int, req api.RunRequest, base *store.Campaign) (*store.Campaign, error) {
 	c := &store.Campaign{}
 	if base != nil {
 		*c = *base
@@ -116,23 +98,8 @@ func (e *Engine) campaignOf(ctx context.Context, backend string, req api.RunRequ
 		return nil, badRequest("--after-any needs --after RUN")
 	}
 	c.AfterAny = req.AfterAny
-	if backend == sandbox.Process || backend == sandbox.Docker {
-		n, managed, err := parseGPUs(req.GPUs)
-		if err != nil {
-			return nil, err
-		}
-		if !managed && strings.HasPrefix(req.GPUs, "device=") && backend == sandbox.Process {
-			return nil, badRequest("--gpus %s: a process run asks for a number of GPUs (or all); the daemon hands them out", req.GPUs)
-		}
-		if managed {
-			e.mu.Lock()
-			err := e.camp.alloc.Check(n)
-			e.mu.Unlock()
-			if err != nil {
-				return nil, badRequest("%s", err.Error())
-			}
-			c.GPUs = n
-		}
+	if gpus != 0 {
+		c.GPUs = gpus
 	}
 	if c.Sweep == "" && len(c.After) == 0 && c.GPUs == 0 {
 		return nil, nil
@@ -260,22 +227,6 @@ func (e *Engine) depStateLocked(c *store.Campaign) (ready bool, wait waitReason,
 		}
 	}
 	return true, waitReason{}, ""
-}
-
-// gpuEnv hands a started run its GPUs: CUDA_VISIBLE_DEVICES for a
-// process, a device request for a container (which then numbers them
-// from 0 itself).
-func gpuEnv(spec *sandbox.Spec, backend string, devs []string, apple bool) {
-	if apple {
-		return // one Metal device, held for exclusivity only
-	}
-	list := strings.Join(devs, ",")
-	switch backend {
-	case sandbox.Docker:
-		spec.GPUs = "device=" + list
-	default:
-		spec.Env = append(slices.Clone(spec.Env), "CUDA_VISIBLE_DEVICES="+list)
-	}
 }
 
 // queueDecision is one pass of the scheduler over the queue: who starts,

@@ -52,7 +52,9 @@ type Config struct {
 	Logger       *slog.Logger
 	// Now is for tests that need a clock; default time.Now.
 	Now func() time.Time
-	// GPUs are the GPUs the engine hands to runs that ask (campaign.go).
+	// GPUs are this host's GPUs, which the queue reserves for the runs
+	// whose admission asked (campaign.go): the same set the backends
+	// that hand them out were given, which their admission checks.
 	GPUs gpu.Inventory
 }
 
@@ -77,7 +79,7 @@ type Engine struct {
 	done       map[string]chan struct{}
 	closed     bool
 
-	probes probes // cached Docker probes for --sandbox auto
+	probes probes // backends' cached health, capabilities, answers to --sandbox auto
 
 	camp *campaigns // dependencies, sweeps, GPUs (campaign.go); under mu
 
@@ -338,7 +340,9 @@ func (e *Engine) schedule() {
 			withDependency(&p.spec, dep) // slurmchain.go
 		}
 		if devs := d.devices[id]; len(devs) > 0 {
-			gpuEnv(&p.spec, p.backend, devs, len(e.camp.inv.Devices) > 0 && e.camp.inv.Devices[0].Apple)
+			if g, ok := e.cfg.Sandboxes[p.backend].(sandbox.GPUGiver); ok {
+				g.GiveGPUs(&p.spec, devs) // in the backend's own form
+			}
 			if c := e.camp.info[id]; c != nil {
 				c.Devices = devs
 			}

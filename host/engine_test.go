@@ -112,6 +112,23 @@ func (te *testEngine) states(t *testing.T, id string) []store.State {
 	return out
 }
 
+// preparingRun is what Submit writes of a process run that can start at
+// once, before its runner starts the sandbox: its spec, built for req, and
+// the run in preparing.
+func (te *testEngine) preparingRun(t *testing.T, req api.RunRequest) (*store.Run, sandbox.Spec) {
+	t.Helper()
+	id := store.NewID()
+	spec, err := te.buildSpec(id, sandbox.Capabilities{}, req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	run := &store.Run{ID: id, State: store.Preparing, Reason: "preparing", Sandbox: sandbox.Process, Spec: storedSpec(spec, req), CreatedAt: time.Now()}
+	if err := te.st.CreateRun(context.Background(), run); err != nil {
+		t.Fatal(err)
+	}
+	return run, spec
+}
+
 func processRequest(t *testing.T, cmd ...string) api.RunRequest {
 	return api.RunRequest{Command: cmd, Sandbox: sandbox.Process, Workdir: t.TempDir(), ClientEnv: os.Environ()}
 }
@@ -166,16 +183,8 @@ func TestRecoverStartsAPreparedRunThatNeverStarted(t *testing.T) {
 	te := newTestEngine(t, home, 2)
 	ctx := context.Background()
 	req := processRequest(t, "sh", "-c", "echo recovered")
-	id := store.NewID()
-	spec, err := te.buildSpec(id, sandbox.Capabilities{}, req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	// What Submit writes before its runner starts the sandbox.
-	run := &store.Run{ID: id, State: store.Preparing, Reason: "preparing", Sandbox: sandbox.Process, Spec: storedSpec(spec, req), CreatedAt: time.Now()}
-	if err := te.st.CreateRun(ctx, run); err != nil {
-		t.Fatal(err)
-	}
+	run, spec := te.preparingRun(t, req)
+	id := run.ID
 	if err := savePending(te.runDir(id), &pendingRun{spec: spec}); err != nil {
 		t.Fatal(err)
 	}

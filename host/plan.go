@@ -81,24 +81,26 @@ func (e *Engine) Plan(ctx context.Context, req api.RunRequest) (*store.Plan, err
 	if req.Network == "" && slices.Contains(caps.Networks, rec.Network) {
 		req.Network = rec.Network
 	}
-	if req.GPUs == "" && caps.GPUs {
-		req.GPUs = rec.GPUs
-	}
 	id := store.NewID()
-	sreq := backendRequest(req)
-	sreq.Planning, sreq.Plan = true, &sandbox.PlanPromise{ID: id, Output: &out}
-	spec, err := e.commonSpec(ctx, id, backend, req) // request.go
+	sreq, err := backendRequest(req) // request.go
 	if err != nil {
 		return nil, err
 	}
-	if _, err := e.admitTo(ctx, backend, sreq, &spec); err != nil {
+	sreq.Planning, sreq.Plan = true, &sandbox.PlanPromise{ID: id, Output: &out}
+	var dropped string
+	sreq.ProposedAllowNet, dropped = proposedAllowNet(req, out) // allownet.go
+	spec, err := e.commonSpec(ctx, id, backend, req)
+	if err != nil {
 		return nil, err
 	}
-	if err := applyAllowNet(&spec, backend, req); err != nil { // allownet.go
+	v, err := e.admitTo(ctx, backend, sreq, &spec)
+	if err != nil {
 		return nil, err
 	}
-	if note := proposeAllowNet(&spec, backend, req, out); note != "" { // allownet.go
-		out.Notes = append(out.Notes, note)
+	for _, note := range []string{dropped, v.Note} {
+		if note != "" {
+			out.Notes = append(out.Notes, note)
+		}
 	}
 	out.Notes = append(out.Notes, limitsNote(caps, spec))
 	plan := &store.Plan{
@@ -198,37 +200,37 @@ func gpusAsked(v string) int {
 
 // planSandbox settles where a planned run goes. An explicit --sandbox
 // wins. Otherwise the planner's recommendation is taken only if it can run
-// here: a recommended container needs Docker up and the image present
-// locally, exactly as for --sandbox auto; if not, the plan says why it fell
-// back to the process sandbox.
+// here: one of auto's backends (sandbox.AutoOrder), configured and taking
+// the run exactly as for --sandbox auto (a container: Docker up and the
+// image present locally); if not, the plan says why it fell back to
+// auto's choice.
 func (e *Engine) planSandbox(ctx context.Context, req *api.RunRequest, rec *sdk.Recommendation) (string, string, error) {
 	if req.Sandbox != "" && req.Sandbox != sandbox.Auto {
 		return e.chooseSandbox(ctx, req.Sandbox, req.Image)
 	}
-	switch rec.Sandbox {
-	case sandbox.Process:
-		if rec.SandboxReason != "" {
-			return sandbox.Process, rec.SandboxReason, nil
-		}
-		return sandbox.Process, "recommended by the planner", nil
-	case sandbox.Docker:
-		image := req.Image
-		if image == "" {
-			image = rec.Image
-		}
-		backend, reason, err := e.chooseSandbox(ctx, sandbox.Auto, image)
-		if err != nil || backend != sandbox.Docker {
-			return backend, "the planner recommends Docker (" + rec.SandboxReason + ") but: " + reason, err
-		}
-		if req.Image == "" {
-			req.Image = image
-		}
-		if rec.SandboxReason != "" {
-			reason = rec.SandboxReason
-		}
-		return backend, reason, nil
+	want := rec.Sandbox
+	if !slices.Contains(sandbox.AutoOrder, want) {
+		return e.chooseSandbox(ctx, sandbox.Auto, req.Image)
 	}
-	return e.chooseSandbox(ctx, sandbox.Auto, req.Image)
+	image := req.Image
+	if image == "" {
+		image = rec.Image
+	}
+	ok, reason := e.takesAuto(ctx, want, image) // request.go
+	if !ok {
+		backend, why := e.autoChoice(ctx, image)
+		return backend, "the planner recommends " + title(want) + " (" + rec.SandboxReason + ") but: " + why, nil
+	}
+	if req.Image == "" && e.probes.capsOf(ctx, e.cfg.Sandboxes[want]).Images {
+		req.Image = image
+	}
+	switch {
+	case rec.SandboxReason != "":
+		reason = rec.SandboxReason
+	case reason == "":
+		reason = "recommended by the planner"
+	}
+	return want, reason, nil
 }
 
 // FindScript returns the script a command runs, if it names one: the first

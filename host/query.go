@@ -77,7 +77,7 @@ func (e *Engine) Events(ctx context.Context, id string, after uint64) ([]store.E
 // Backends reports every backend's health and what auto would pick.
 func (e *Engine) Backends(ctx context.Context) api.Backends {
 	var out api.Backends
-	for _, name := range []string{sandbox.Process, sandbox.Docker, sandbox.Slurm} {
+	for _, name := range sandbox.Names {
 		sb, ok := e.cfg.Sandboxes[name]
 		if !ok {
 			continue

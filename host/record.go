@@ -170,7 +170,7 @@ func (e *Engine) completeRecord(ctx context.Context, id string, spec sandbox.Spe
 	if rec.Snapshot != nil {
 		in.Workdir = rec.Workdir // the record is of the workspace, not its copy
 	}
-	if ii, ok := e.cfg.Sandboxes[backend].(imageInspector); ok && backend == sandbox.Docker {
+	if ii, ok := e.cfg.Sandboxes[backend].(imageInspector); ok {
 		in.InspectImage = ii.InspectImage
 	}
 	recordCache.CompleteAt(ctx, rec, in, fresh)

@@ -5,13 +5,14 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
-	"runtime"
+	"slices"
 	"strings"
 	"time"
 
 	"github.com/runbox/runbox/api"
 	"github.com/runbox/runbox/record"
 	"github.com/runbox/runbox/sandbox"
+	"github.com/runbox/runbox/sandbox/egress"
 	"github.com/runbox/runbox/store"
 )
 
@@ -50,7 +51,10 @@ func (e *Engine) prepare(ctx context.Context, req api.RunRequest, retried *store
 	if pr.plan != nil && (req.Sandbox == "" || req.Sandbox == sandbox.Auto) {
 		pr.reason = "planned: " + pr.plan.SandboxReason
 	}
-	sreq := backendRequest(pr.req)
+	sreq, err := backendRequest(pr.req)
+	if err != nil {
+		return nil, err
+	}
 	if p := pr.plan; p != nil {
 		sreq.Plan = &sandbox.PlanPromise{ID: p.ID, Spec: p.Spec, Output: &p.Result}
 	}
@@ -70,9 +74,6 @@ func (e *Engine) prepare(ctx context.Context, req api.RunRequest, retried *store
 		}
 	}
 	if pr.verdict, err = e.admitTo(ctx, backend, sreq, &pr.spec); err != nil {
-		return nil, err
-	}
-	if err := applyAllowNet(&pr.spec, backend, pr.req); err != nil { // allownet.go
 		return nil, err
 	}
 	if pr.rec != nil && pr.rec.Image == nil && pr.spec.Image != "" {
@@ -155,17 +156,41 @@ func (e *Engine) admitTo(ctx context.Context, backend string, r sandbox.Request,
 }
 
 // backendRequest is what a backend's Admit sees of a request: the settings it
-// may take or refuse, not the wire type.
-func backendRequest(req api.RunRequest) sandbox.Request {
+// may take or refuse, not the wire type; its allow-lists checked entry by
+// entry (allowLists).
+func backendRequest(req api.RunRequest) (sandbox.Request, error) {
 	r := sandbox.Request{
-		Isolate: req.Isolate, RW: req.RW, Network: req.Network, AllowRisk: req.AllowRisk, Env: req.Env,
+		Isolate: req.Isolate, RW: req.RW, Network: req.Network, AllowRisk: req.AllowRisk, Env: req.Env, GPUs: req.GPUs,
 		Image: req.Image, Pull: req.Pull, ReadOnlyRoot: req.ReadOnlyRoot, KeepContainer: req.KeepContainer, User: req.User,
 	}
 	if s := req.Slurm; s != nil {
 		r.Slurm = &sandbox.SlurmSpec{Partition: s.Partition, Account: s.Account, QOS: s.QOS,
 			Options: s.Options, QueueTimeout: time.Duration(s.QueueTimeout)}
 	}
-	return r
+	var err error
+	r.AllowNet, r.SetupAllowNet, err = allowLists(req)
+	return r, err
+}
+
+// allowLists checks --allow-net and --setup-allow-net entry by entry
+// (egress.Parse names the bad one) and returns them in canonical form: the
+// backend's admission keeps the run to them, or refuses them.
+func allowLists(req api.RunRequest) (run, setup []string, err error) {
+	if len(req.AllowNet) == 0 && len(req.SetupAllowNet) == 0 {
+		return nil, nil, nil
+	}
+	r, err := egress.Parse(req.AllowNet)
+	if err != nil {
+		return nil, nil, badRequest("%v", err)
+	}
+	su, err := egress.Parse(req.SetupAllowNet)
+	if err != nil {
+		return nil, nil, badRequest("--setup-allow-net: %v", err)
+	}
+	if !su.Empty() && len(req.Setup) == 0 {
+		return nil, nil, badRequest("--setup-allow-net gives setup commands their network, but the run has no --setup")
+	}
+	return r.Strings(), su.Strings(), nil
 }
 
 // chooseSandbox resolves "auto" (or "") to a backend, with the reason.
@@ -176,29 +201,62 @@ func (e *Engine) chooseSandbox(ctx context.Context, want, image string) (string,
 		if _, ok := e.cfg.Sandboxes[want]; ok {
 			return want, "asked for with --sandbox " + want, nil
 		}
-		switch want {
-		case sandbox.Slurm:
+		switch {
+		case want == sandbox.Slurm:
 			return "", "", badRequest("sandbox slurm is not available: no sbatch on PATH and SLURM_RESTD_URL unset (install slurm-client and point it at the cluster)")
-		case sandbox.Process, sandbox.Docker:
+		case slices.Contains(sandbox.Names, want):
 			return "", "", badRequest("sandbox %q is not available on this host", want)
 		}
-		return "", "", badRequest("unknown sandbox %q (want process, docker, slurm or auto)", want)
+		return "", "", badRequest("unknown sandbox %q (want %s or auto)", want, strings.Join(sandbox.Names, ", "))
 	}
-	d, ok := e.cfg.Sandboxes[sandbox.Docker]
-	if !ok || runtime.GOOS != "linux" {
-		return sandbox.Process, "Docker is not configured on this host; using the process sandbox", nil
+	name, reason := e.autoChoice(ctx, image)
+	return name, reason, nil
+}
+
+// autoChoice is --sandbox auto's backend: the first in its order of
+// preference that is configured and takes the run, else the last.
+func (e *Engine) autoChoice(ctx context.Context, image string) (string, string) {
+	order := sandbox.AutoOrder
+	fallback := order[len(order)-1]
+	var why []string
+	for _, name := range order[:len(order)-1] {
+		ok, reason := e.takesAuto(ctx, name, image)
+		if ok {
+			if reason == "" {
+				reason = "preferred by --sandbox auto"
+			}
+			return name, reason
+		}
+		why = append(why, reason)
 	}
-	h := e.probes.healthOf(ctx, d)
-	if !h.Available {
-		return sandbox.Process, "Docker is not available (" + h.Detail + "); using the process sandbox", nil
-	}
+	return fallback, strings.Join(append(why, "using the "+fallback+" sandbox"), "; ")
+}
+
+// takesAuto asks one of auto's backends whether it takes a run of image
+// (the default image when "") now, cached as its health is (autocache.go),
+// and why; a configured backend that is no AutoCandidate takes any, with
+// no reason of its own.
+func (e *Engine) takesAuto(ctx context.Context, name, image string) (bool, string) {
 	if image == "" {
 		image = e.cfg.DefaultImage
 	}
-	if ic, ok := d.(imageChecker); ok && !e.probes.hasImage(ctx, ic, image) {
-		return sandbox.Process, fmt.Sprintf("Docker is up but image %s is not present locally (pull or build it, or pass --image); using the process sandbox", image), nil
+	sb, ok := e.cfg.Sandboxes[name]
+	if !ok {
+		return false, title(name) + " is not configured on this host"
 	}
-	return sandbox.Docker, "Docker is available on Linux; containers isolate the run (image " + image + ")", nil
+	c, ok := sb.(sandbox.AutoCandidate)
+	if !ok {
+		return true, ""
+	}
+	return e.probes.takesAuto(ctx, c, name, image)
+}
+
+// title is a backend's name as a reason's sentence starts with it.
+func title(name string) string {
+	if name == "" {
+		return name
+	}
+	return strings.ToUpper(name[:1]) + name[1:]
 }
 
 // buildSpec turns a validated request into the common part of the spec,
@@ -338,7 +396,12 @@ func fillFromSpec(req *api.RunRequest, s sandbox.Spec, what string) error {
 		req.Slurm = &api.SlurmRequest{Partition: s.Slurm.Partition, Account: s.Slurm.Account, QOS: s.Slurm.QOS,
 			Options: s.Slurm.Options, QueueTimeout: api.Duration(s.Slurm.QueueTimeout)}
 	}
-	allowNetFromSpec(req, s) // allownet.go
+	if len(req.AllowNet) == 0 {
+		req.AllowNet = s.AllowNet
+	}
+	if len(req.SetupAllowNet) == 0 {
+		req.SetupAllowNet = s.SetupAllowNet
+	}
 	// Later entries win in resolveEnv, so a value given now replaces a
 	// redacted one; only a secret that nobody gave again is refused.
 	given := map[string]bool{}

@@ -14,18 +14,10 @@ func TestRecoveredStartIsNotTheReattachTime(t *testing.T) {
 	home := t.TempDir()
 	te := newTestEngine(t, home, 2)
 	ctx := context.Background()
-	req := processRequest(t, "sh", "-c", "sleep 1.5")
-	id := store.NewID()
-	spec, err := te.buildSpec(id, sandbox.Capabilities{}, req)
-	if err != nil {
-		t.Fatal(err)
-	}
 	// What a daemon does up to the lost write: the run created in
 	// preparing, its sandbox started, its queued spec removed.
-	run := &store.Run{ID: id, State: store.Preparing, Reason: "preparing", Sandbox: sandbox.Process, Spec: storedSpec(spec, req), CreatedAt: time.Now()}
-	if err := te.st.CreateRun(ctx, run); err != nil {
-		t.Fatal(err)
-	}
+	run, spec := te.preparingRun(t, processRequest(t, "sh", "-c", "sleep 1.5"))
+	id := run.ID
 	if err := prepareDirs(spec); err != nil {
 		t.Fatal(err)
 	}
@@ -42,6 +34,7 @@ func TestRecoveredStartIsNotTheReattachTime(t *testing.T) {
 		t.Fatal(err)
 	}
 	var live *store.Run
+	var err error
 	deadline := time.Now().Add(10 * time.Second)
 	for {
 		if live, err = te2.Get(ctx, id); err != nil {

@@ -67,7 +67,7 @@ func (e *Engine) submit(ctx context.Context, req api.RunRequest, retried *store.
 	if err != nil {
 		return nil, err
 	}
-	camp, err := e.campaignOf(ctx, pr.backend, pr.req, base) // campaign.go
+	camp, err := e.campaignOf(ctx, pr.verdict.GPUs, pr.req, base) // campaign.go
 	if err != nil {
 		return nil, err
 	}

@@ -39,9 +39,23 @@ type Capabilities struct {
 	// SchedulerOptions: it takes batch-scheduler settings (partition,
 	// account, QoS, sbatch options, queue timeout); others refuse them.
 	SchedulerOptions bool
-	// GPUs: it can hand GPUs to a run (--gpus).
-	GPUs bool
+	// GPUs says whose GPUs a run gets with --gpus: GPUsHost, GPUsCluster,
+	// or "" (none: Admit refuses --gpus).
+	GPUs string
+	// AllowNet: it can keep a run to an allow-list of hosts (--allow-net,
+	// --setup-allow-net) through an egress proxy; others refuse a list.
+	AllowNet bool
 }
+
+// Whose GPUs a run gets (Capabilities.GPUs).
+const (
+	// GPUsHost: this host's (the daemon's known set, package
+	// internal/gpu), which the daemon's queue reserves for the run while
+	// it runs (Verdict.GPUs says how many).
+	GPUsHost = "host"
+	// GPUsCluster: the cluster's, which its own scheduler hands out.
+	GPUsCluster = "cluster"
+)
 
 // Request is what a backend admits: the settings of a request the engine
 // has validated and filled with its defaults (from a plan, or the run it
@@ -57,6 +71,17 @@ type Request struct {
 	// Env is the KEY=VALUE overrides the request gave itself (--env), not
 	// the environment it inherits: what was passed on purpose.
 	Env []string
+	// GPUs is --gpus as asked ("" none, N, all, device=LIST).
+	GPUs string
+	// AllowNet and SetupAllowNet are --allow-net and --setup-allow-net,
+	// each entry already checked and in its canonical form (package
+	// sandbox/egress); a backend keeps the run to them or refuses.
+	AllowNet, SetupAllowNet []string
+	// ProposedAllowNet, while planning, is the hosts the planner found
+	// the command needs, checked like --allow-net: set when the request
+	// names no list and the plan found no critical risk. The backend
+	// makes it the run's allow-list, or says in its Note why not.
+	ProposedAllowNet []string
 	// Image, Pull, ReadOnlyRoot, KeepContainer, User: a container's.
 	Image         string
 	Pull          bool
@@ -95,6 +120,9 @@ type Verdict struct {
 	// Note, when set, goes into the run's events once it is created:
 	// something about what the backend will do that the user should see.
 	Note string
+	// GPUs is how many of this host's GPUs the daemon's queue must
+	// reserve for the run before it starts (-1: all of them; 0: none).
+	GPUs int
 }
 
 // Admitter turns a validated request into the backend's own options in
@@ -107,6 +135,14 @@ type Admitter interface {
 	// request, with its message as written); any other error is the
 	// backend's.
 	Admit(ctx context.Context, req Request, spec *Spec) (Verdict, error)
+}
+
+// GPUGiver is a backend whose runs get this host's GPUs (GPUsHost): as a
+// run starts, the daemon's queue has reserved devs for it (indexes in the
+// daemon's known set, package internal/gpu), and GiveGPUs puts them in
+// spec in the backend's own form.
+type GPUGiver interface {
+	GiveGPUs(spec *Spec, devs []string)
 }
 
 // ErrRefused marks a request a backend cannot admit as given.

@@ -21,6 +21,23 @@ const (
 	Auto    = "auto"
 )
 
+// Names are the backends, in the order runbox backends lists them.
+var Names = []string{Process, Docker, Slurm}
+
+// AutoOrder is --sandbox auto's preference (contract): the first backend
+// that is configured here and takes the run (AutoCandidate) runs it; the
+// last is the fallback, taken as it is.
+var AutoOrder = []string{Docker, Process}
+
+// AutoCandidate is a backend --sandbox auto may prefer over the fallback
+// (optional; found with a type assertion).
+type AutoCandidate interface {
+	// TakesAuto says whether it takes a run of image (its default when
+	// "") now, and why either way: the run's sandbox reason when it does,
+	// the start of the fallback's when it does not.
+	TakesAuto(ctx context.Context, image string) (bool, string)
+}
+
 // ErrUnavailable means the backend cannot run anything on this host now
 // (Docker daemon down, unsupported OS). Runs that hit it fail as SANDBOX_ERROR.
 var ErrUnavailable = errors.New("sandbox unavailable")

@@ -24,20 +24,7 @@ import (
 // objects included, through the flow plan → put a file → execute → wait
 // (timeout_seconds) → status → list → read a result file → logs → stop.
 func TestInspectorCLI(t *testing.T) {
-	node, err := exec.LookPath("node")
-	if err != nil {
-		skipOrFail(t, "node not installed (RUNBOX_REQUIRE_NODE=1 makes this a failure)")
-	}
-	root, err := filepath.Abs("../..")
-	if err != nil {
-		t.Fatal(err)
-	}
-	bin := filepath.Join(root, "bin", "runbox")
-	for _, b := range []string{bin, filepath.Join(root, "bin", "runboxd")} {
-		if _, err := os.Stat(b); err != nil {
-			skipOrFail(t, "%s is missing: run make build first", b)
-		}
-	}
+	node, bin := needNode(t)
 	inspector, _ := filepath.Abs(filepath.Join("testdata", "node", "node_modules", "@modelcontextprotocol", "inspector", "clients", "launcher", "build", "index.js"))
 	if _, err := os.Stat(inspector); err != nil {
 		skipOrFail(t, "the Inspector is not installed: run npm ci in testdata/node")

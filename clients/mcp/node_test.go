@@ -25,27 +25,36 @@ func skipOrFail(t *testing.T, format string, a ...any) {
 	t.Skipf(format, a...)
 }
 
-// An independent client: the official TypeScript SDK drives the real
-// `runbox mcp` (bin/runbox from `make build`, which hands it to runboxd,
-// whose daemon has the built-in plugins) through the whole flow; see
-// testdata/node/flow.mjs.
-func TestNodeClient(t *testing.T) {
+// needNode is what a test driving `runbox mcp` from Node needs: node,
+// and bin/runbox and bin/runboxd from make build. It returns node's path
+// and bin/runbox's.
+func needNode(t *testing.T) (node, bin string) {
+	t.Helper()
 	node, err := exec.LookPath("node")
 	if err != nil {
 		skipOrFail(t, "node not installed (RUNBOX_REQUIRE_NODE=1 makes this a failure)")
-	}
-	if _, err := exec.LookPath("python3"); err != nil {
-		skipOrFail(t, "python3 not installed")
 	}
 	root, err := filepath.Abs("../..")
 	if err != nil {
 		t.Fatal(err)
 	}
-	bin := filepath.Join(root, "bin", "runbox")
+	bin = filepath.Join(root, "bin", "runbox")
 	for _, b := range []string{bin, filepath.Join(root, "bin", "runboxd")} {
 		if _, err := os.Stat(b); err != nil {
 			skipOrFail(t, "%s is missing: run make build first", b)
 		}
+	}
+	return node, bin
+}
+
+// An independent client: the official TypeScript SDK drives the real
+// `runbox mcp` (bin/runbox from `make build`, which hands it to runboxd,
+// whose daemon has the built-in plugins) through the whole flow; see
+// testdata/node/flow.mjs.
+func TestNodeClient(t *testing.T) {
+	node, bin := needNode(t)
+	if _, err := exec.LookPath("python3"); err != nil {
+		skipOrFail(t, "python3 not installed")
 	}
 	dir := filepath.Join("testdata", "node")
 	if _, err := os.Stat(filepath.Join(dir, "node_modules", "@modelcontextprotocol", "sdk")); err != nil {

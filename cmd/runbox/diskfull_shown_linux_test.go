@@ -16,16 +16,7 @@ import (
 // Fault: a run ends while its home's disk is full (a 24 MiB tmpfs, filled by the run itself), so the store refuses its end -> status and wait show the end from the run's exit record at once, with a note that the store could not record it (not "running", not a wait until space returns); once space returns the store records it, and it survives a daemon restart
 func TestDiskFullRunEndIsShownBeforeTheStoreRecordsIt(t *testing.T) {
 	e := newEnv(t)
-	if err := syscall.Mount("tmpfs", e.home, "tmpfs", 0, "size=24m"); err != nil {
-		if os.Getenv("RUNBOX_REQUIRE_TMPFS") == "1" {
-			t.Fatalf("mount a tmpfs home: %v", err)
-		}
-		t.Skipf("cannot mount a tmpfs home here (%v): set RUNBOX_REQUIRE_TMPFS=1 to make this fail", err)
-	}
-	t.Cleanup(func() {
-		e.killDaemon(syscall.SIGTERM)
-		_ = syscall.Unmount(e.home, syscall.MNT_DETACH)
-	})
+	tmpfsHome(t, e)
 	fill := filepath.Join(e.home, "fill")
 	id := strings.TrimSpace(e.must("run", "-d", "--shell", "--",
 		fmt.Sprintf("echo filling; dd if=/dev/zero of=%s bs=4k 2>/dev/null; exit 0", fill)))
@@ -76,4 +67,21 @@ func TestDiskFullRunEndIsShownBeforeTheStoreRecordsIt(t *testing.T) {
 	if r.State != api.Succeeded || r.EndedAt == nil || !r.EndedAt.Equal(ended) || strings.Contains(r.Reason, "could not record") {
 		t.Fatalf("after a daemon restart: %s (%s) ended %v, want succeeded, ended %s", r.State, r.Reason, r.EndedAt, ended)
 	}
+}
+
+// tmpfsHome mounts a 24 MiB tmpfs on e's home, so that a run can fill it
+// (skipped where it cannot be mounted, unless RUNBOX_REQUIRE_TMPFS=1);
+// the daemon is stopped before it is unmounted.
+func tmpfsHome(t *testing.T, e *env) {
+	t.Helper()
+	if err := syscall.Mount("tmpfs", e.home, "tmpfs", 0, "size=24m"); err != nil {
+		if os.Getenv("RUNBOX_REQUIRE_TMPFS") == "1" {
+			t.Fatalf("mount a tmpfs home: %v", err)
+		}
+		t.Skipf("cannot mount a tmpfs home here (%v): set RUNBOX_REQUIRE_TMPFS=1 to make this fail", err)
+	}
+	t.Cleanup(func() {
+		e.killDaemon(syscall.SIGTERM)
+		_ = syscall.Unmount(e.home, syscall.MNT_DETACH)
+	})
 }

@@ -119,16 +119,7 @@ func TestFaultDiskFull(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			e := newEnv(t)
-			if err := syscall.Mount("tmpfs", e.home, "tmpfs", 0, "size=24m"); err != nil {
-				if os.Getenv("RUNBOX_REQUIRE_TMPFS") == "1" {
-					t.Fatalf("mount a tmpfs home: %v", err)
-				}
-				t.Skipf("cannot mount a tmpfs home here (%v): set RUNBOX_REQUIRE_TMPFS=1 to make this fail", err)
-			}
-			t.Cleanup(func() {
-				e.killDaemon(syscall.SIGTERM)
-				_ = syscall.Unmount(e.home, syscall.MNT_DETACH)
-			})
+			tmpfsHome(t, e)
 			fill := filepath.Join(e.home, "fill")
 			// dd fills the disk; what the run prints then has nowhere to go;
 			// the last dd takes what the log gave back (it cuts off a torn

@@ -116,6 +116,27 @@ func TestSlurmBadInputIsClear(t *testing.T) {
 	}
 }
 
+// TestSlurmGPUsRefusedAtSubmission: a --gpus that means nothing on a
+// cluster (all of them, this host's devices by name) is refused by the
+// Slurm backend's admission, before any run or job exists, with the same
+// words sbatch's script would have failed with at start.
+func TestSlurmGPUsRefusedAtSubmission(t *testing.T) {
+	needSlurm(t)
+	e := newEnv(t)
+	for gpus, want := range map[string]string{
+		"all":      "--gpus all has no meaning on a cluster: ask for a number (--gpus 2)",
+		"device=0": "--gpus device=0 names this host's devices; on Slurm ask for a number",
+	} {
+		r := e.run("", "run", "--sandbox", "slurm", "--gpus", gpus, "--", "true")
+		if r.code == 0 || !strings.Contains(r.stderr, want) || strings.Contains(r.stderr+r.stdout, "SANDBOX_ERROR") {
+			t.Errorf("--gpus %s: exit %d, stdout %q stderr %q; want a refusal saying %q", gpus, r.code, r.stdout, r.stderr, want)
+		}
+	}
+	if out := e.must("ls", "--all", "--json"); strings.Contains(out, `"id"`) {
+		t.Errorf("a refused request left a run: %q", out)
+	}
+}
+
 // TestSlurmProgressWhileRunning: ##PROGRESS## lines of a running job reach
 // status, as for a local run.
 func TestSlurmProgressWhileRunning(t *testing.T) {

@@ -11,6 +11,7 @@ import (
 	"github.com/runbox/runbox/cmd/internal/cli"
 	"github.com/runbox/runbox/host"
 	"github.com/runbox/runbox/host/daemon"
+	"github.com/runbox/runbox/internal/gpu"
 	"github.com/runbox/runbox/internal/paths"
 	"github.com/runbox/runbox/plugins"
 	"github.com/runbox/runbox/sandbox"
@@ -30,8 +31,12 @@ func runDaemon(ctx context.Context, a *cli.App, c *cli.DaemonCmd) error {
 	if err != nil {
 		return err
 	}
+	gpus, err := gpu.Detect(ctx, os.Getenv)
+	if err != nil {
+		log.Error("daemon: GPUs", "err", err) // none handed out: runs asking are refused with this
+	}
 	sbs := map[string]sandbox.Sandbox{
-		sandbox.Process: process.New(process.Options{Exe: exe, Args: []string{cli.SuperviseArg}, Standby: true}),
+		sandbox.Process: process.New(process.Options{Exe: exe, Args: []string{cli.SuperviseArg}, Standby: true, GPUs: gpus}),
 	}
 	if !c.NoDocker {
 		// The same static runbox is each container's init; the warm pool's
@@ -39,7 +44,7 @@ func runDaemon(ctx context.Context, a *cli.App, c *cli.DaemonCmd) error {
 		d := docker.New(docker.Options{
 			DefaultImage: c.DefaultImage, Home: a.G.Home, Exe: exe,
 			DefaultPids: c.DockerPids, PoolSize: c.DockerPool, PoolIdle: c.DockerPoolIdle,
-			PoolDir: filepath.Join(a.G.Home, "docker-pool"),
+			PoolDir: filepath.Join(a.G.Home, "docker-pool"), GPUs: gpus,
 		})
 		defer d.Close() // an idle daemon exits, and takes its warm containers with it
 		sbs[sandbox.Docker] = d
@@ -52,7 +57,7 @@ func runDaemon(ctx context.Context, a *cli.App, c *cli.DaemonCmd) error {
 	return daemon.Run(ctx, daemon.Options{
 		Home: a.G.Home, Socket: paths.SocketPath(a.G.Home), IdleTimeout: c.IdleTimeout,
 		MaxParallel: c.MaxParallel, Version: cli.Version, Logger: log,
-		Sandboxes: sbs, Judge: judge, DefaultImage: c.DefaultImage,
+		Sandboxes: sbs, Judge: judge, DefaultImage: c.DefaultImage, GPUs: gpus,
 	})
 }
 

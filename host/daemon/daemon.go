@@ -33,6 +33,10 @@ type Options struct {
 	Sandboxes    map[string]sandbox.Sandbox
 	Judge        host.Judge
 	DefaultImage string
+	// GPUs are this host's GPUs (gpu.Detect), the same set the caller
+	// gave the backends that hand them out: their admission checks a
+	// request against it, the engine's queue reserves from it.
+	GPUs gpu.Inventory
 }
 
 // ErrRunning means another daemon already owns this home.
@@ -57,14 +61,10 @@ func Run(ctx context.Context, o Options) error {
 		return err
 	}
 	defer st.Close()
-	gpus, err := gpu.Detect(ctx, os.Getenv)
-	if err != nil {
-		log.Error("daemon: GPUs", "err", err) // none handed out: runs asking are refused with this
-	}
 	eng, err := host.New(host.Config{
 		Home: o.Home, Store: st, Sandboxes: o.Sandboxes, Judge: o.Judge,
 		MaxParallel: o.MaxParallel, DefaultImage: o.DefaultImage, Logger: log,
-		GPUs: gpus,
+		GPUs: o.GPUs,
 	})
 	if err != nil {
 		return err

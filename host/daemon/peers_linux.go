@@ -212,7 +212,9 @@ type peerConn struct {
 	// trusted is the last process found to be allowed: the connector, or
 	// the last writer checked. The same process writing again costs one
 	// pidfd_send_signal.
-	mu      sync.Mutex // trusted's pidfd is closed by Close, maybe from another goroutine
+	// mu guards trusted, closed and refused: Close may come from
+	// another goroutine than Read (trusted's pidfd is closed there).
+	mu      sync.Mutex
 	trusted peer
 	// early: trusted is the connector, judged at accept, and nothing
 	// with credentials has been read yet. Bytes without credentials can
@@ -226,8 +228,8 @@ type peerConn struct {
 }
 
 func (c *peerConn) Read(b []byte) (int, error) {
-	if c.refused != nil {
-		return 0, c.refused
+	if refused := c.refusal(); refused != nil {
+		return 0, refused
 	}
 	n, oobn, _, _, err := c.UnixConn.ReadMsgUnix(b, c.oob[:])
 	w := peerOfWriter(c.oob[:oobn])
@@ -240,10 +242,21 @@ func (c *peerConn) Read(b []byte) (int, error) {
 	} else if verr != nil {
 		c.l.refuse(c.UnixConn, w.pid, verr)
 		// A read error net/http closes on without answering it itself.
-		c.refused = &net.OpError{Op: "read", Net: "unix", Err: verr}
-		return 0, c.refused
+		refused := &net.OpError{Op: "read", Net: "unix", Err: verr}
+		c.mu.Lock()
+		c.refused = refused
+		c.mu.Unlock()
+		return 0, refused
 	}
 	return n, err
+}
+
+// refusal is the error a refused connection's reads return, nil until
+// it is refused.
+func (c *peerConn) refusal() error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.refused
 }
 
 // mayWrite judges w, the writer of bytes just read, and keeps it as the
@@ -322,7 +335,7 @@ func peerOfWriter(oob []byte) peer {
 
 func (c *peerConn) Close() error {
 	var err error
-	if c.refused == nil {
+	if c.refusal() == nil {
 		err = c.UnixConn.Close()
 	} // else refuse closes it once the peer's rest is read
 	c.mu.Lock()

@@ -1,9 +1,7 @@
 package gpu
 
 import (
-	"fmt"
 	"sort"
-	"strings"
 )
 
 // Allocator hands a daemon's GPUs to runs, each GPU to one run at a time.
@@ -43,25 +41,7 @@ func (a *Allocator) Want(n int) int {
 
 // Check refuses a request that can never be met, naming what exists.
 func (a *Allocator) Check(n int) error {
-	if len(a.devs) == 0 {
-		return fmt.Errorf("no GPUs are known to the daemon: nvidia-smi found none; declare them with %s=0,1 in the daemon's environment and restart the daemon", EnvVar)
-	}
-	if w := a.Want(n); w > len(a.devs) {
-		return fmt.Errorf("--gpus %d asks for more GPUs than the daemon has: %d known (%s)", w, len(a.devs), a.describe())
-	}
-	return nil
-}
-
-func (a *Allocator) describe() string {
-	var parts []string
-	for _, d := range a.devs {
-		s := d.Index
-		if d.Name != "" {
-			s += ": " + d.Name
-		}
-		parts = append(parts, s)
-	}
-	return strings.Join(parts, ", ")
+	return Inventory{Devices: a.devs}.Check(n)
 }
 
 // TakeFrom gives run n GPUs out of those listed as usable (a subset of

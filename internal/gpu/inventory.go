@@ -35,6 +35,70 @@ type Inventory struct {
 	Source  string   `json:"source"` // "RUNBOX_GPUS", "nvidia-smi", "apple", "none"
 }
 
+// Apple says the set is Apple silicon's one GPU: held by a run for
+// exclusivity only, with nothing to name in its environment.
+func (inv Inventory) Apple() bool {
+	return len(inv.Devices) > 0 && inv.Devices[0].Apple
+}
+
+// Check refuses a request for n of these GPUs (n < 0: all) that can
+// never be met, naming what exists: a run asking for more GPUs than the
+// daemon knows would wait forever.
+func (inv Inventory) Check(n int) error {
+	if len(inv.Devices) == 0 {
+		return fmt.Errorf("no GPUs are known to the daemon: nvidia-smi found none; declare them with %s=0,1 in the daemon's environment and restart the daemon", EnvVar)
+	}
+	if n > len(inv.Devices) {
+		return fmt.Errorf("--gpus %d asks for more GPUs than the daemon has: %d known (%s)", n, len(inv.Devices), inv.describe())
+	}
+	return nil
+}
+
+func (inv Inventory) describe() string {
+	var parts []string
+	for _, d := range inv.Devices {
+		s := d.Index
+		if d.Name != "" {
+			s += ": " + d.Name
+		}
+		parts = append(parts, s)
+	}
+	return strings.Join(parts, ", ")
+}
+
+// ParseCount reads --gpus for a run handed this host's GPUs: a count, or
+// all (-1). ok is false for a value that asks for none ("") or names
+// devices (device=0,1: a container's own choice, not counted).
+func ParseCount(v string) (n int, ok bool, err error) {
+	switch {
+	case v == "":
+		return 0, false, nil
+	case v == "all":
+		return -1, true, nil
+	case strings.HasPrefix(v, "device="):
+		return 0, false, nil
+	}
+	n, err = strconv.Atoi(v)
+	if err != nil || n <= 0 {
+		return 0, false, fmt.Errorf("--gpus %q: want a number of GPUs (1, 2, ...) or all", v)
+	}
+	return n, true, nil
+}
+
+// Reserve is how many of these GPUs a run asking --gpus v must have
+// reserved before it starts (-1: all; 0: none, or devices it names
+// itself), or why it can never get them.
+func (inv Inventory) Reserve(v string) (int, error) {
+	n, counted, err := ParseCount(v)
+	if err != nil || !counted {
+		return 0, err
+	}
+	if err := inv.Check(n); err != nil {
+		return 0, err
+	}
+	return n, nil
+}
+
 // QueryArgs is the nvidia-smi call whose output ParseNvidiaSMI reads.
 var QueryArgs = []string{"--query-gpu=index,uuid,name,memory.total", "--format=csv,noheader"}
 

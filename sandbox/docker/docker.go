@@ -27,6 +27,7 @@ import (
 	"github.com/docker/docker/api/types/image"
 	"github.com/docker/docker/client"
 
+	"github.com/runbox/runbox/internal/gpu"
 	"github.com/runbox/runbox/sandbox"
 )
 
@@ -87,6 +88,10 @@ type Options struct {
 	// filesystem of the run logs (they are hard-linked into the boxes).
 	// Without it there is no pool.
 	PoolDir string
+	// GPUs are this host's GPUs the daemon hands out (internal/gpu): what
+	// --gpus N or all may ask for. The daemon's queue reserves them; a
+	// started container gets its own through a device request.
+	GPUs gpu.Inventory
 }
 
 // Sandbox is the Docker backend. It implements sandbox.Sandbox and
@@ -106,8 +111,10 @@ type Sandbox struct {
 }
 
 var (
-	_ sandbox.Sandbox = (*Sandbox)(nil)
-	_ sandbox.Sweeper = (*Sandbox)(nil)
+	_ sandbox.Sandbox       = (*Sandbox)(nil)
+	_ sandbox.Sweeper       = (*Sandbox)(nil)
+	_ sandbox.GPUGiver      = (*Sandbox)(nil)
+	_ sandbox.AutoCandidate = (*Sandbox)(nil)
 )
 
 // New returns a Docker sandbox. It does not contact the daemon.

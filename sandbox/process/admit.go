@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/runbox/runbox/sandbox"
@@ -16,15 +17,18 @@ import (
 // Capabilities: the levels of confinement this host enforces (what
 // confine.Probe finds), and how memory and pids limits are enforced. A
 // process run takes no --network mode of its own: it has the host's
-// network unless a level cuts it.
+// network unless a level cuts it, and an allow-list where the host can
+// cut it (the egress proxy is then its only way out). It gets this host's
+// GPUs in CUDA_VISIBLE_DEVICES.
 func (s *Sandbox) Capabilities(ctx context.Context) sandbox.Capabilities {
 	host := confine.Probe()
-	c := sandbox.Capabilities{Limits: map[string]string{}}
+	c := sandbox.Capabilities{Limits: map[string]string{}, GPUs: sandbox.GPUsHost}
 	for _, l := range confine.Levels {
 		if host.Can(l) == nil {
 			c.Isolation = append(c.Isolation, string(l))
 		}
 	}
+	c.AllowNet = host.Can(confine.Net) == nil
 	if m := supervisor.MemoryLimitMode(); m != "" {
 		c.Limits["memory"] = m
 	}
@@ -36,21 +40,112 @@ func (s *Sandbox) Capabilities(ctx context.Context) sandbox.Capabilities {
 
 // Admit settles a process run's confinement: --isolate as asked (refused
 // if this host cannot enforce it), else what the plan promised or the
-// retried run had. While planning, what the plan wants as far as this
-// host can enforce it.
+// retried run had; then its allow-list, and the GPUs the daemon must
+// reserve for it. While planning, what the plan wants as far as this host
+// can enforce it, with the hosts the planner proposes.
 func (s *Sandbox) Admit(ctx context.Context, req sandbox.Request, spec *sandbox.Spec) (sandbox.Verdict, error) {
 	if req.Planning {
 		var out sdk.PlanOutput
 		if req.Plan != nil && req.Plan.Output != nil {
 			out = *req.Plan.Output
 		}
-		return sandbox.Verdict{}, planIsolation(spec, req, out)
+		if err := planIsolation(spec, req, out); err != nil {
+			return sandbox.Verdict{}, err
+		}
+		if err := allowNet(spec, req); err != nil {
+			return sandbox.Verdict{}, err
+		}
+		return sandbox.Verdict{Note: proposeAllowNet(spec, req)}, nil
 	}
 	refusal, err := submitIsolation(spec, req)
-	if err != nil || refusal != "" {
-		return sandbox.Verdict{Refusal: refusal}, err
+	if err != nil {
+		return sandbox.Verdict{}, err
 	}
-	return sandbox.Verdict{Note: confineEnv(spec, req.Env)}, nil
+	var note string
+	if refusal == "" {
+		note = confineEnv(spec, req.Env)
+	}
+	if err := allowNet(spec, req); err != nil {
+		return sandbox.Verdict{}, err
+	}
+	n, err := s.admitGPUs(req.GPUs)
+	if err != nil {
+		return sandbox.Verdict{}, err
+	}
+	if refusal != "" {
+		return sandbox.Verdict{Refusal: refusal, GPUs: n}, nil
+	}
+	return sandbox.Verdict{Note: note, GPUs: n}, nil
+}
+
+// admitGPUs is how many of this host's GPUs the daemon must reserve for
+// the run: a count or all, never more than it knows; devices by name are
+// a container's (the daemon chooses a process run's).
+func (s *Sandbox) admitGPUs(g string) (int, error) {
+	if strings.HasPrefix(g, "device=") {
+		return 0, sandbox.Refuse("--gpus %s: a process run asks for a number of GPUs (or all); the daemon hands them out", g)
+	}
+	n, err := s.opts.GPUs.Reserve(g)
+	if err != nil {
+		return 0, sandbox.Refuse("%v", err)
+	}
+	return n, nil
+}
+
+// GiveGPUs hands a starting run the GPUs reserved for it, in
+// CUDA_VISIBLE_DEVICES (Apple silicon's GPU needs no variable).
+func (s *Sandbox) GiveGPUs(spec *sandbox.Spec, devs []string) {
+	if s.opts.GPUs.Apple() {
+		return
+	}
+	spec.Env = append(slices.Clone(spec.Env), "CUDA_VISIBLE_DEVICES="+strings.Join(devs, ","))
+}
+
+// allowNet keeps the run to its allow-lists, once its isolation is
+// settled: its network cut (the egress proxy is then its only way out),
+// which the host must be able to enforce; the host network contradicts a
+// list.
+func allowNet(spec *sandbox.Spec, req sandbox.Request) error {
+	if len(req.AllowNet) == 0 && len(req.SetupAllowNet) == 0 {
+		return nil
+	}
+	if req.Network == "host" {
+		return sandbox.Refuse("--allow-net keeps the run to named hosts, --network host gives it every host: choose one")
+	}
+	level, err := confine.ParseLevel(spec.Isolate)
+	if err != nil {
+		return sandbox.Refuse("%v", err)
+	}
+	level = confine.Join(level, confine.Net)
+	if err := confine.Probe().Can(level); err != nil {
+		return sandbox.Refuse("--allow-net needs the run's network cut (--isolate %s), which this host cannot enforce: %v", level, err)
+	}
+	spec.Isolate = string(level)
+	spec.AllowNet, spec.SetupAllowNet = req.AllowNet, req.SetupAllowNet
+	return nil
+}
+
+// proposeAllowNet makes the hosts the planner proposes (the request names
+// no list) the planned run's allow-list: the run then reaches those and
+// nothing else. Not when the run was given the host network or no
+// isolation by name, or when this host cannot cut the network; it returns
+// the plan's note on what it did.
+func proposeAllowNet(spec *sandbox.Spec, req sandbox.Request) string {
+	hosts := req.ProposedAllowNet
+	if len(hosts) == 0 {
+		return ""
+	}
+	list := strings.Join(hosts, ", ")
+	if req.Network == "host" || req.Isolate == string(confine.None) {
+		return "network: the command needs " + list + "; not enforced, as the run was given the host network or --isolate none"
+	}
+	level, _ := confine.ParseLevel(spec.Isolate)
+	joined := confine.Join(level, confine.Net)
+	if err := confine.Probe().Can(joined); err != nil {
+		return "network: the command needs " + list + ", but this host cannot cut a run's network to enforce an allow-list (" + err.Error() + ")"
+	}
+	spec.Isolate, spec.AllowNet = string(joined), hosts
+	return "network: only " + list + ", through an egress proxy (what the command needs; --allow-net to change it)"
 }
 
 // confineEnv drops from a confined process run's environment what points

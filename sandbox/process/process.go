@@ -14,6 +14,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/runbox/runbox/internal/gpu"
 	"github.com/runbox/runbox/internal/tail"
 	"github.com/runbox/runbox/sandbox"
 	"github.com/runbox/runbox/sandbox/process/confine"
@@ -43,6 +44,10 @@ type Options struct {
 	// the run's cgroup where one can be made: 0 takes $RUNBOX_DEFAULT_PIDS
 	// or else DefaultPidsLimit; negative sets none.
 	DefaultPids int64
+	// GPUs are this host's GPUs the daemon hands out (internal/gpu): what
+	// --gpus may ask for. The daemon's queue reserves them; a started run
+	// gets its own in CUDA_VISIBLE_DEVICES.
+	GPUs gpu.Inventory
 }
 
 // DefaultPidsLimit bounds a fork bomb well below the host's limits while
@@ -82,7 +87,10 @@ type Sandbox struct {
 	closed  bool             // Close was called: no more standbys
 }
 
-var _ sandbox.Sandbox = (*Sandbox)(nil)
+var (
+	_ sandbox.Sandbox  = (*Sandbox)(nil)
+	_ sandbox.GPUGiver = (*Sandbox)(nil)
+)
 
 // New returns the process backend.
 func New(opts Options) *Sandbox {

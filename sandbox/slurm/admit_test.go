@@ -3,6 +3,7 @@ package slurm
 import (
 	"context"
 	"errors"
+	"strings"
 	"testing"
 
 	"github.com/runbox/runbox/sandbox"
@@ -36,5 +37,46 @@ func TestAdmit(t *testing.T) {
 	}
 	if c := sb.Capabilities(context.Background()); !c.SchedulerOptions || len(c.Isolation) != 0 {
 		t.Errorf("capabilities %+v: want scheduler options and no isolation levels", c)
+	}
+}
+
+// TestAdmitGPUsAndAllowNet: a job asks the cluster for a number of GPUs
+// (how many it has is the cluster's to decide), never all of them or this
+// host's devices by name; an allow-list is refused, naming why (no proxy
+// on the nodes). While planning, the proposed hosts get a note.
+func TestAdmitGPUsAndAllowNet(t *testing.T) {
+	sb := New(Options{})
+	for _, tc := range []struct {
+		name    string
+		req     sandbox.Request
+		refusal string // "" admitted
+	}{
+		{"a number", sandbox.Request{GPUs: "8"}, ""},
+		{"all", sandbox.Request{GPUs: "all"}, "--gpus all has no meaning on a cluster: ask for a number (--gpus 2)"},
+		{"devices by name", sandbox.Request{GPUs: "device=0"}, "--gpus device=0 names this host's devices; on Slurm ask for a number"},
+		{"not a number", sandbox.Request{GPUs: "x"}, `--gpus "x": want a number of GPUs`},
+		{"allow-list", sandbox.Request{AllowNet: []string{"pypi.org"}}, "a Slurm job runs on the cluster's nodes, where runbox has no proxy"},
+		{"setup list", sandbox.Request{SetupAllowNet: []string{"pypi.org"}}, "drop --allow-net"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var spec sandbox.Spec
+			v, err := sb.Admit(context.Background(), tc.req, &spec)
+			if tc.refusal == "" {
+				if err != nil || v.GPUs != 0 {
+					t.Fatalf("Admit: %+v %v: want admitted, nothing reserved on this host", v, err)
+				}
+				return
+			}
+			if !errors.Is(err, sandbox.ErrRefused) || !strings.Contains(err.Error(), tc.refusal) {
+				t.Fatalf("Admit: %v, want a refusal saying %q", err, tc.refusal)
+			}
+		})
+	}
+	v, err := sb.Admit(context.Background(), sandbox.Request{Planning: true, ProposedAllowNet: []string{"pypi.org"}}, &sandbox.Spec{})
+	if err != nil || !strings.Contains(v.Note, "the command needs pypi.org") {
+		t.Errorf("planning: %v, note %q", err, v.Note)
+	}
+	if c := sb.Capabilities(context.Background()); c.GPUs != sandbox.GPUsCluster || c.AllowNet {
+		t.Errorf("capabilities: GPUs %q AllowNet %v, want the cluster's GPUs and no allow-list", c.GPUs, c.AllowNet)
 	}
 }

@@ -18,6 +18,7 @@ import (
 	"github.com/runbox/runbox/api/client"
 	"github.com/runbox/runbox/host"
 	"github.com/runbox/runbox/host/daemon"
+	"github.com/runbox/runbox/internal/gpu"
 	"github.com/runbox/runbox/plugins"
 	"github.com/runbox/runbox/plugins/builtin"
 	"github.com/runbox/runbox/sandbox"
@@ -43,10 +44,13 @@ func Config(home, socket string, withPlugins bool) (opts daemon.Options, close f
 		return daemon.Options{}, nil, err
 	}
 	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	// This host's GPUs, as runboxd finds them (a bad RUNBOX_GPUS leaves
+	// none, and --gpus is refused saying so).
+	gpus, _ := gpu.Detect(context.Background(), os.Getenv)
 	opts = daemon.Options{
-		Home: home, Socket: socket, Version: "test", MaxParallel: 4, Logger: log,
+		Home: home, Socket: socket, Version: "test", MaxParallel: 4, Logger: log, GPUs: gpus,
 		Sandboxes: map[string]sandbox.Sandbox{
-			sandbox.Process: process.New(process.Options{Exe: exe, Args: []string{supervisor.Arg}}),
+			sandbox.Process: process.New(process.Options{Exe: exe, Args: []string{supervisor.Arg}, GPUs: gpus}),
 		},
 	}
 	close = func() {}
