@@ -380,7 +380,9 @@ func (q *queue) lookup(ctx context.Context, id string) (job, error) {
 	// scontrol still knows them until MinJobAge passes.
 	b, err := q.run(ctx, "scontrol", "show", "job", "-o", id)
 	if err != nil {
-		if strings.Contains(err.Error(), "Invalid job id") {
+		// A job: "Invalid job id specified"; a task of an array that
+		// Slurm dropped (cancelled while pending): "Job 12_3 not found".
+		if m := err.Error(); strings.Contains(m, "Invalid job id") || strings.Contains(m, " not found") {
 			return job{}, errGone
 		}
 		return job{}, err

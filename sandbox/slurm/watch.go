@@ -99,6 +99,11 @@ func (h *handle) state(ctx context.Context, j job) {
 // passed while no daemon watched): accounting tells how it ended, else
 // the run says what is known rather than guessing.
 func (h *handle) gone(ctx context.Context) sandbox.Exit {
+	if r := h.rec.get(); r.StopReason != "" && r.StartedAt.IsZero() && h.task >= 0 {
+		// runbox cancelled this array task while it was pending, and
+		// Slurm keeps no record of a pending task it cancelled alone.
+		return h.exitOf(job{ID: h.jobID, ArrayID: h.jobID, Task: h.task, Name: h.name, State: "CANCELLED"})
+	}
 	j, ok, err := accounting(ctx, h.sb.command, h.ref())
 	if ok && j.ended() && (j.Name == "" || j.Name == h.name) {
 		return h.exitOf(j)
