@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -304,31 +305,107 @@ func TestGPUsWithNoneKnownAreRefused(t *testing.T) {
 	}
 }
 
-// A sweep on Slurm: each member is its own job, submitted by the daemon
-// when the sweep's limit allows (not one job array: see RATIONALE,
-// "Campaigns", not done), so at most two are in the cluster at once.
-func TestSlurmSweepHoldsItsParallelLimit(t *testing.T) {
+// A sweep on Slurm is ONE job array (--array=0-3%2): every member's run
+// follows its own task of it (ref slurm:ARRAY_INDEX), the cluster holds
+// them to two at once (ArrayTaskThrottle=2, and the start and end times
+// the store recorded), each member has its params and output, and
+// stopping one member while it is pending cancels that task alone: the
+// member after it still runs and succeeds.
+func TestSlurmSweepIsOneJobArray(t *testing.T) {
 	needSlurm(t)
 	e := newEnv(t)
 	id := strings.TrimSpace(e.must("sweep", "--sandbox", "slurm", "--param", "i=1,2,3,4", "--parallel", "2", "--",
-		"sh", "-c", "echo member {i}; sleep 1"))
-	if res := e.run("", "sweep", "wait", id); res.code != 0 {
-		t.Fatalf("sweep wait: exit %d\n%s%s", res.code, res.stdout, res.stderr)
-	}
+		"sh", "-c", `echo "member {i} $RUNBOX_PARAM_I"; if [ {i} -le 2 ]; then sleep 3; fi`))
 	sw := e.sweep(id)
+	if len(sw.Runs) != 4 {
+		t.Fatalf("%d members", len(sw.Runs))
+	}
+	third := sw.Runs[2].ID // i=3, task 2: pending behind the two that sleep
+	waitFor(t, func() bool { return strings.Contains(e.getRun(third).Reason, "_2") })
+	if r := e.getRun(third); r.State != api.Preparing {
+		t.Fatalf("member i=3 is %s (%q) before its stop, want pending in Slurm", r.State, r.Reason)
+	}
+	e.must("stop", third)
+	e.run("", "sweep", "wait", id) // exits non-zero: a member was cancelled
+	sw = e.sweep(id)
 	var runs []*api.Run
+	array := ""
 	for _, m := range sw.Runs {
 		r := e.getRun(m.ID)
+		a, task, ok := strings.Cut(strings.TrimPrefix(r.Ref, "slurm:"), "_")
+		if m.ID == third {
+			if r.State != api.Cancelled {
+				t.Errorf("stopped member: %s %q", r.State, r.Reason)
+			}
+			continue
+		}
 		runs = append(runs, r)
-		if out := e.must("logs", m.ID); !strings.Contains(out, "member "+m.Params["i"]) {
-			t.Errorf("member %s output %q", m.Params["i"], out)
+		if r.State != api.Succeeded {
+			t.Errorf("member i=%s: %s %q", m.Params["i"], r.State, r.Reason)
+		}
+		if !ok || task != fmt.Sprint(m.Index) {
+			t.Errorf("member %d: ref %q, want slurm:ARRAY_%d", m.Index, r.Ref, m.Index)
+		}
+		if array == "" {
+			array = a
+		} else if a != array {
+			t.Errorf("member %d is in job %s, others in %s: not one array", m.Index, a, array)
+		}
+		want := "member " + m.Params["i"] + " " + m.Params["i"]
+		if out := e.must("logs", m.ID); !strings.Contains(out, want) {
+			t.Errorf("member i=%s output %q, want %q", m.Params["i"], out, want)
 		}
 	}
-	if len(runs) != 4 || sw.Counts[api.Succeeded] != 4 {
-		t.Fatalf("counts %v", sw.Counts)
+	out, err := exec.Command("scontrol", "show", "job", "-o", array).Output()
+	if err != nil {
+		t.Fatalf("scontrol show job %s: %v", array, err)
+	}
+	for _, l := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+		if !strings.Contains(l, "ArrayJobId="+array+" ") || !strings.Contains(l, "ArrayTaskThrottle=2 ") {
+			t.Errorf("not a task of array %s with throttle 2: %.160s", array, l)
+		}
 	}
 	if n := maxOverlap(t, runs); n > 2 {
 		t.Errorf("%d Slurm members ran at once under --parallel 2", n)
+	}
+}
+
+// A daemon killed while a Slurm sweep's array runs: the next one
+// re-attaches each member to its task; every member runs once, all in
+// the one array, never more than two at once.
+func TestSlurmSweepArrayAcrossDaemonKill9(t *testing.T) {
+	needSlurm(t)
+	e := newEnv(t)
+	marks := t.TempDir()
+	id := strings.TrimSpace(e.must("sweep", "--sandbox", "slurm", "--param", "i=1,2,3,4", "--parallel", "2", "--",
+		"sh", "-c", "echo ran >> "+marks+"/{i}; sleep 2"))
+	first := e.sweep(id).Runs[0].ID
+	waitFor(t, func() bool { return strings.HasPrefix(e.getRun(first).Ref, "slurm:") })
+	e.killDaemon(syscall.SIGKILL)
+	if res := e.run("", "sweep", "wait", id); res.code != 0 {
+		t.Fatalf("sweep wait after kill -9: exit %d\n%s%s", res.code, res.stdout, res.stderr)
+	}
+	sw := e.sweep(id)
+	if sw.Counts[api.Succeeded] != 4 {
+		t.Fatalf("after restart: counts %v", sw.Counts)
+	}
+	var runs []*api.Run
+	arrays := map[string]bool{}
+	for _, m := range sw.Runs {
+		r := e.getRun(m.ID)
+		runs = append(runs, r)
+		a, _, _ := strings.Cut(strings.TrimPrefix(r.Ref, "slurm:"), "_")
+		arrays[a] = true
+		b, err := os.ReadFile(marks + "/" + m.Params["i"])
+		if err != nil || strings.Count(string(b), "ran") != 1 {
+			t.Errorf("member i=%s ran %d times (%v)", m.Params["i"], strings.Count(string(b), "ran"), err)
+		}
+	}
+	if len(arrays) != 1 {
+		t.Errorf("members in jobs %v, want one array", arrays)
+	}
+	if n := maxOverlap(t, runs); n > 2 {
+		t.Errorf("%d members ran at once under --parallel 2 across the restart", n)
 	}
 }
 
