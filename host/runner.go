@@ -132,6 +132,13 @@ func (r *runner) start(p *pendingRun) {
 	}
 	if q, ok := h.(sandbox.Queued); ok {
 		r.awaitStart(ctx, q)
+		if st, knows := h.(startTimer); knows && st.StartedAt().IsZero() {
+			// It left the backend's queue without starting (a pending
+			// Slurm job or array task cancelled): from preparing to its
+			// end, with no start recorded.
+			r.supervise(ctx, h, p.spec)
+			return
+		}
 	}
 	now := r.e.cfg.Now()
 	r.e.log.Debug("run: started", "run", r.id, "ref", h.Ref())

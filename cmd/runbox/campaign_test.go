@@ -334,8 +334,8 @@ func TestSlurmSweepIsOneJobArray(t *testing.T) {
 		r := e.getRun(m.ID)
 		a, task, ok := strings.Cut(strings.TrimPrefix(r.Ref, "slurm:"), "_")
 		if m.ID == third {
-			if r.State != api.Cancelled {
-				t.Errorf("stopped member: %s %q", r.State, r.Reason)
+			if r.State != api.Cancelled || r.StartedAt != nil {
+				t.Errorf("stopped member: %s %q, started %v (it never ran)", r.State, r.Reason, r.StartedAt)
 			}
 			continue
 		}
@@ -368,6 +368,61 @@ func TestSlurmSweepIsOneJobArray(t *testing.T) {
 	if n := maxOverlap(t, runs); n > 2 {
 		t.Errorf("%d Slurm members ran at once under --parallel 2", n)
 	}
+}
+
+// --max-failures on a Slurm sweep cancels the array's tasks still
+// pending, each with the reason; the members already running go on. The
+// member that fails ends at once; the others sleep, so task 3 is still
+// held by %2 when the daemon sees the failure (Slurm itself starts task
+// 2 in the freed place before the daemon can: it may run or not).
+func TestSlurmSweepMaxFailuresCancelsPendingTasks(t *testing.T) {
+	needSlurm(t)
+	e := newEnv(t)
+	id := strings.TrimSpace(e.must("sweep", "--sandbox", "slurm", "--param", "i=1,2,3,4", "--parallel", "2", "--max-failures", "1", "--",
+		"sh", "-c", `if [ {i} = 1 ]; then exit 3; fi; sleep 4`))
+	e.run("", "sweep", "wait", id)
+	sw := e.sweep(id)
+	want := map[int]api.State{0: api.Failed, 1: api.Succeeded, 3: api.Cancelled}
+	for _, m := range sw.Runs {
+		r := e.getRun(m.ID)
+		if w, ok := want[m.Index]; ok && r.State != w {
+			t.Errorf("member %d: %s %q, want %s", m.Index, r.State, r.Reason, w)
+		}
+		if r.State == api.Cancelled && (!strings.Contains(r.Reason, "--max-failures 1") || r.StartedAt != nil) {
+			t.Errorf("cancelled member %d: reason %q, started %v", m.Index, r.Reason, r.StartedAt)
+		}
+	}
+	if !strings.Contains(sw.Stopped, "failed") {
+		t.Errorf("sweep stopped: %q", sw.Stopped)
+	}
+}
+
+// sweep stop on Slurm cancels the whole array (one scancel): running and
+// pending members alike end cancelled by runbox, not "cancelled outside
+// runbox", and nothing of the array is left in the queue.
+func TestSlurmSweepStopCancelsTheArray(t *testing.T) {
+	needSlurm(t)
+	e := newEnv(t)
+	id := strings.TrimSpace(e.must("sweep", "--sandbox", "slurm", "--param", "i=1,2,3,4", "--parallel", "2", "--",
+		"sh", "-c", "sleep 60"))
+	first := e.sweep(id).Runs[0].ID
+	waitFor(t, func() bool { return strings.HasPrefix(e.getRun(first).Ref, "slurm:") })
+	array, _, _ := strings.Cut(strings.TrimPrefix(e.getRun(first).Ref, "slurm:"), "_")
+	e.must("sweep", "stop", id)
+	e.run("", "sweep", "wait", id)
+	sw := e.sweep(id)
+	if sw.Counts[api.Cancelled] != 4 {
+		t.Errorf("counts %v, want 4 cancelled", sw.Counts)
+	}
+	for _, m := range sw.Runs {
+		if r := e.getRun(m.ID); r.State != api.Cancelled || strings.Contains(r.Reason, "outside") {
+			t.Errorf("member %d: %s %q", m.Index, r.State, r.Reason)
+		}
+	}
+	waitFor(t, func() bool {
+		out, _ := exec.Command("squeue", "-h", "-r", "-j", array, "-t", "PENDING,RUNNING", "-o", "%i").Output()
+		return strings.TrimSpace(string(out)) == ""
+	})
 }
 
 // A daemon killed while a Slurm sweep's array runs: the next one

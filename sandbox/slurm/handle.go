@@ -257,15 +257,18 @@ func (h *handle) drain() error {
 
 func (h *handle) markStarted(j job) {
 	h.startOnce.Do(func() {
-		close(h.started)
 		if j.Start.IsZero() {
 			j.Start = time.Now()
 		}
+		// Recorded before started is closed: StartedAt, read once
+		// Started returns, tells a started job from one that ended in
+		// the queue.
 		h.rec.update(func(r *record) {
 			if r.StartedAt.IsZero() {
 				r.StartedAt = j.Start
 			}
 		})
+		close(h.started)
 	})
 }
 

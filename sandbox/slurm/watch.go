@@ -150,6 +150,12 @@ func (h *handle) exitOf(j job) sandbox.Exit {
 			e.Code, e.Signal = 143, "SIGTERM"
 		}
 	case "CANCELLED":
+		// A job cancelled while PENDING has no signal and Slurm gives it
+		// a start time equal to its end: it never ran.
+		neverRan := r.StartedAt.IsZero() && j.Signal == 0 && (j.Start.IsZero() || !j.End.After(j.Start))
+		if neverRan {
+			e.StartedAt = time.Time{}
+		}
 		// Only runbox's own Stop (StopReason, below) makes this a run its
 		// user stopped. Otherwise the job was cancelled behind runbox's
 		// back: scancel by its owner or an administrator, or Slurm itself
@@ -164,11 +170,8 @@ func (h *handle) exitOf(j job) sandbox.Exit {
 			break
 		}
 		when := "while it ran" + where
-		// A job cancelled while PENDING has no signal and Slurm gives it
-		// a start time equal to its end.
-		if r.StartedAt.IsZero() && j.Signal == 0 && (j.Start.IsZero() || !j.End.After(j.Start)) {
+		if neverRan {
 			when = "in Slurm's queue, before it started"
-			e.StartedAt = time.Time{}
 		}
 		if e.Code == 0 {
 			e.Code = 143 // it did not succeed; scancel's SIGTERM, if it ran
