@@ -305,7 +305,7 @@ type queueDecision struct {
 // anything. Called with e.mu held.
 func (e *Engine) decideLocked() queueDecision {
 	d := queueDecision{devices: map[string][]string{}, cancel: map[string]string{}, dependency: map[string]string{}, array: map[string]string{}}
-	active := len(e.active) - len(e.camp.array) // the cluster limits those
+	active := len(e.active) - e.arrayActiveLocked() // the cluster limits those (slurmarray.go)
 	limit := e.cfg.MaxParallel
 	sweepActive := map[string]int{}
 	for id := range e.active {

@@ -55,6 +55,18 @@ func (e *Engine) arrayPassLocked(d queueDecision) {
 	}
 }
 
+// arrayActiveLocked counts the active runs that are array tasks, which
+// take none of the daemon's slots. Called with e.mu held.
+func (e *Engine) arrayActiveLocked() int {
+	n := 0
+	for id := range e.camp.array {
+		if _, ok := e.active[id]; ok {
+			n++
+		}
+	}
+	return n
+}
+
 // arrayStopper is a backend that cancels a whole job array at once.
 type arrayStopper interface {
 	StopArray(ctx context.Context, ref string) error

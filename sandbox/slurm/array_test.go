@@ -3,12 +3,14 @@ package slurm
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -164,4 +166,56 @@ func maxOverlap(spans [][2]time.Time) int {
 		most = max(most, n)
 	}
 	return most
+}
+
+// The process that submitted a job array is SIGKILLed while its tasks
+// run and wait: Recover in another process re-attaches each run to its
+// own task (nothing submitted again: the array still has three tasks),
+// and each log ends with every line once and the run's own exit code.
+func TestArrayRecoverAfterKill(t *testing.T) {
+	sb := needSlurm(t)
+	dir := t.TempDir()
+	specs := arraySpecs(t, 3, 2, "s", dir)
+	for i := range specs {
+		specs[i].Command = []string{"sh", "-c", fmt.Sprintf(`for i in $(seq 1 20); do echo m%d line $i; sleep 0.1; done; exit %d`, i, i)}
+	}
+	b, _ := json.Marshal(specs)
+	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	cmd.Env = append(os.Environ(), helperEnv+"="+string(b))
+	cmd.Stderr = os.Stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, 60*time.Second, "the first task's first lines", func() bool {
+		return strings.Contains(streams(t, specs[0].LogPath)[runlog.Stdout], "m0 line 3\n")
+	})
+	cmd.Process.Signal(syscall.SIGKILL)
+	cmd.Wait()
+	var array string
+	for i, spec := range specs {
+		h, err := sb.Recover(context.Background(), spec)
+		if err != nil {
+			t.Fatalf("recover member %d: %v", i, err)
+		}
+		a, task, _ := strings.Cut(strings.TrimPrefix(h.Ref(), "slurm:"), "_")
+		if task != fmt.Sprint(i) || (array != "" && a != array) {
+			t.Errorf("member %d re-attached to %s (array %s)", i, h.Ref(), array)
+		}
+		array = a
+		e := wait(t, h, 90*time.Second)
+		if e.Code != i || e.Error != "" {
+			t.Errorf("member %d: exit %+v, want code %d", i, e, i)
+		}
+		var want strings.Builder
+		for k := 1; k <= 20; k++ {
+			fmt.Fprintf(&want, "m%d line %d\n", i, k)
+		}
+		if got := streams(t, spec.LogPath)[runlog.Stdout]; got != want.String() {
+			t.Errorf("member %d stdout after recovery = %q, want every line once", i, got)
+		}
+	}
+	out, _ := exec.Command("scontrol", "show", "job", "-o", array).Output()
+	if n := len(strings.Split(strings.TrimSpace(string(out)), "\n")); n != 3 {
+		t.Errorf("array %s has %d tasks, want 3 (nothing submitted again):\n%s", array, n, out)
+	}
 }
