@@ -63,8 +63,8 @@ func startAll(t *testing.T, sb *Sandbox, specs []sandbox.Spec) []sandbox.Handle 
 // Four runs with %2 become ONE Slurm job array: every task of it is
 // ArrayJobId A with ArrayTaskThrottle=2; no more than two tasks run at
 // once (the tasks' start and end times); each run sees its own env and
-// output and exit code; stopping one pending member cancels its task
-// alone; no secret reaches Slurm's state or the array's script.
+// output and exit code; stopping one member, pending or running, cancels
+// its task alone; no secret reaches Slurm's state or the array's script.
 func TestSweepIsOneJobArray(t *testing.T) {
 	sb := needSlurm(t)
 	dirs := slurmDirs(t)
@@ -116,6 +116,18 @@ func TestSweepIsOneJobArray(t *testing.T) {
 			t.Errorf("task %s%s ended with member 2's stop", array, k)
 		}
 	}
+	// Stop member 1 while it runs: its task alone ends (TERM), cancelled.
+	if err := hs[1].Stop(context.Background(), time.Second); err != nil {
+		t.Fatal(err)
+	}
+	if e := wait(t, hs[1], 30*time.Second); !e.Cancelled || e.StartedAt.IsZero() {
+		t.Fatalf("stopped running member: exit %+v", e)
+	}
+	for _, k := range []string{"_0", "_3"} {
+		if !liveJob(t, array+k) {
+			t.Errorf("task %s%s ended with member 1's stop", array, k)
+		}
+	}
 	if b, _ := os.ReadFile(filepath.Join(dir, "array", arrayFile)); len(b) == 0 || bytes.Contains(b, []byte(secret)) {
 		t.Errorf("array script missing or holds the secret:\n%s", b)
 	}
@@ -126,7 +138,7 @@ func TestSweepIsOneJobArray(t *testing.T) {
 
 	var spans [][2]time.Time
 	for i, h := range hs {
-		if i == 2 {
+		if i == 1 || i == 2 {
 			continue
 		}
 		e := wait(t, h, 90*time.Second)
