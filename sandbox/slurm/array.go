@@ -246,6 +246,16 @@ func arraySpec(tasks []int, parallel int) string {
 func (s *Sandbox) trackTask(h *handle) {
 	s.arrMu.Lock()
 	defer s.arrMu.Unlock()
+	if s.stopped[h.jobID] {
+		// StopArray ran while this task's run was being started: it was
+		// cancelled with the array, by runbox.
+		h.rec.update(func(r *record) {
+			if r.StopReason == "" {
+				r.StopReason = stopCancelled
+			}
+		})
+		h.arrayStopped = true
+	}
 	if s.tasks == nil {
 		s.tasks = map[int64]map[*handle]struct{}{}
 	}
@@ -276,6 +286,10 @@ func (s *Sandbox) StopArray(ctx context.Context, ref string) error {
 		return fmt.Errorf("%q is not a Slurm job array", ref)
 	}
 	s.arrMu.Lock()
+	if s.stopped == nil {
+		s.stopped = map[int64]bool{}
+	}
+	s.stopped[id] = true
 	var hs []*handle
 	for h := range s.tasks[id] {
 		hs = append(hs, h)

@@ -45,6 +45,7 @@ type Sandbox struct {
 	arrMu   sync.Mutex
 	batches map[string]*arrayBatch         // arrays gathering members (array.go)
 	tasks   map[int64]map[*handle]struct{} // live array tasks by array id
+	stopped map[int64]bool                 // arrays StopArray cancelled
 }
 
 // memByCgroup reports whether the cluster confines each job's memory in
