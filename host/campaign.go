@@ -36,11 +36,17 @@ type campaigns struct {
 	waiting map[string]waitReason
 	// ended caches the final state of runs others wait for.
 	ended map[string]store.State
+	// array holds the started members of Slurm job arrays, which the
+	// cluster limits, not the daemon's slots (slurmarray.go); recovering
+	// holds new arrays back while Recover re-queues runs one by one.
+	array      map[string]bool
+	recovering bool
 }
 
 type sweepState struct {
 	parallel, maxFailures, failures int
 	stopped                         string
+	complete                        bool // every member created
 }
 
 // waitReason is why a queued run waits; dep names the run it waits for,
@@ -58,6 +64,7 @@ func newCampaigns(inv gpu.Inventory) *campaigns {
 		sweeps:  map[string]*sweepState{},
 		waiting: map[string]waitReason{},
 		ended:   map[string]store.State{},
+		array:   map[string]bool{},
 	}
 }
 
@@ -137,6 +144,7 @@ func (e *Engine) campaignEnded(id string) {
 	c := e.camp.info[id]
 	delete(e.camp.info, id)
 	delete(e.camp.waiting, id)
+	delete(e.camp.array, id)
 	e.camp.alloc.Release(id)
 	e.mu.Unlock()
 	run, err := e.cfg.Store.GetRun(e.ctx, id)
@@ -162,6 +170,7 @@ func (e *Engine) campaignEnded(id string) {
 	e.mu.Unlock()
 	if stop != nil {
 		e.persistStop(stop)
+		go e.stopPendingMembers(stop.id, stop.reason) // slurmarray.go
 	}
 	for _, r := range dependents {
 		r.mu.Lock()
@@ -195,7 +204,7 @@ func (e *Engine) sweepStateLocked(id string) *sweepState {
 	if err != nil {
 		return nil
 	}
-	st := &sweepState{parallel: sw.Parallel, maxFailures: sw.MaxFailures, stopped: sw.Stopped}
+	st := &sweepState{parallel: sw.Parallel, maxFailures: sw.MaxFailures, stopped: sw.Stopped, complete: sw.Complete}
 	if runs, err := e.cfg.Store.ListRuns(e.ctx, store.Filter{Sweep: id, States: []store.State{store.Failed, store.TimedOut, store.Lost}}); err == nil {
 		st.failures = len(runs)
 	}
@@ -238,13 +247,16 @@ type queueDecision struct {
 	// dependency is the sbatch --dependency of a Slurm run started
 	// before the Slurm runs it comes after have ended.
 	dependency map[string]string
+	// array: the started runs that go in their sweep's Slurm job array
+	// (run → sweep).
+	array map[string]string
 }
 
 // decideLocked walks the queue in order and decides, without starting
 // anything. Called with e.mu held.
 func (e *Engine) decideLocked() queueDecision {
-	d := queueDecision{devices: map[string][]string{}, cancel: map[string]string{}, dependency: map[string]string{}}
-	active := len(e.active)
+	d := queueDecision{devices: map[string][]string{}, cancel: map[string]string{}, dependency: map[string]string{}, array: map[string]string{}}
+	active := len(e.active) - e.arrayActiveLocked() // the cluster limits those (slurmarray.go)
 	limit := e.cfg.MaxParallel
 	sweepActive := map[string]int{}
 	for id := range e.active {
@@ -284,6 +296,16 @@ func (e *Engine) decideLocked() queueDecision {
 			if st := e.sweepStateLocked(c.Sweep); st != nil {
 				if st.stopped != "" {
 					d.cancel[id] = "CANCELLED: " + st.stopped
+					continue
+				}
+				if e.slurmArrayLocked(id) { // slurmarray.go
+					if !st.complete || e.camp.recovering {
+						e.camp.waiting[id] = waitReason{text: "waiting for the sweep's other members (one Slurm job array)"}
+						continue
+					}
+					delete(e.camp.waiting, id)
+					d.start = append(d.start, id)
+					d.array[id] = c.Sweep
 					continue
 				}
 				if st.parallel > 0 && sweepActive[c.Sweep] >= st.parallel {

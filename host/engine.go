@@ -317,6 +317,7 @@ func (e *Engine) schedule() {
 		return
 	}
 	d := e.decideLocked()
+	e.arrayPassLocked(d) // slurmarray.go
 	go1 := map[string]bool{}
 	for _, id := range d.start {
 		go1[id] = true

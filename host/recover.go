@@ -18,10 +18,18 @@ func (e *Engine) Recover(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("recover: %w", err)
 	}
-	// Oldest first, so the queue keeps its FIFO order.
+	// Oldest first, so the queue keeps its FIFO order. A sweep's Slurm
+	// members wait until all are back, to go in one job array.
+	e.mu.Lock()
+	e.camp.recovering = true
+	e.mu.Unlock()
 	for i := len(runs) - 1; i >= 0; i-- {
 		e.recoverRun(ctx, runs[i])
 	}
+	e.mu.Lock()
+	e.camp.recovering = false
+	e.mu.Unlock()
+	e.schedule()
 	for name, sb := range e.cfg.Sandboxes {
 		sw, ok := sb.(sandbox.Sweeper)
 		if !ok {
@@ -102,6 +110,9 @@ func (e *Engine) recoverRun(ctx context.Context, run *store.Run) {
 	}
 	e.trackCampaign(run.ID, run.Campaign, true)
 	e.mu.Lock()
+	if run.Sandbox == sandbox.Slurm && run.Campaign != nil && run.Campaign.Sweep != "" {
+		e.camp.array[run.ID] = true // a task of its sweep's job array (slurmarray.go)
+	}
 	e.track(run.ID)
 	r := newRunner(e, run.ID)
 	e.active[run.ID] = r

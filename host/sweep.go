@@ -175,6 +175,12 @@ func (e *Engine) submitMembers(ctx context.Context, sw *store.Sweep, tmpl api.Ru
 	}); err != nil {
 		return err
 	}
+	e.mu.Lock()
+	if st := e.camp.sweeps[sw.ID]; st != nil {
+		st.complete = true
+	}
+	e.mu.Unlock()
+	e.schedule() // its Slurm members start, as one job array
 	removeTemplate(e.sweepDir(sw.ID))
 	return nil
 }
@@ -383,6 +389,7 @@ func (e *Engine) StopSweep(ctx context.Context, id string) (*api.Sweep, error) {
 	if err != nil {
 		return nil, err
 	}
+	e.stopArrays(ctx, runs) // a Slurm sweep's array, in one scancel (slurmarray.go)
 	for _, r := range runs {
 		if !r.State.Terminal() {
 			if _, err := e.Stop(ctx, r.ID, 0); err != nil {

@@ -154,6 +154,27 @@ type SlurmSpec struct {
 	Options map[string]string `json:"options,omitempty"`
 	// QueueTimeout gives up on a job still PENDING after this long.
 	QueueTimeout time.Duration `json:"queue_timeout,omitempty"`
+	// Array, when set, makes the run one task of a job array: the runs
+	// with the same Key are submitted together by one sbatch --array
+	// (a sweep's members on Slurm). Set by the engine when it starts the
+	// run; not part of the stored spec.
+	Array *SlurmArray `json:"array,omitempty"`
+}
+
+// SlurmArray places a run in a Slurm job array.
+type SlurmArray struct {
+	// Key names the array: the runs that share it go in one sbatch.
+	Key string `json:"key"`
+	// Dir holds the array's own files (its batch script, the per-task
+	// output links), on the filesystem the nodes share.
+	Dir string `json:"dir"`
+	// Index is the run's array task id (its sweep member index).
+	Index int `json:"index"`
+	// Size is how many runs the array waits for before it is submitted.
+	Size int `json:"size"`
+	// Parallel caps the tasks running at once (--array=...%Parallel); 0
+	// leaves it to the cluster.
+	Parallel int `json:"parallel,omitempty"`
 }
 
 // Usage is what a run consumed.

@@ -2,9 +2,11 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"sort"
 	"strconv"
@@ -304,31 +306,177 @@ func TestGPUsWithNoneKnownAreRefused(t *testing.T) {
 	}
 }
 
-// A sweep on Slurm: each member is its own job, submitted by the daemon
-// when the sweep's limit allows (not one job array: see RATIONALE,
-// "Campaigns", not done), so at most two are in the cluster at once.
-func TestSlurmSweepHoldsItsParallelLimit(t *testing.T) {
+// A sweep on Slurm is ONE job array (--array=0-3%2): every member's run
+// follows its own task of it (ref slurm:ARRAY_INDEX), the cluster holds
+// them to two at once (ArrayTaskThrottle=2, and the start and end times
+// the store recorded), each member has its params and output, and
+// stopping one member while it is pending cancels that task alone: the
+// member after it still runs and succeeds.
+func TestSlurmSweepIsOneJobArray(t *testing.T) {
 	needSlurm(t)
 	e := newEnv(t)
 	id := strings.TrimSpace(e.must("sweep", "--sandbox", "slurm", "--param", "i=1,2,3,4", "--parallel", "2", "--",
-		"sh", "-c", "echo member {i}; sleep 1"))
-	if res := e.run("", "sweep", "wait", id); res.code != 0 {
-		t.Fatalf("sweep wait: exit %d\n%s%s", res.code, res.stdout, res.stderr)
-	}
+		"sh", "-c", `echo "member {i} $RUNBOX_PARAM_I"; if [ {i} -le 2 ]; then sleep 5; fi`))
 	sw := e.sweep(id)
+	if len(sw.Runs) != 4 {
+		t.Fatalf("%d members", len(sw.Runs))
+	}
+	third := sw.Runs[2].ID // i=3, task 2: pending behind the two that sleep
+	waitFor(t, func() bool { return strings.Contains(e.getRun(third).Reason, "_2") })
+	if r := e.getRun(third); r.State != api.Preparing {
+		t.Fatalf("member i=3 is %s (%q) before its stop, want pending in Slurm", r.State, r.Reason)
+	}
+	e.must("stop", third)
+	e.run("", "sweep", "wait", id) // exits non-zero: a member was cancelled
+	sw = e.sweep(id)
 	var runs []*api.Run
+	array := ""
 	for _, m := range sw.Runs {
 		r := e.getRun(m.ID)
+		a, task, ok := strings.Cut(strings.TrimPrefix(r.Ref, "slurm:"), "_")
+		if m.ID == third {
+			if r.State != api.Cancelled || r.StartedAt != nil {
+				t.Errorf("stopped member: %s %q, started %v (it never ran)", r.State, r.Reason, r.StartedAt)
+			}
+			continue
+		}
 		runs = append(runs, r)
-		if out := e.must("logs", m.ID); !strings.Contains(out, "member "+m.Params["i"]) {
-			t.Errorf("member %s output %q", m.Params["i"], out)
+		if r.State != api.Succeeded {
+			t.Errorf("member i=%s: %s %q", m.Params["i"], r.State, r.Reason)
+		}
+		if !ok || task != fmt.Sprint(m.Index) {
+			t.Errorf("member %d: ref %q, want slurm:ARRAY_%d", m.Index, r.Ref, m.Index)
+		}
+		if array == "" {
+			array = a
+		} else if a != array {
+			t.Errorf("member %d is in job %s, others in %s: not one array", m.Index, a, array)
+		}
+		want := "member " + m.Params["i"] + " " + m.Params["i"]
+		if out := e.must("logs", m.ID); !strings.Contains(out, want) {
+			t.Errorf("member i=%s output %q, want %q", m.Params["i"], out, want)
 		}
 	}
-	if len(runs) != 4 || sw.Counts[api.Succeeded] != 4 {
-		t.Fatalf("counts %v", sw.Counts)
+	out, err := exec.Command("scontrol", "show", "job", "-o", array).Output()
+	if err != nil {
+		t.Fatalf("scontrol show job %s: %v", array, err)
+	}
+	for _, l := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+		if !strings.Contains(l, "ArrayJobId="+array+" ") || !strings.Contains(l, "ArrayTaskThrottle=2 ") {
+			t.Errorf("not a task of array %s with throttle 2: %.160s", array, l)
+		}
 	}
 	if n := maxOverlap(t, runs); n > 2 {
 		t.Errorf("%d Slurm members ran at once under --parallel 2", n)
+	}
+}
+
+// --max-failures on a Slurm sweep cancels the array's tasks still
+// pending, each with the reason; the members already running go on. The
+// member that fails ends at once; the others sleep, so task 3 is still
+// held by %2 when the daemon sees the failure (Slurm itself starts task
+// 2 in the freed place before the daemon can: it may run or not).
+func TestSlurmSweepMaxFailuresCancelsPendingTasks(t *testing.T) {
+	needSlurm(t)
+	e := newEnv(t)
+	id := strings.TrimSpace(e.must("sweep", "--sandbox", "slurm", "--param", "i=1,2,3,4", "--parallel", "2", "--max-failures", "1", "--",
+		"sh", "-c", `if [ {i} = 1 ]; then exit 3; fi; sleep 4`))
+	e.run("", "sweep", "wait", id)
+	sw := e.sweep(id)
+	// Member 1 runs beside member 0 unless the cluster is too busy to
+	// start both; either way it is not cut short.
+	want := map[int]api.State{0: api.Failed, 3: api.Cancelled}
+	for _, m := range sw.Runs {
+		r := e.getRun(m.ID)
+		if w, ok := want[m.Index]; ok && r.State != w {
+			t.Errorf("member %d: %s %q, want %s", m.Index, r.State, r.Reason, w)
+		}
+		switch r.State {
+		case api.Succeeded, api.Failed:
+		case api.Cancelled:
+			if !strings.Contains(r.Reason, "--max-failures 1") || r.StartedAt != nil {
+				t.Errorf("cancelled member %d: reason %q, started %v", m.Index, r.Reason, r.StartedAt)
+			}
+		default:
+			t.Errorf("member %d: %s %q", m.Index, r.State, r.Reason)
+		}
+	}
+	if !strings.Contains(sw.Stopped, "failed") {
+		t.Errorf("sweep stopped: %q", sw.Stopped)
+	}
+}
+
+// sweep stop on Slurm cancels the whole array (one scancel): running and
+// pending members alike end cancelled by runbox, not "cancelled outside
+// runbox", and nothing of the array is left in the queue.
+func TestSlurmSweepStopCancelsTheArray(t *testing.T) {
+	needSlurm(t)
+	e := newEnv(t)
+	id := strings.TrimSpace(e.must("sweep", "--sandbox", "slurm", "--param", "i=1,2,3,4", "--parallel", "2", "--",
+		"sh", "-c", "sleep 60"))
+	first := e.sweep(id).Runs[0].ID
+	var array string
+	waitFor(t, func() bool { // in Slurm: pending (its reason names the task) or running
+		r := e.getRun(first)
+		m := regexp.MustCompile(`(\d+)_0\b`).FindStringSubmatch(r.Ref + " " + r.Reason)
+		if m != nil {
+			array = m[1]
+		}
+		return m != nil
+	})
+	e.must("sweep", "stop", id)
+	e.run("", "sweep", "wait", id)
+	sw := e.sweep(id)
+	if sw.Counts[api.Cancelled] != 4 {
+		t.Errorf("counts %v, want 4 cancelled", sw.Counts)
+	}
+	for _, m := range sw.Runs {
+		if r := e.getRun(m.ID); r.State != api.Cancelled || strings.Contains(r.Reason, "outside") {
+			t.Errorf("member %d: %s %q", m.Index, r.State, r.Reason)
+		}
+	}
+	waitFor(t, func() bool {
+		out, _ := exec.Command("squeue", "-h", "-r", "-j", array, "-t", "PENDING,RUNNING", "-o", "%i").Output()
+		return strings.TrimSpace(string(out)) == ""
+	})
+}
+
+// A daemon killed while a Slurm sweep's array runs: the next one
+// re-attaches each member to its task; every member runs once, all in
+// the one array, never more than two at once.
+func TestSlurmSweepArrayAcrossDaemonKill9(t *testing.T) {
+	needSlurm(t)
+	e := newEnv(t)
+	marks := t.TempDir()
+	id := strings.TrimSpace(e.must("sweep", "--sandbox", "slurm", "--param", "i=1,2,3,4", "--parallel", "2", "--",
+		"sh", "-c", "echo ran >> "+marks+"/{i}; sleep 2"))
+	first := e.sweep(id).Runs[0].ID
+	waitFor(t, func() bool { return strings.HasPrefix(e.getRun(first).Ref, "slurm:") })
+	e.killDaemon(syscall.SIGKILL)
+	if res := e.run("", "sweep", "wait", id); res.code != 0 {
+		t.Fatalf("sweep wait after kill -9: exit %d\n%s%s", res.code, res.stdout, res.stderr)
+	}
+	sw := e.sweep(id)
+	if sw.Counts[api.Succeeded] != 4 {
+		t.Fatalf("after restart: counts %v", sw.Counts)
+	}
+	var runs []*api.Run
+	arrays := map[string]bool{}
+	for _, m := range sw.Runs {
+		r := e.getRun(m.ID)
+		runs = append(runs, r)
+		a, _, _ := strings.Cut(strings.TrimPrefix(r.Ref, "slurm:"), "_")
+		arrays[a] = true
+		b, err := os.ReadFile(marks + "/" + m.Params["i"])
+		if err != nil || strings.Count(string(b), "ran") != 1 {
+			t.Errorf("member i=%s ran %d times (%v)", m.Params["i"], strings.Count(string(b), "ran"), err)
+		}
+	}
+	if len(arrays) != 1 {
+		t.Errorf("members in jobs %v, want one array", arrays)
+	}
+	if n := maxOverlap(t, runs); n > 2 {
+		t.Errorf("%d members ran at once under --parallel 2 across the restart", n)
 	}
 }
 

@@ -25,8 +25,12 @@ type handle struct {
 	sb    *Sandbox
 	spec  sandbox.Spec
 	jobID int64
-	rec   *recordFile
-	w     *runlog.Writer
+	// task is the run's task in array jobID (-1: the job is the run's
+	// own); name is the job's name (the array's, for a task).
+	task int
+	name string
+	rec  *recordFile
+	w    *runlog.Writer
 	// outs are the job's output files, each followed into its stream from
 	// the offset the log already holds.
 	outs []*output
@@ -42,6 +46,9 @@ type handle struct {
 	startOnce  sync.Once
 	stopSignal chan struct{} // closed by Stop: look at the job now
 	stopOnce   sync.Once
+	// arrayStopped: StopArray cancelled the whole array (this task with
+	// it); a Stop after it has nothing left to do.
+	arrayStopped bool
 }
 
 type output struct {
@@ -51,8 +58,16 @@ type output struct {
 }
 
 func (s *Sandbox) newHandle(spec sandbox.Spec, id int64, rf *recordFile, w *runlog.Writer, sum runlog.Summary) *handle {
-	h := &handle{sb: s, spec: spec, jobID: id, rec: rf, w: w,
+	r := rf.get()
+	h := &handle{sb: s, spec: spec, jobID: id, task: -1, name: r.JobName, rec: rf, w: w,
 		started: make(chan struct{}), done: make(chan struct{}), stopSignal: make(chan struct{})}
+	if h.name == "" {
+		h.name = jobName(spec.RunID)
+	}
+	if r.Task != nil {
+		h.task = *r.Task
+		s.trackTask(h)
+	}
 	for _, o := range []struct {
 		name string
 		s    runlog.Stream
@@ -63,8 +78,11 @@ func (s *Sandbox) newHandle(spec sandbox.Spec, id int64, rf *recordFile, w *runl
 }
 
 // doneHandle is a run that had ended before this process saw it.
-func doneHandle(id int64, e sandbox.Exit) *handle {
-	h := &handle{jobID: id, exit: e, done: make(chan struct{}), started: make(chan struct{})}
+func doneHandle(id int64, task *int, e sandbox.Exit) *handle {
+	h := &handle{jobID: id, task: -1, exit: e, done: make(chan struct{}), started: make(chan struct{})}
+	if task != nil {
+		h.task = *task
+	}
 	close(h.done)
 	close(h.started)
 	return h
@@ -79,7 +97,16 @@ func (h *handle) StartedAt() time.Time {
 	return h.rec.get().StartedAt
 }
 
-func (h *handle) Ref() string { return "slurm:" + strconv.FormatInt(h.jobID, 10) }
+func (h *handle) Ref() string { return "slurm:" + h.ref() }
+
+// ref is the job as Slurm's commands name it: "123", or "123_4" for a
+// task of an array.
+func (h *handle) ref() string {
+	if h.task >= 0 {
+		return taskKey(h.jobID, h.task)
+	}
+	return strconv.FormatInt(h.jobID, 10)
+}
 
 func (h *handle) Wait(ctx context.Context) (sandbox.Exit, error) {
 	select {
@@ -131,7 +158,7 @@ func (h *handle) Stats(ctx context.Context) (sandbox.Stats, error) {
 		return sandbox.Stats{}, errors.New("run has ended")
 	default:
 	}
-	return sandbox.Stats{}, fmt.Errorf("slurm job %d: live resource samples are not collected (sstat needs accounting)", h.jobID)
+	return sandbox.Stats{}, fmt.Errorf("slurm job %s: live resource samples are not collected (sstat needs accounting)", h.ref())
 }
 
 // Stop cancels the job: a pending one at once; a running one gets SIGTERM
@@ -146,6 +173,12 @@ func (h *handle) stop(ctx context.Context, reason string, grace time.Duration) e
 		return nil
 	default:
 	}
+	h.mu.Lock()
+	whole := h.arrayStopped
+	h.mu.Unlock()
+	if whole {
+		return nil // cancelled with its array (StopArray)
+	}
 	if grace <= 0 {
 		grace = h.spec.Grace
 	}
@@ -159,7 +192,7 @@ func (h *handle) stop(ctx context.Context, reason string, grace time.Duration) e
 	}); err != nil {
 		return err
 	}
-	id := strconv.FormatInt(h.jobID, 10)
+	id := h.ref() // an array's task: only this one
 	select {
 	case <-h.started:
 		if _, err := h.sb.command(ctx, "scancel", "--full", "--signal=TERM", id); err != nil {
@@ -224,15 +257,18 @@ func (h *handle) drain() error {
 
 func (h *handle) markStarted(j job) {
 	h.startOnce.Do(func() {
-		close(h.started)
 		if j.Start.IsZero() {
 			j.Start = time.Now()
 		}
+		// Recorded before started is closed: StartedAt, read once
+		// Started returns, tells a started job from one that ended in
+		// the queue.
 		h.rec.update(func(r *record) {
 			if r.StartedAt.IsZero() {
 				r.StartedAt = j.Start
 			}
 		})
+		close(h.started)
 	})
 }
 
@@ -256,6 +292,9 @@ func (h *handle) finish(e sandbox.Exit) {
 		e.Error = err.Error()
 	}
 	removeEnvFile(h.spec.StateDir) // start.go: the env's secrets end with the run
+	if h.task >= 0 {
+		h.sb.untrackTask(h)
+	}
 	h.exit = e
 	h.startOnce.Do(func() { close(h.started) })
 	close(h.done)

@@ -30,6 +30,9 @@ func TestMain(m *testing.M) {
 }
 
 func helperMain(specJSON string) int {
+	if strings.HasPrefix(specJSON, "[") {
+		return helperArray(specJSON)
+	}
 	var spec sandbox.Spec
 	if err := json.Unmarshal([]byte(specJSON), &spec); err != nil {
 		fmt.Fprintln(os.Stderr, err)
@@ -171,4 +174,27 @@ func procWith(marker string) bool {
 		}
 	}
 	return false
+}
+
+// helperArray is helperMain for the runs of one job array: each is
+// started at once, as the engine's runners do.
+func helperArray(specsJSON string) int {
+	var specs []sandbox.Spec
+	if err := json.Unmarshal([]byte(specsJSON), &specs); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 2
+	}
+	sb := New(Options{Poll: 100 * time.Millisecond})
+	for _, spec := range specs {
+		go func() {
+			h, err := sb.Start(context.Background(), spec)
+			if err != nil {
+				fmt.Fprintln(os.Stderr, err)
+				os.Exit(1)
+			}
+			fmt.Println(h.Ref())
+		}()
+	}
+	time.Sleep(time.Hour) // follow output until SIGKILLed
+	return 0
 }

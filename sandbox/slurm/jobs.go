@@ -15,7 +15,12 @@ import (
 // job is what runbox needs to know about one Slurm job, whichever command
 // (squeue --json, scontrol show job, sacct --json) told it.
 type job struct {
-	ID      int64
+	ID int64
+	// ArrayID and Task place a job array's task (ArrayID is 0 for a job
+	// that is not one): the task's own ID is another number, and a task
+	// still pending has none yet but the array's.
+	ArrayID int64
+	Task    int
 	Name    string
 	Comment string
 	State   string // base state: PENDING, RUNNING, COMPLETED, ...
@@ -36,6 +41,60 @@ var terminal = map[string]bool{
 }
 
 func (j job) ended() bool { return terminal[j.State] }
+
+// key is how Slurm's commands name the job: "123", or "123_4" for task 4
+// of array 123 (scancel, scontrol, sacct and --dependency all take it).
+func (j job) key() string {
+	if j.ArrayID > 0 {
+		return taskKey(j.ArrayID, j.Task)
+	}
+	return strconv.FormatInt(j.ID, 10)
+}
+
+func taskKey(array int64, task int) string {
+	return strconv.FormatInt(array, 10) + "_" + strconv.Itoa(task)
+}
+
+// maxExpand bounds the tasks read from one pending array line (Slurm's
+// own MaxArraySize is at most 4000001).
+const maxExpand = 1 << 22
+
+// expandTasks reads the task ids of a pending array line: "2-5%2",
+// "[2-5%2]", "1,3,7-9", "0-10:2".
+func expandTasks(s string) []int {
+	s = strings.Trim(strings.TrimSpace(s), "[]")
+	s, _, _ = strings.Cut(s, "%")
+	var out []int
+	for _, part := range strings.Split(s, ",") {
+		if part == "" {
+			continue
+		}
+		rng, stepS, hasStep := strings.Cut(part, ":")
+		step := 1
+		if hasStep {
+			n, err := strconv.Atoi(stepS)
+			if err != nil || n <= 0 {
+				continue
+			}
+			step = n
+		}
+		lo, hi, isRange := strings.Cut(rng, "-")
+		a, err := strconv.Atoi(lo)
+		if err != nil || a < 0 {
+			continue
+		}
+		b := a
+		if isRange {
+			if b, err = strconv.Atoi(hi); err != nil || b < a {
+				continue
+			}
+		}
+		for t := a; t <= b && len(out) < maxExpand; t += step {
+			out = append(out, t)
+		}
+	}
+	return out
+}
 
 // The JSON of squeue/scontrol/sacct changed shape across versions: 22.05
 // (openapi v0.0.38) writes numbers, plain state strings and exit_code as
@@ -140,6 +199,15 @@ type rawJob struct {
 	Nodes     string          `json:"nodes"`
 	BatchHost string          `json:"batch_host"`
 	Restarts  json.RawMessage `json:"restart_cnt"`
+	// A job array's task (squeue), or its pending tasks still collapsed
+	// into the array's own line ("2-5%2").
+	ArrayJobID  json.RawMessage `json:"array_job_id"`
+	ArrayTaskID json.RawMessage `json:"array_task_id"`
+	ArrayTasks  json.RawMessage `json:"array_task_string"`
+	Array       struct {        // sacct
+		JobID  json.RawMessage `json:"job_id"`
+		TaskID json.RawMessage `json:"task_id"`
+	} `json:"array"`
 	StartTime json.RawMessage `json:"start_time"`
 	EndTime   json.RawMessage `json:"end_time"`
 	Time      struct {        // sacct
@@ -148,9 +216,27 @@ type rawJob struct {
 	} `json:"time"`
 }
 
-func (r rawJob) job() job {
+// job reads one job; pending is the array whose pending tasks the line
+// stands for (their ids in array_task_string), 0 when it is one job or
+// one task.
+func (r rawJob) job() (j job, pending int64) {
 	id, _ := num(r.JobID)
-	j := job{ID: id, Name: r.Name, Reason: r.Reason, Nodes: r.Nodes}
+	j = job{ID: id, Name: r.Name, Reason: r.Reason, Nodes: r.Nodes}
+	aid, ok := num(r.ArrayJobID)
+	if !ok || aid == 0 {
+		aid, _ = num(r.Array.JobID)
+	}
+	if aid > 0 {
+		t, ok := num(r.ArrayTaskID)
+		if !ok {
+			t, ok = num(r.Array.TaskID)
+		}
+		if ok && t >= 0 {
+			j.ArrayID, j.Task = aid, int(t)
+		} else {
+			pending = aid
+		}
+	}
 	// comment is a string (squeue) or {"job": "..."} (sacct).
 	if json.Unmarshal(r.Comment, &j.Comment) != nil {
 		var c struct {
@@ -179,7 +265,7 @@ func (r rawJob) job() job {
 	if j.Start.IsZero() {
 		j.Start, j.End = unix(r.Time.Start), unix(r.Time.End)
 	}
-	return j
+	return j, pending
 }
 
 // parseJobs decodes the {"jobs": [...]} document of squeue/sacct --json.
@@ -199,7 +285,20 @@ func parseJobs(b []byte) ([]job, error) {
 	}
 	out := make([]job, 0, len(doc.Jobs))
 	for _, r := range doc.Jobs {
-		out = append(out, r.job())
+		j, pending := r.job()
+		var s string
+		_ = json.Unmarshal(r.ArrayTasks, &s)
+		if tasks := expandTasks(s); pending > 0 && len(tasks) > 0 {
+			// The array's pending tasks, on one line until each starts
+			// (squeue -r would split it; 22.05 ignores it with --json).
+			for _, t := range tasks {
+				jt := j
+				jt.ArrayID, jt.Task = pending, t
+				out = append(out, jt)
+			}
+			continue
+		}
+		out = append(out, j)
 	}
 	return out, nil
 }
@@ -221,6 +320,13 @@ func parseScontrol(line string) (job, bool) {
 		return j, false
 	}
 	j.ID, j.Name, j.Comment = id, kv["JobName"], kv["Comment"]
+	if a, err := strconv.ParseInt(kv["ArrayJobId"], 10, 64); err == nil && a > 0 {
+		// One task (scontrol show job 123_4); the pending rest of an
+		// array shows ArrayTaskId=2-5, which names no single task.
+		if t, err := strconv.Atoi(kv["ArrayTaskId"]); err == nil && t >= 0 {
+			j.ArrayID, j.Task = a, t
+		}
+	}
 	j.State, j.Reason, j.Nodes = kv["JobState"], kv["Reason"], kv["NodeList"]
 	if c, s, ok := strings.Cut(kv["ExitCode"], ":"); ok {
 		j.Code, _ = strconv.Atoi(c)
@@ -239,15 +345,16 @@ type queue struct {
 
 	mu   sync.Mutex
 	at   time.Time
-	jobs map[int64]job
+	jobs map[string]job // by key: "123", "123_4"
 	err  error
 }
 
 // errGone means the controller no longer holds the job.
 var errGone = errors.New("job not known to the controller")
 
-// lookup returns job id as the controller sees it now.
-func (q *queue) lookup(ctx context.Context, id int64) (job, error) {
+// lookup returns job id ("123", or "123_4" for an array task) as the
+// controller sees it now.
+func (q *queue) lookup(ctx context.Context, id string) (job, error) {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	if time.Since(q.at) > q.maxAge {
@@ -257,9 +364,9 @@ func (q *queue) lookup(ctx context.Context, id int64) (job, error) {
 		if err == nil {
 			var list []job
 			list, q.err = parseJobs(b)
-			q.jobs = make(map[int64]job, len(list))
+			q.jobs = make(map[string]job, len(list))
 			for _, j := range list {
-				q.jobs[j.ID] = j
+				q.jobs[j.key()] = j
 			}
 		}
 	}
@@ -271,14 +378,16 @@ func (q *queue) lookup(ctx context.Context, id int64) (job, error) {
 	}
 	// Not in squeue's answer: finished jobs are dropped by newer squeue;
 	// scontrol still knows them until MinJobAge passes.
-	b, err := q.run(ctx, "scontrol", "show", "job", "-o", strconv.FormatInt(id, 10))
+	b, err := q.run(ctx, "scontrol", "show", "job", "-o", id)
 	if err != nil {
-		if strings.Contains(err.Error(), "Invalid job id") {
+		// A job: "Invalid job id specified"; a task of an array that
+		// Slurm dropped (cancelled while pending): "Job 12_3 not found".
+		if m := err.Error(); strings.Contains(m, "Invalid job id") || strings.Contains(m, " not found") {
 			return job{}, errGone
 		}
 		return job{}, err
 	}
-	if j, ok := parseScontrol(strings.TrimSpace(string(b))); ok {
+	if j, ok := parseScontrol(strings.TrimSpace(string(b))); ok && j.key() == id {
 		return j, nil
 	}
 	return job{}, errGone
@@ -286,8 +395,8 @@ func (q *queue) lookup(ctx context.Context, id int64) (job, error) {
 
 // accounting looks a job up in slurmdbd (sacct), for jobs the controller
 // forgot. ok is false when there is no accounting or no record.
-func accounting(ctx context.Context, run func(ctx context.Context, name string, args ...string) ([]byte, error), id int64) (job, bool, error) {
-	b, err := run(ctx, "sacct", "--json", "-X", "-j", strconv.FormatInt(id, 10))
+func accounting(ctx context.Context, run func(ctx context.Context, name string, args ...string) ([]byte, error), id string) (job, bool, error) {
+	b, err := run(ctx, "sacct", "--json", "-X", "-j", id)
 	if err != nil {
 		return job{}, false, err
 	}
@@ -296,7 +405,7 @@ func accounting(ctx context.Context, run func(ctx context.Context, name string, 
 		return job{}, false, err
 	}
 	for _, j := range list {
-		if j.ID == id {
+		if j.key() == id {
 			return j, true, nil
 		}
 	}

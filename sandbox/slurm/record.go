@@ -18,10 +18,13 @@ import (
 // leaves a record that says a job named after the run may exist: the next
 // daemon finds it by that name instead of submitting a second one.
 type record struct {
-	RunID      string        `json:"run_id"`
-	JobName    string        `json:"job_name"`
-	Submitting time.Time     `json:"submitting"`
-	JobID      int64         `json:"job_id,omitempty"`
+	RunID      string    `json:"run_id"`
+	JobName    string    `json:"job_name"`
+	Submitting time.Time `json:"submitting"`
+	JobID      int64     `json:"job_id,omitempty"`
+	// Task is the run's task id in job array JobID (array.go); JobName
+	// is then the array's name.
+	Task       *int          `json:"array_task,omitempty"`
 	StartedAt  time.Time     `json:"started_at,omitzero"`
 	StopReason string        `json:"stop_reason,omitempty"` // cancelled | queue-timeout
 	Exit       *sandbox.Exit `json:"exit,omitempty"`

@@ -160,7 +160,9 @@ func sbatchArgs(spec sandbox.Spec) ([]string, error) {
 		if _, err := strconv.Atoi(g); err != nil {
 			return nil, fmt.Errorf("--gpus %q: want a number of GPUs", g)
 		}
-		args = append(args, "--gpus="+g)
+		// --gres=gpu:N: the generic-resource form every Slurm with GPUs
+		// configured takes (--gpus needs select/cons_tres).
+		args = append(args, "--gres=gpu:"+g)
 	}
 	if sl := spec.Slurm; sl != nil {
 		for _, kv := range [][2]string{{"partition", sl.Partition}, {"account", sl.Account}, {"qos", sl.QOS}} {

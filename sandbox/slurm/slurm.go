@@ -41,6 +41,11 @@ type Sandbox struct {
 	cgMu    sync.Mutex
 	cgKnown bool // cgMem was read from the controller
 	cgMem   bool // the cluster enforces jobs' memory by cgroup
+
+	arrMu   sync.Mutex
+	batches map[string]*arrayBatch         // arrays gathering members (array.go)
+	tasks   map[int64]map[*handle]struct{} // live array tasks by array id
+	stopped map[int64]bool                 // arrays StopArray cancelled
 }
 
 // memByCgroup reports whether the cluster confines each job's memory in

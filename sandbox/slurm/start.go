@@ -44,9 +44,13 @@ func (s *Sandbox) Start(ctx context.Context, spec sandbox.Spec) (sandbox.Handle,
 			return nil, fmt.Errorf("write stdin: %w", err)
 		}
 	}
+	arr := arrayOf(spec)
 	rf := &recordFile{path: filepath.Join(spec.StateDir, stateFile)}
 	if err := rf.update(func(r *record) {
 		*r = record{RunID: spec.RunID, JobName: jobName(spec.RunID), Submitting: time.Now()}
+		if arr != nil {
+			r.JobName, r.Task = arrayName(arr.Key), &arr.Index
+		}
 	}); err != nil {
 		return nil, err
 	}
@@ -54,7 +58,13 @@ func (s *Sandbox) Start(ctx context.Context, spec sandbox.Spec) (sandbox.Handle,
 	if err != nil {
 		return nil, err
 	}
-	id, err := s.submit(ctx, spec, sbatchEnv, args, path)
+	var id int64
+	if arr != nil {
+		// One task of a job array: submitted with the others (array.go).
+		id, err = s.joinArray(&arrayMember{spec: spec, args: args, env: sbatchEnv, rec: rf})
+	} else {
+		id, err = s.submit(ctx, spec, sbatchEnv, args, path)
+	}
 	if err != nil {
 		removeEnvFile(spec.StateDir)
 		w.Close()
@@ -64,12 +74,20 @@ func (s *Sandbox) Start(ctx context.Context, spec sandbox.Spec) (sandbox.Handle,
 	if err := rf.update(func(r *record) { r.JobID = id }); err != nil {
 		// The job runs but its id is not on disk: cancel rather than
 		// leave a job the next daemon would have to find by name.
-		s.command(context.WithoutCancel(ctx), "scancel", strconv.FormatInt(id, 10))
+		what := strconv.FormatInt(id, 10)
+		if arr != nil {
+			what = taskKey(id, arr.Index) // only this run's task
+		}
+		s.command(context.WithoutCancel(ctx), "scancel", what)
 		w.Close()
 		return nil, err
 	}
 	h := s.newHandle(spec, id, rf, w, runlog.Summary{})
-	w.Write(runlog.Meta, fmt.Appendf(nil, "slurm: submitted job %d\n", id))
+	if arr != nil {
+		w.Write(runlog.Meta, fmt.Appendf(nil, "slurm: submitted as task %d of job array %d\n", arr.Index, id))
+	} else {
+		w.Write(runlog.Meta, fmt.Appendf(nil, "slurm: submitted job %d\n", id))
+	}
 	go h.watch()
 	return h, nil
 }
@@ -110,7 +128,7 @@ func (s *Sandbox) submit(ctx context.Context, spec sandbox.Spec, env []string, a
 	out, err := s.commandEnv(ctx, env, nil, "sbatch", append(args, path)...)
 	if err != nil {
 		if errors.Is(err, context.DeadlineExceeded) {
-			if j, ok := s.findByName(context.WithoutCancel(ctx), spec.RunID); ok {
+			if j, ok := s.findByName(context.WithoutCancel(ctx), jobName(spec.RunID), -1); ok {
 				return j.ID, nil
 			}
 		}
@@ -140,8 +158,9 @@ func withSlurmConf(env []string) []string {
 	return append(env, "SLURM_CONF="+v)
 }
 
-// findByName finds the live job carrying the run's name.
-func (s *Sandbox) findByName(ctx context.Context, runID string) (job, bool) {
+// findByName finds the live job carrying name; task >= 0 finds that task
+// of the array of that name (its ArrayID is the array's id).
+func (s *Sandbox) findByName(ctx context.Context, name string, task int) (job, bool) {
 	b, err := s.command(ctx, "squeue", "--json", "--me", "--states=all")
 	if err != nil {
 		return job{}, false
@@ -152,7 +171,13 @@ func (s *Sandbox) findByName(ctx context.Context, runID string) (job, bool) {
 	}
 	var best job
 	for _, j := range list {
-		if j.Name == jobName(runID) && j.ID > best.ID {
+		if j.Name != name || (task >= 0 && (j.ArrayID == 0 || j.Task != task)) {
+			continue
+		}
+		if task >= 0 {
+			j.ID = j.ArrayID
+		}
+		if j.ID > best.ID {
 			best = j
 		}
 	}
@@ -171,16 +196,21 @@ func (s *Sandbox) Recover(ctx context.Context, spec sandbox.Spec) (sandbox.Handl
 	r := rf.get()
 	if r.Exit != nil {
 		removeEnvFile(spec.StateDir) // a daemon killed between exit record and removal
-		return doneHandle(r.JobID, *r.Exit), nil
+		return doneHandle(r.JobID, r.Task, *r.Exit), nil
 	}
 	if r.RunID != spec.RunID {
 		return nil, fmt.Errorf("%w: submit record is for run %s", sandbox.ErrNotFound, r.RunID)
 	}
 	if r.JobID == 0 {
-		// Killed while sbatch answered: the job exists only if it has the name.
-		j, ok := s.findByName(ctx, spec.RunID)
+		// Killed while sbatch answered (or, for an array's task, before
+		// the array was submitted): the job exists only if it has the name.
+		name, task := jobName(spec.RunID), -1
+		if r.Task != nil {
+			name, task = r.JobName, *r.Task
+		}
+		j, ok := s.findByName(ctx, name, task)
 		if !ok {
-			return nil, fmt.Errorf("%w: no Slurm job named %s", sandbox.ErrNotFound, jobName(spec.RunID))
+			return nil, fmt.Errorf("%w: no Slurm job named %s", sandbox.ErrNotFound, name)
 		}
 		if err := rf.update(func(r *record) { r.JobID = j.ID }); err != nil {
 			return nil, err

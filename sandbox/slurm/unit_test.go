@@ -109,10 +109,13 @@ func TestSbatchArgsAndScript(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, want := range []string{"--parsable", "--job-name=runbox-r1", "--comment=runbox:r1", "--chdir=/w", "--output=/s/job.out", "--error=/s/job.err",
-		"--export=ALL", "--time=2", "--mem=3072M", "--cpus-per-task=2", "--gpus=2", "--partition=gpu", "--account=lab", "--qos=high", "--constraint=a100", "--exclusive"} {
+		"--export=ALL", "--time=2", "--mem=3072M", "--cpus-per-task=2", "--gres=gpu:2", "--partition=gpu", "--account=lab", "--qos=high", "--constraint=a100", "--exclusive"} {
 		if !slices.Contains(args, want) {
 			t.Errorf("args %q lack %s", args, want)
 		}
+	}
+	if slices.ContainsFunc(args, func(a string) bool { return strings.HasPrefix(a, "--gpus") }) {
+		t.Errorf("args %q ask for GPUs with --gpus: the issue's form is --gres=gpu:N", args)
 	}
 	sc := script(spec)
 	if strings.Contains(sc, "s3cr3t") {

@@ -30,7 +30,7 @@ func (h *handle) watch() {
 		}
 		if time.Since(last) >= h.sb.opts.Poll {
 			last = time.Now()
-			j, err := h.sb.q.lookup(ctx, h.jobID)
+			j, err := h.sb.q.lookup(ctx, h.ref())
 			switch {
 			case errors.Is(err, errGone):
 				h.finish(h.gone(ctx))
@@ -43,9 +43,9 @@ func (h *handle) watch() {
 					downSince.Format(time.TimeOnly), firstLine(err.Error())))
 			default:
 				downSince = time.Time{}
-				if j.Name != jobName(h.spec.RunID) {
+				if j.Name != h.name {
 					h.finish(sandbox.Exit{Lost: true, Error: fmt.Sprintf(
-						"Slurm job id %d now belongs to another job (%q): ours is gone", h.jobID, j.Name)})
+						"Slurm job id %s now belongs to another job (%q): ours is gone", h.ref(), j.Name)})
 					return
 				}
 				h.mu.Lock()
@@ -70,7 +70,7 @@ func (h *handle) watch() {
 func (h *handle) state(ctx context.Context, j job) {
 	switch j.State {
 	case "PENDING", "CONFIGURING", "REQUEUED", "REQUEUE_HOLD", "REQUEUE_FED", "RESV_DEL_HOLD":
-		what := "queued in Slurm as job " + strconv.FormatInt(j.ID, 10) + ": " + j.State
+		what := "queued in Slurm as job " + j.key() + ": " + j.State
 		if j.Reason != "" && j.Reason != "None" {
 			what += " (" + j.Reason + ")"
 		}
@@ -87,7 +87,7 @@ func (h *handle) state(ctx context.Context, j job) {
 		}
 	default: // RUNNING, COMPLETING, SUSPENDED, STAGE_OUT, ...
 		h.markStarted(j)
-		what := "job " + strconv.FormatInt(j.ID, 10) + " " + j.State
+		what := "job " + j.key() + " " + j.State
 		if j.Nodes != "" {
 			what += " on " + j.Nodes
 		}
@@ -99,8 +99,13 @@ func (h *handle) state(ctx context.Context, j job) {
 // passed while no daemon watched): accounting tells how it ended, else
 // the run says what is known rather than guessing.
 func (h *handle) gone(ctx context.Context) sandbox.Exit {
-	j, ok, err := accounting(ctx, h.sb.command, h.jobID)
-	if ok && j.ended() && (j.Name == "" || j.Name == jobName(h.spec.RunID)) {
+	if r := h.rec.get(); r.StopReason != "" && r.StartedAt.IsZero() && h.task >= 0 {
+		// runbox cancelled this array task while it was pending, and
+		// Slurm keeps no record of a pending task it cancelled alone.
+		return h.exitOf(job{ID: h.jobID, ArrayID: h.jobID, Task: h.task, Name: h.name, State: "CANCELLED"})
+	}
+	j, ok, err := accounting(ctx, h.sb.command, h.ref())
+	if ok && j.ended() && (j.Name == "" || j.Name == h.name) {
 		return h.exitOf(j)
 	}
 	h.mu.Lock()
@@ -115,7 +120,7 @@ func (h *handle) gone(ctx context.Context) sandbox.Exit {
 		why = "no accounting: " + firstLine(err.Error())
 	}
 	return sandbox.Exit{Lost: true, Error: fmt.Sprintf(
-		"Slurm job %d is no longer known to the controller (%s; %s): how it ended is unknown", h.jobID, why, what)}
+		"Slurm job %s is no longer known to the controller (%s; %s): how it ended is unknown", h.ref(), why, what)}
 }
 
 // exitOf maps Slurm's end state onto runbox's exit record.
@@ -135,7 +140,7 @@ func (h *handle) exitOf(j job) sandbox.Exit {
 	case "FAILED":
 		if e.Code == 0 {
 			// Ended badly with no code: launch failure, killed node-side.
-			e.Error = fmt.Sprintf("Slurm job %d FAILED%s (%s)", j.ID, where, j.Reason)
+			e.Error = fmt.Sprintf("Slurm job %s FAILED%s (%s)", j.key(), where, j.Reason)
 		}
 	case "OUT_OF_MEMORY":
 		e.OOMKilled, e.Code, e.Signal = true, 137, "SIGKILL"
@@ -145,6 +150,12 @@ func (h *handle) exitOf(j job) sandbox.Exit {
 			e.Code, e.Signal = 143, "SIGTERM"
 		}
 	case "CANCELLED":
+		// A job cancelled while PENDING has no signal and Slurm gives it
+		// a start time equal to its end: it never ran.
+		neverRan := r.StartedAt.IsZero() && j.Signal == 0 && (j.Start.IsZero() || !j.End.After(j.Start))
+		if neverRan {
+			e.StartedAt = time.Time{}
+		}
 		// Only runbox's own Stop (StopReason, below) makes this a run its
 		// user stopped. Otherwise the job was cancelled behind runbox's
 		// back: scancel by its owner or an administrator, or Slurm itself
@@ -159,11 +170,8 @@ func (h *handle) exitOf(j job) sandbox.Exit {
 			break
 		}
 		when := "while it ran" + where
-		// A job cancelled while PENDING has no signal and Slurm gives it
-		// a start time equal to its end.
-		if r.StartedAt.IsZero() && j.Signal == 0 && (j.Start.IsZero() || !j.End.After(j.Start)) {
+		if neverRan {
 			when = "in Slurm's queue, before it started"
-			e.StartedAt = time.Time{}
 		}
 		if e.Code == 0 {
 			e.Code = 143 // it did not succeed; scancel's SIGTERM, if it ran
@@ -171,13 +179,13 @@ func (h *handle) exitOf(j job) sandbox.Exit {
 				e.Signal = "SIGTERM"
 			}
 		}
-		e.Outside = fmt.Sprintf("Slurm job %d was cancelled outside runbox %s (scancel by its owner or an administrator, or Slurm itself); runbox did not stop it", j.ID, when)
+		e.Outside = fmt.Sprintf("Slurm job %s was cancelled outside runbox %s (scancel by its owner or an administrator, or Slurm itself); runbox did not stop it", j.key(), when)
 	case "NODE_FAIL", "BOOT_FAIL":
 		e.Error = fmt.Sprintf("Slurm %s%s", j.State, where)
 	case "PREEMPTED":
-		e.Error = fmt.Sprintf("Slurm preempted job %d%s and did not requeue it", j.ID, where)
+		e.Error = fmt.Sprintf("Slurm preempted job %s%s and did not requeue it", j.key(), where)
 	default:
-		e.Error = fmt.Sprintf("Slurm ended job %d as %s (%s)", j.ID, j.State, j.Reason)
+		e.Error = fmt.Sprintf("Slurm ended job %s as %s (%s)", j.key(), j.State, j.Reason)
 	}
 	// The job's state is where Slurm records an OOM kill, when it
 	// confines memory by cgroup; a SIGKILL under any other state came
@@ -194,7 +202,7 @@ func (h *handle) exitOf(j job) sandbox.Exit {
 		e.Cancelled, e.TimedOut, e.OOMKilled, e.Error, e.Outside = true, false, false, "", ""
 	case stopQueueTimeout:
 		e.Cancelled, e.Outside = false, ""
-		e.Error = fmt.Sprintf("Slurm job %d was still %s (%s) after --queue-timeout %s; cancelled", j.ID, "PENDING", h.lastReason(), h.spec.Slurm.QueueTimeout)
+		e.Error = fmt.Sprintf("Slurm job %s was still %s (%s) after --queue-timeout %s; cancelled", j.key(), "PENDING", h.lastReason(), h.spec.Slurm.QueueTimeout)
 	}
 	return e
 }

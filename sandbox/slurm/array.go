@@ -1,0 +1,323 @@
+package slurm
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/runbox/runbox/sandbox"
+)
+
+// Job arrays: a sweep's members go to Slurm as one sbatch --array=0-N%P,
+// so the cluster, not the daemon, holds them to the sweep's parallelism
+// and shows them as one job. Each member is still its own run with its
+// own state dir, batch script, 0600 env file and submit record; only the
+// submission is shared. The array's batch script picks the member's own
+// script by SLURM_ARRAY_TASK_ID, and the array's per-task output files
+// (--output=DIR/%a.out) are links to the member's job.out and job.err,
+// which its handle follows as for a job of its own. A member's handle
+// watches task ARRAY_INDEX (scancel, scontrol, sacct and --dependency
+// all take that form), so stopping one member cancels only its task.
+
+// arrayGather is how long an array waits for a member still to come
+// after the last one joined: a member whose run ended before it reached
+// Start (stopped, failed to prepare) does not hold the others forever;
+// the array goes without it.
+const arrayGather = 5 * time.Second
+
+// arrayFile is the array's batch script in its dir.
+const arrayFile = "array.sh"
+
+// arrayOf is the spec's place in a job array, nil for a job of its own.
+func arrayOf(spec sandbox.Spec) *sandbox.SlurmArray {
+	if spec.Slurm == nil || spec.Slurm.Array == nil {
+		return nil
+	}
+	return spec.Slurm.Array
+}
+
+// arrayName is the job name of array key (a job id Slurm reuses carries
+// another name and is never taken for it).
+func arrayName(key string) string { return "runbox-array-" + key }
+
+// arrayMember is one run waiting in a batch for the array's sbatch.
+type arrayMember struct {
+	spec sandbox.Spec
+	args []string // its own sbatch options (sbatchArgs)
+	env  []string // sbatch's own environment (splitEnv)
+	rec  *recordFile
+}
+
+// arrayBatch gathers the members of one array until all have come.
+type arrayBatch struct {
+	a       sandbox.SlurmArray
+	members []*arrayMember
+	timer   *time.Timer
+	done    chan struct{} // closed once sbatch answered
+	id      int64
+	err     error
+}
+
+// joinArray adds a member to its array and blocks until the array is
+// submitted (all its members joined, or arrayGather passed without a new
+// one); it returns the array's job id.
+func (s *Sandbox) joinArray(m *arrayMember) (int64, error) {
+	a := *arrayOf(m.spec)
+	s.arrMu.Lock()
+	if s.batches == nil {
+		s.batches = map[string]*arrayBatch{}
+	}
+	b := s.batches[a.Key]
+	if b == nil {
+		b = &arrayBatch{a: a, done: make(chan struct{})}
+		s.batches[a.Key] = b
+	}
+	b.members = append(b.members, m)
+	if len(b.members) >= b.a.Size {
+		delete(s.batches, a.Key)
+		if b.timer != nil {
+			b.timer.Stop()
+		}
+		go s.submitArray(b)
+	} else if b.timer == nil {
+		b.timer = time.AfterFunc(arrayGather, func() {
+			s.arrMu.Lock()
+			mine := s.batches[a.Key] == b
+			if mine {
+				delete(s.batches, a.Key)
+			}
+			s.arrMu.Unlock()
+			if mine {
+				s.submitArray(b)
+			}
+		})
+	} else {
+		b.timer.Reset(arrayGather)
+	}
+	s.arrMu.Unlock()
+	<-b.done // bounded: arrayGather, then one sbatch (cmdTimeout)
+	return b.id, b.err
+}
+
+// submitArray submits the batch as one job array.
+func (s *Sandbox) submitArray(b *arrayBatch) {
+	defer close(b.done)
+	b.id, b.err = s.sbatchArray(context.Background(), b)
+	if b.err != nil {
+		b.err = fmt.Errorf("sbatch refused the job array: %w", b.err)
+	}
+}
+
+func (s *Sandbox) sbatchArray(ctx context.Context, b *arrayBatch) (int64, error) {
+	ms := slices.Clone(b.members)
+	sort.Slice(ms, func(i, j int) bool { return arrayOf(ms[i].spec).Index < arrayOf(ms[j].spec).Index })
+	args := sharedArgs(ms[0].args)
+	for i, m := range ms {
+		if i > 0 && arrayOf(m.spec).Index == arrayOf(ms[i-1].spec).Index {
+			return 0, fmt.Errorf("two runs are task %d of array %s", arrayOf(m.spec).Index, b.a.Key)
+		}
+		if !slices.Equal(sharedArgs(m.args), args) {
+			return 0, fmt.Errorf("run %s asks Slurm for other resources than run %s: one array takes one set of sbatch options", m.spec.RunID, ms[0].spec.RunID)
+		}
+	}
+	dir := b.a.Dir
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return 0, fmt.Errorf("create array dir: %w", err)
+	}
+	stdin := ms[0].spec.StdinFile != "" || len(ms[0].spec.Stdin) > 0
+	tasks := make([]int, len(ms))
+	for i, m := range ms {
+		t := arrayOf(m.spec).Index
+		tasks[i] = t
+		links := map[string]string{
+			strconv.Itoa(t) + ".out": filepath.Join(m.spec.StateDir, stdoutFile),
+			strconv.Itoa(t) + ".err": filepath.Join(m.spec.StateDir, stderrFile),
+		}
+		if stdin {
+			in := m.spec.StdinFile
+			if in == "" {
+				in = filepath.Join(m.spec.StateDir, stdinFile)
+			}
+			links[strconv.Itoa(t)+".in"] = in
+		}
+		for name, target := range links {
+			p := filepath.Join(dir, name)
+			_ = os.Remove(p)
+			if err := os.Symlink(target, p); err != nil {
+				return 0, fmt.Errorf("link task output: %w", err)
+			}
+		}
+	}
+	script := filepath.Join(dir, arrayFile)
+	if err := os.WriteFile(script, []byte(arrayScript(b.a.Key, ms)), 0o700); err != nil {
+		return 0, fmt.Errorf("write array script: %w", err)
+	}
+	spec := ms[0].spec
+	name := arrayName(b.a.Key)
+	args = append(args,
+		"--job-name="+name,
+		"--comment=runbox:array:"+b.a.Key,
+		"--chdir="+spec.Workdir,
+		"--output="+filepath.Join(dir, "%a.out"),
+		"--error="+filepath.Join(dir, "%a.err"),
+		"--array="+arraySpec(tasks, b.a.Parallel))
+	if stdin {
+		args = append(args, "--input="+filepath.Join(dir, "%a.in"))
+	}
+	out, err := s.commandEnv(ctx, withSlurmConf(ms[0].env), nil, "sbatch", append(args, script)...)
+	if err != nil {
+		if errors.Is(err, context.DeadlineExceeded) {
+			if j, ok := s.findByName(ctx, name, tasks[0]); ok {
+				return j.ID, nil
+			}
+		}
+		return 0, err
+	}
+	f, _, _ := strings.Cut(strings.TrimSpace(string(out)), ";")
+	id, perr := strconv.ParseInt(f, 10, 64)
+	if perr != nil {
+		return 0, fmt.Errorf("sbatch answered %q, not a job id", strings.TrimSpace(string(out)))
+	}
+	return id, nil
+}
+
+// perRun are the sbatch options that name one run (its name, files,
+// directory): the array sets its own.
+var perRun = []string{"--job-name=", "--comment=", "--chdir=", "--output=", "--error=", "--input="}
+
+// sharedArgs is a member's sbatch options less the per-run ones.
+func sharedArgs(args []string) []string {
+	out := make([]string, 0, len(args))
+	for _, a := range args {
+		if !slices.ContainsFunc(perRun, func(p string) bool { return strings.HasPrefix(a, p) }) {
+			out = append(out, a)
+		}
+	}
+	return out
+}
+
+// arrayScript is the array's batch script: task N goes to member N's
+// directory and execs its own batch script (which sources its own env
+// file). It holds paths only, no env values.
+func arrayScript(key string, ms []*arrayMember) string {
+	var b strings.Builder
+	b.WriteString("#!/bin/sh\n# runbox job array " + key + " (generated): each task runs its member's own " + scriptFile + "\n")
+	b.WriteString("case \"$SLURM_ARRAY_TASK_ID\" in\n")
+	for _, m := range ms {
+		fmt.Fprintf(&b, "%d) cd %s && exec %s ;;\n", arrayOf(m.spec).Index, quote(m.spec.Workdir), quote(filepath.Join(m.spec.StateDir, scriptFile)))
+	}
+	b.WriteString("*) echo \"runbox: no run for array task $SLURM_ARRAY_TASK_ID\" >&2; exit 125 ;;\nesac\n")
+	b.WriteString("echo \"runbox: cannot enter the run's directory\" >&2\nexit 125\n")
+	return b.String()
+}
+
+// arraySpec is --array's value: the task ids as ranges ("0-3", "0,2-5"),
+// then %P when it caps anything.
+func arraySpec(tasks []int, parallel int) string {
+	var parts []string
+	for i := 0; i < len(tasks); {
+		j := i
+		for j+1 < len(tasks) && tasks[j+1] == tasks[j]+1 {
+			j++
+		}
+		if j == i {
+			parts = append(parts, strconv.Itoa(tasks[i]))
+		} else {
+			parts = append(parts, strconv.Itoa(tasks[i])+"-"+strconv.Itoa(tasks[j]))
+		}
+		i = j + 1
+	}
+	s := strings.Join(parts, ",")
+	if parallel > 0 && parallel < len(tasks) {
+		s += "%" + strconv.Itoa(parallel)
+	}
+	return s
+}
+
+// trackTask and untrackTask keep the live handles of each array, for
+// StopArray.
+func (s *Sandbox) trackTask(h *handle) {
+	s.arrMu.Lock()
+	defer s.arrMu.Unlock()
+	if s.stopped[h.jobID] {
+		// StopArray ran while this task's run was being started: it was
+		// cancelled with the array, by runbox.
+		h.rec.update(func(r *record) {
+			if r.StopReason == "" {
+				r.StopReason = stopCancelled
+			}
+		})
+		h.arrayStopped = true
+	}
+	if s.tasks == nil {
+		s.tasks = map[int64]map[*handle]struct{}{}
+	}
+	if s.tasks[h.jobID] == nil {
+		s.tasks[h.jobID] = map[*handle]struct{}{}
+	}
+	s.tasks[h.jobID][h] = struct{}{}
+}
+
+func (s *Sandbox) untrackTask(h *handle) {
+	s.arrMu.Lock()
+	defer s.arrMu.Unlock()
+	delete(s.tasks[h.jobID], h)
+	if len(s.tasks[h.jobID]) == 0 {
+		delete(s.tasks, h.jobID)
+	}
+}
+
+// StopArray cancels the whole job array that ref ("slurm:123_4", the
+// Ref of any of its tasks' runs) belongs to, with one scancel: every
+// task this process follows is marked stopped by runbox first, so each
+// run ends cancelled, not "cancelled outside runbox".
+func (s *Sandbox) StopArray(ctx context.Context, ref string) error {
+	k := strings.TrimPrefix(ref, "slurm:")
+	k, _, _ = strings.Cut(k, "_")
+	id, err := strconv.ParseInt(k, 10, 64)
+	if err != nil || id <= 0 {
+		return fmt.Errorf("%q is not a Slurm job array", ref)
+	}
+	s.arrMu.Lock()
+	if s.stopped == nil {
+		s.stopped = map[int64]bool{}
+	}
+	s.stopped[id] = true
+	var hs []*handle
+	for h := range s.tasks[id] {
+		hs = append(hs, h)
+	}
+	s.arrMu.Unlock()
+	for _, h := range hs {
+		select {
+		case <-h.done:
+			continue
+		default:
+		}
+		if err := h.rec.update(func(r *record) {
+			if r.StopReason == "" {
+				r.StopReason = stopCancelled
+			}
+		}); err != nil {
+			return err
+		}
+		h.mu.Lock()
+		h.arrayStopped = true
+		h.mu.Unlock()
+	}
+	_, err = s.command(ctx, "scancel", strconv.FormatInt(id, 10))
+	for _, h := range hs {
+		h.stopOnce.Do(func() { close(h.stopSignal) })
+	}
+	if err != nil {
+		return fmt.Errorf("scancel job array %d: %w", id, err)
+	}
+	return nil
+}

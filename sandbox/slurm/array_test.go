@@ -1,0 +1,233 @@
+package slurm
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/runbox/runbox/sandbox"
+	"github.com/runbox/runbox/sandbox/runlog"
+)
+
+// arraySpecs are n runs of one job array (key, %parallel); each prints
+// its index and HF_TOKEN, waits for the file go (in dir), then exits
+// with its index as code.
+func arraySpecs(t *testing.T, n, parallel int, secret, dir string) []sandbox.Spec {
+	t.Helper()
+	key := fmt.Sprintf("a%d", time.Now().UnixNano())
+	var specs []sandbox.Spec
+	for i := range n {
+		s := testSpec(t, fmt.Sprintf(`echo "member $RUNBOX_PARAM_I:$HF_TOKEN"; while [ ! -e %s/go ]; do sleep 0.1; done; exit $RUNBOX_PARAM_I`, dir))
+		s.RunID = fmt.Sprintf("%s-%d", key, i)
+		s.Env = append(s.Env, "HF_TOKEN="+secret, fmt.Sprintf("RUNBOX_PARAM_I=%d", i))
+		s.Slurm = &sandbox.SlurmSpec{Array: &sandbox.SlurmArray{Key: key, Dir: filepath.Join(dir, "array"), Index: i, Size: n, Parallel: parallel}}
+		specs = append(specs, s)
+	}
+	return specs
+}
+
+// startAll starts the specs at once, as the engine's runners do (each
+// Start returns once the array is submitted).
+func startAll(t *testing.T, sb *Sandbox, specs []sandbox.Spec) []sandbox.Handle {
+	t.Helper()
+	hs := make([]sandbox.Handle, len(specs))
+	errs := make([]error, len(specs))
+	var wg sync.WaitGroup
+	for i, s := range specs {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			hs[i], errs[i] = sb.Start(context.Background(), s)
+		}()
+	}
+	wg.Wait()
+	for i, err := range errs {
+		if err != nil {
+			t.Fatalf("start member %d: %v", i, err)
+		}
+		h := hs[i]
+		t.Cleanup(func() { h.Stop(context.Background(), time.Second) })
+	}
+	return hs
+}
+
+// Four runs with %2 become ONE Slurm job array: every task of it is
+// ArrayJobId A with ArrayTaskThrottle=2; no more than two tasks run at
+// once (the tasks' start and end times); each run sees its own env and
+// output and exit code; stopping one member, pending or running, cancels
+// its task alone; no secret reaches Slurm's state or the array's script.
+func TestSweepIsOneJobArray(t *testing.T) {
+	sb := needSlurm(t)
+	dirs := slurmDirs(t)
+	secret := secretValue(t)
+	dir := t.TempDir()
+	specs := arraySpecs(t, 4, 2, secret, dir)
+	hs := startAll(t, sb, specs)
+
+	var array string
+	for i, h := range hs {
+		a, task, ok := strings.Cut(strings.TrimPrefix(h.Ref(), "slurm:"), "_")
+		if !ok || task != fmt.Sprint(i) {
+			t.Fatalf("member %d: ref %s, want ARRAY_%d", i, h.Ref(), i)
+		}
+		if array == "" {
+			array = a
+		} else if a != array {
+			t.Fatalf("member %d is in array %s, member 0 in %s: not one array", i, a, array)
+		}
+	}
+	out, err := exec.Command("scontrol", "show", "job", "-o", array).Output()
+	if err != nil {
+		t.Fatalf("scontrol show job %s: %v", array, err)
+	}
+	lines := strings.Split(strings.TrimSpace(string(out)), "\n")
+	for _, l := range lines {
+		if !strings.Contains(l, "ArrayJobId="+array+" ") || !strings.Contains(l, "ArrayTaskThrottle=2 ") {
+			t.Errorf("scontrol: a line not of array %s with throttle 2: %.200s", array, l)
+		}
+	}
+
+	// Tasks 0 and 1 run (they wait for go), 2 and 3 are held by %2.
+	eventually(t, 90*time.Second, "two tasks running", func() bool {
+		return running(t, array) == 2
+	})
+	time.Sleep(time.Second) // the scheduler had its chance to start a third
+	if n := running(t, array); n != 2 {
+		t.Fatalf("%d tasks of array %s running, want 2 (%%2)", n, array)
+	}
+	// Stop member 2 while it is pending: its task alone is cancelled.
+	if err := hs[2].Stop(context.Background(), time.Second); err != nil {
+		t.Fatal(err)
+	}
+	if e := wait(t, hs[2], 30*time.Second); !e.Cancelled {
+		t.Fatalf("stopped member: exit %+v", e)
+	}
+	for _, k := range []string{"_0", "_1", "_3"} {
+		if !liveJob(t, array+k) {
+			t.Errorf("task %s%s ended with member 2's stop", array, k)
+		}
+	}
+	// Stop member 1 while it runs: its task alone ends (TERM), cancelled.
+	if err := hs[1].Stop(context.Background(), time.Second); err != nil {
+		t.Fatal(err)
+	}
+	if e := wait(t, hs[1], 30*time.Second); !e.Cancelled || e.StartedAt.IsZero() {
+		t.Fatalf("stopped running member: exit %+v", e)
+	}
+	for _, k := range []string{"_0", "_3"} {
+		if !liveJob(t, array+k) {
+			t.Errorf("task %s%s ended with member 1's stop", array, k)
+		}
+	}
+	if b, _ := os.ReadFile(filepath.Join(dir, "array", arrayFile)); len(b) == 0 || bytes.Contains(b, []byte(secret)) {
+		t.Errorf("array script missing or holds the secret:\n%s", b)
+	}
+	if found := grepDirs(t, dirs, secret); len(found) > 0 {
+		t.Fatalf("the secret is in Slurm's state: %q", found)
+	}
+	os.WriteFile(filepath.Join(dir, "go"), nil, 0o644)
+
+	var spans [][2]time.Time
+	for i, h := range hs {
+		if i == 1 || i == 2 {
+			continue
+		}
+		e := wait(t, h, 90*time.Second)
+		if e.Code != i || e.Cancelled || e.Error != "" {
+			t.Errorf("member %d: exit %+v, want code %d", i, e, i)
+		}
+		if got, want := streams(t, specs[i].LogPath)[runlog.Stdout], fmt.Sprintf("member %d:%s\n", i, secret); got != want {
+			t.Errorf("member %d printed %q, want %q", i, got, want)
+		}
+		if _, err := os.Stat(filepath.Join(specs[i].StateDir, envFile)); !os.IsNotExist(err) {
+			t.Errorf("member %d: the env file outlived the run: %v", i, err)
+		}
+		spans = append(spans, [2]time.Time{e.StartedAt, e.EndedAt})
+	}
+	if n := maxOverlap(spans); n > 2 {
+		t.Errorf("%d members ran at once (spans %v), want at most 2", n, spans)
+	}
+}
+
+// running counts the tasks of array that squeue shows RUNNING.
+func running(t *testing.T, array string) int {
+	t.Helper()
+	out, _ := exec.Command("squeue", "-h", "-r", "-j", array, "-t", "RUNNING", "-o", "%i").Output()
+	return len(strings.Fields(string(out)))
+}
+
+// maxOverlap is the most spans [start, end) that hold one instant.
+func maxOverlap(spans [][2]time.Time) int {
+	most := 0
+	for _, s := range spans {
+		n := 0
+		for _, o := range spans {
+			if !o[0].After(s[0]) && o[1].After(s[0]) {
+				n++
+			}
+		}
+		most = max(most, n)
+	}
+	return most
+}
+
+// The process that submitted a job array is SIGKILLed while its tasks
+// run and wait: Recover in another process re-attaches each run to its
+// own task (nothing submitted again: the array still has three tasks),
+// and each log ends with every line once and the run's own exit code.
+func TestArrayRecoverAfterKill(t *testing.T) {
+	sb := needSlurm(t)
+	dir := t.TempDir()
+	specs := arraySpecs(t, 3, 2, "s", dir)
+	for i := range specs {
+		specs[i].Command = []string{"sh", "-c", fmt.Sprintf(`for i in $(seq 1 20); do echo m%d line $i; sleep 0.1; done; exit %d`, i, i)}
+	}
+	b, _ := json.Marshal(specs)
+	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	cmd.Env = append(os.Environ(), helperEnv+"="+string(b))
+	cmd.Stderr = os.Stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, 60*time.Second, "the first task's first lines", func() bool {
+		return strings.Contains(streams(t, specs[0].LogPath)[runlog.Stdout], "m0 line 3\n")
+	})
+	cmd.Process.Signal(syscall.SIGKILL)
+	cmd.Wait()
+	var array string
+	for i, spec := range specs {
+		h, err := sb.Recover(context.Background(), spec)
+		if err != nil {
+			t.Fatalf("recover member %d: %v", i, err)
+		}
+		a, task, _ := strings.Cut(strings.TrimPrefix(h.Ref(), "slurm:"), "_")
+		if task != fmt.Sprint(i) || (array != "" && a != array) {
+			t.Errorf("member %d re-attached to %s (array %s)", i, h.Ref(), array)
+		}
+		array = a
+		e := wait(t, h, 90*time.Second)
+		if e.Code != i || e.Error != "" {
+			t.Errorf("member %d: exit %+v, want code %d", i, e, i)
+		}
+		var want strings.Builder
+		for k := 1; k <= 20; k++ {
+			fmt.Fprintf(&want, "m%d line %d\n", i, k)
+		}
+		if got := streams(t, spec.LogPath)[runlog.Stdout]; got != want.String() {
+			t.Errorf("member %d stdout after recovery = %q, want every line once", i, got)
+		}
+	}
+	out, _ := exec.Command("scontrol", "show", "job", "-o", array).Output()
+	if n := len(strings.Split(strings.TrimSpace(string(out)), "\n")); n != 3 {
+		t.Errorf("array %s has %d tasks, want 3 (nothing submitted again):\n%s", array, n, out)
+	}
+}
