@@ -61,6 +61,9 @@ type state struct {
 	marks []keptMark
 	tail  bool     // updates came after the last mark
 	sc    *scratch // where mlog and marks are borrowed from
+	// the counters' memo (counter.go): the input's, decoded on first use
+	memoIn string
+	memo   *memo
 }
 
 // addMetric records a metric of the line being parsed (NaN and ±Inf
@@ -199,10 +202,17 @@ func Parse(in sdk.ParseInput) sdk.ParseOutput {
 		}
 		if st == nil {
 			st = newState(in.Last)
+			st.memoIn = in.State
 			st.borrow()
 		}
 		st.nested = nested
 		u, ok := parseLine(s, f, st)
+		if ok && u.Step == 0 && u.Total == 0 && u.Percentage == 0 && u.Epoch == 0 &&
+			len(st.metrics)+len(u.Metrics) > 0 && !st.side && u.Source != "table" && u.Message == "" {
+			// metrics with no step: a counter across lines of this shape
+			// may be the step (counter.go)
+			st.countShape(s, &u)
+		}
 		if (!ok || u.Source == "table") && !st.side && tables.Header(s) {
 			if f&fRaw != 0 {
 				hdr = s
@@ -232,13 +242,17 @@ func Parse(in sdk.ParseInput) sdk.ParseOutput {
 			st.glued = ""
 		}
 	}
+	state := in.State
+	if st != nil && st.memo != nil && st.memo.dirty {
+		state = st.memo.encode()
+	}
 	if n == 0 {
 		if st != nil {
 			st.release()
 		}
-		return sdk.ParseOutput{}
+		return sdk.ParseOutput{State: state}
 	}
-	out := sdk.ParseOutput{Updates: st.kept(&acc)}
+	out := sdk.ParseOutput{Updates: st.kept(&acc), State: state}
 	st.release()
 	return out
 }

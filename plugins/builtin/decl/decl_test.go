@@ -1,0 +1,111 @@
+package decl
+
+import (
+	"math"
+	"testing"
+
+	"github.com/runbox/runbox/sdk"
+)
+
+func TestRead(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		e     Entry
+		line  string
+		want  sdk.Progress
+		mets  map[string]float64
+		ok    bool
+		count int64
+	}{
+		{"grouped total", Entry{Name: "b", Source: "hf", Phase: "train", Match: []string{"Total optimization steps = {total:count}$"}},
+			"  Total optimization steps = 1,851", sdk.Progress{Source: "hf", Phase: "train", Total: 1851}, nil, true, 0},
+		{"trailing text refused", Entry{Name: "b", Match: []string{"Total optimization steps = {total:count}$"}},
+			"Total optimization steps = 1,851 (x)", sdk.Progress{}, nil, false, 0},
+		{"zero total refused", Entry{Name: "b", Match: []string{"steps = {total:count}$"}},
+			"steps = 0", sdk.Progress{}, nil, false, 0},
+		{"notebook bar", Entry{Name: "nb", Source: "huggingface", Phase: "train", RateUnit: "it/s",
+			Match:    []string{"^[ {step}/{total} ", "Epoch {epoch:elapsed}/{epoch_total}]$"},
+			Optional: []string{"< {eta:clock}", "{rate} it/s"}},
+			"[ 120/500 01:02 < 03:04, 1.93 it/s, Epoch 1.35/3]",
+			sdk.Progress{Source: "huggingface", Phase: "train", Step: 120, Total: 500, Percentage: 24, Epoch: 2, EpochTotal: 3, ETASeconds: 184, Rate: 1.93, RateUnit: "it/s"}, nil, true, 0},
+		{"epoch past its total refused", Entry{Name: "nb", Match: []string{"Epoch {epoch:elapsed}/{epoch_total}"}},
+			"Epoch 3.5/3", sdk.Progress{}, nil, false, 0},
+		{"metrics and a word boundary", Entry{Name: "m", Match: []string{"Iter {step}: Train loss {loss}", "Tokens/sec {tokens_per_sec}"}},
+			"XIter 5: no; Iter 10: Train loss 2.345, Tokens/sec 567.8", sdk.Progress{Source: "m", Step: 10}, map[string]float64{"loss": 2.345, "tokens_per_sec": 567.8}, true, 0},
+		{"nan metric", Entry{Name: "m", Match: []string{"[it {counter}] loss={loss}"}},
+			"[it 120] loss=nan", sdk.Progress{Source: "m"}, map[string]float64{"loss": math.NaN()}, true, 120},
+		{"a step is no decimal", Entry{Name: "m", Match: []string{"step {step}"}},
+			"step 3.5", sdk.Progress{}, nil, false, 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if err := tc.e.Compile(); err != nil {
+				t.Fatal(err)
+			}
+			got := map[string]float64{}
+			u, c, ok := tc.e.Read(tc.line, func(k string, v float64) { got[k] = v })
+			if ok != tc.ok {
+				t.Fatalf("ok = %v, want %v (%+v)", ok, tc.ok, u)
+			}
+			if !ok {
+				return
+			}
+			if u.Metrics != nil || u.Source != tc.want.Source || u.Phase != tc.want.Phase || u.Step != tc.want.Step || u.Total != tc.want.Total ||
+				u.Percentage != tc.want.Percentage || u.Epoch != tc.want.Epoch || u.EpochTotal != tc.want.EpochTotal ||
+				u.ETASeconds != tc.want.ETASeconds || u.Rate != tc.want.Rate || u.RateUnit != tc.want.RateUnit {
+				t.Errorf("update %+v, want %+v", u, tc.want)
+			}
+			if c.Value != tc.count {
+				t.Errorf("counter %d, want %d", c.Value, tc.count)
+			}
+			if len(got) != len(tc.mets) {
+				t.Errorf("metrics %v, want %v", got, tc.mets)
+			}
+			for k, w := range tc.mets {
+				if g, ok := got[k]; !ok || !(g == w || math.IsNaN(g) && math.IsNaN(w)) {
+					t.Errorf("metric %s = %v, want %v", k, g, w)
+				}
+			}
+		})
+	}
+}
+
+func TestCompileErrors(t *testing.T) {
+	for _, tc := range []struct{ tpl, want string }{
+		{"step {step", "unclosed"},
+		{"{a}{b} x", "right after another"},
+		{"loss {loss:weird}", "unknown kind"},
+		{"x {loss:elapsed}", "elapsed is for {epoch}"},
+		{"{step}", "needs text after it"},
+		{"plain words", "no template has a named hole"},
+		{"{Loss} x", "a name is lower-case"},
+	} {
+		e := Entry{Name: "x", Match: []string{tc.tpl}}
+		err := e.Compile()
+		if err == nil || !contains(err.Error(), tc.want) {
+			t.Errorf("%q: error %v, want one saying %q", tc.tpl, err, tc.want)
+		}
+	}
+}
+
+func contains(s, sub string) bool {
+	for i := 0; i+len(sub) <= len(s); i++ {
+		if s[i:i+len(sub)] == sub {
+			return true
+		}
+	}
+	return false
+}
+
+func TestRise(t *testing.T) {
+	prev := int64(0)
+	var steps []int64
+	for _, n := range []int64{17, 18, 20, 20, 3, 4} {
+		if s, ok := Rise(prev, n); ok {
+			steps = append(steps, s)
+		}
+		prev = n
+	}
+	if len(steps) != 3 || steps[0] != 18 || steps[1] != 20 || steps[2] != 4 {
+		t.Fatalf("steps %v, want [18 20 4]", steps)
+	}
+}
