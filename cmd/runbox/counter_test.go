@@ -2,6 +2,8 @@ package main
 
 import (
 	"encoding/json"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -40,5 +42,58 @@ func TestCounterProgressInALiveRun(t *testing.T) {
 	}
 	if an.Progress == nil || an.Progress.Step != r.Progress.Step {
 		t.Errorf("analyze's progress %+v, the live run's step %d", an.Progress, r.Progress.Step)
+	}
+}
+
+// A team's rules file says a shape's counter in one line of data
+// ("processed shard {counter}": no literal of the built-in plugin is on
+// such a line, so only a rules file can bring it in): its fixture passes
+// `plugins test`, and once signed and installed a live run that prints
+// the line every 300 ms shows the counter's step.
+func TestRulesFileCounterInALiveRun(t *testing.T) {
+	e := newEnv(t)
+	tmp := t.TempDir()
+	dir := filepath.Join(tmp, "shards")
+	e.must("plugins", "new", "--rules", "--dir", dir, "shards")
+	rulesFile := filepath.Join(dir, "shards.rules.json")
+	write := func(p, s string) {
+		t.Helper()
+		if err := os.WriteFile(p, []byte(s), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write(rulesFile, `{
+  "name": "shards",
+  "progress": [
+    {"name": "shards", "literal": "processed shard", "match": ["processed shard {counter}"],
+     "optional": ["rows={rows:count}"]}
+  ]
+}
+`)
+	for _, f := range []string{"progress-rounds", "classifier-quota"} {
+		for _, ext := range []string{".input.json", ".expected.json"} {
+			if err := os.Remove(filepath.Join(dir, "testdata", f+ext)); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	write(filepath.Join(dir, "testdata", "progress-shards.input.json"),
+		`{"lines": ["processed shard 1 rows=1,000", "processed shard 2 rows=2,000", "processed shard 3 rows=2,500"]}`+"\n")
+	write(filepath.Join(dir, "testdata", "progress-shards.expected.json"),
+		`{"step": 3, "phase": "train", "metrics": {"rows": 2500}, "source": "shards"}`+"\n")
+	if out := e.must("plugins", "test", rulesFile, filepath.Join(dir, "testdata")); !strings.Contains(out, "1 passed") {
+		t.Fatalf("plugins test: %s", out)
+	}
+	key := filepath.Join(tmp, "team.pem")
+	e.must("plugins", "keygen", key)
+	tgz := filepath.Join(tmp, "shards.tar.gz")
+	e.must("plugins", "pack", "--key", key, dir, tgz)
+	e.must("plugins", "install", "--trust", key+".pub", tgz)
+
+	script := e.write("shards.sh", "for i in 17 18 19 20; do echo \"processed shard $i\"; sleep 0.3; done\n")
+	id := strings.TrimSpace(e.must("run", "-d", "--", "sh", script))
+	e.must("wait", "--timeout", "60s", id)
+	if r := e.getRun(id); r.Progress == nil || r.Progress.Step != 20 || r.Progress.Source != "shards" {
+		t.Fatalf("live run's progress %+v, want step 20 from the rules file", r.Progress)
 	}
 }
