@@ -217,8 +217,17 @@ func shapeOf(s string) (h uint64, vals [4]int64, n int) {
 
 // standalone reports whether the digits s[i:j] are a count of their own:
 // not part of a decimal, a clock, a date, a ratio, a percentage, a name
-// ("l2", "v3", "bert-base-12"), a thousands group.
+// ("l2", "v3", "bert-base-12"), a thousands group, nor a value after its
+// name ("grad_norm: 3", "n=5": a metric that happens to be whole, which
+// rises and falls).
 func standalone(s string, i, j int) bool {
+	k := i
+	for k > 0 && (s[k-1] == ' ' || s[k-1] == '\t') {
+		k--
+	}
+	if k > 0 && (s[k-1] == '=' || s[k-1] == ':') {
+		return false
+	}
 	if i > 0 {
 		switch c := s[i-1]; {
 		case isLetter(c), c == '_', c == '.', c == ':', c == '/', c == '-', c == '+', c == '\\':

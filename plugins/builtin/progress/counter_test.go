@@ -99,11 +99,12 @@ func TestCounterYieldsToKnownProgress(t *testing.T) {
 	if got.Step != 40 || got.Total != 100 {
 		t.Fatalf("state %+v, want step 40/100 kept", got)
 	}
-	// clocks, dates and decimals rising are not counters
+	// clocks, dates, decimals and whole values after their names rising
+	// are not counters
 	lines = []string{
-		"2024-05-17 10:00:01,123 loss=0.90",
-		"2024-05-17 10:00:02,456 loss=0.85",
-		"2024-05-17 10:00:03,789 loss=0.80 v2",
+		"2024-05-17 10:00:01,123 loss=0.90 grad_norm: 3 n=1",
+		"2024-05-17 10:00:02,456 loss=0.85 grad_norm: 5 n=2",
+		"2024-05-17 10:00:03,789 loss=0.80 grad_norm: 7 n=3",
 	}
 	if got, _ := feed(t, lines, nil); got.Step != 0 {
 		t.Fatalf("state %+v: a clock counted as progress", got)
