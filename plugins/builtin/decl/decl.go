@@ -60,7 +60,6 @@ type Entry struct {
 	RateUnit string `json:"rate_unit,omitempty"`
 
 	match, optional []template
-	hasCounter      bool
 }
 
 // Counter is a counter hole's value on a line an entry read: the host
@@ -77,7 +76,7 @@ func (e *Entry) Compile() error {
 	if len(e.Match) == 0 {
 		return errors.New("needs a \"match\" template")
 	}
-	e.match, e.optional, e.hasCounter = nil, nil, false
+	e.match, e.optional = nil, nil
 	var errs []error
 	for _, group := range []struct {
 		src []string
@@ -88,11 +87,6 @@ func (e *Entry) Compile() error {
 			if err != nil {
 				errs = append(errs, errors.New("template "+strconv.Quote(s)+": "+err.Error()))
 				continue
-			}
-			for _, h := range t.holes() {
-				if h.name == "counter" {
-					e.hasCounter = true
-				}
 			}
 			*group.dst = append(*group.dst, t)
 		}
@@ -118,18 +112,6 @@ func (e Entry) MustCompile() Entry {
 		panic("decl: entry " + e.Name + ": " + err.Error())
 	}
 	return e
-}
-
-// Literals are the literal pieces of e's match templates, longest first
-// per template: what a line must hold for e to read it.
-func (e *Entry) Literals() []string {
-	var out []string
-	for _, t := range e.match {
-		if l := t.longest(); l != "" {
-			out = append(out, l)
-		}
-	}
-	return out
 }
 
 // Read reads line by e: the update, the metrics it read (in the order
@@ -199,9 +181,6 @@ func (e *Entry) Read(line string, add func(name string, v float64)) (u sdk.Progr
 	}
 	return u, c, true
 }
-
-// HasCounter reports whether e has a counter hole.
-func (e *Entry) HasCounter() bool { return e.hasCounter }
 
 const (
 	hStep = 1 << iota

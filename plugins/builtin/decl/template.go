@@ -42,19 +42,6 @@ func (t *template) holes() []piece {
 	return out
 }
 
-// longest is t's longest literal run without a blank.
-func (t *template) longest() string {
-	best := ""
-	for _, p := range t.pieces {
-		for _, w := range strings.Fields(p.lit) {
-			if len(w) > len(best) {
-				best = w
-			}
-		}
-	}
-	return best
-}
-
 func compile(src string) (t template, err error) {
 	t.src = src
 	s := src

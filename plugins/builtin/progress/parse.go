@@ -4,8 +4,9 @@
 // detectron2/MMCV, generic "Step 45/100" lines and the runbox
 // ##PROGRESS## contract) and turns it into sdk.Progress updates.
 //
-// Parse is stateless: everything it needs to remember between batches
-// comes back in ParseInput.Last. It is built as a wasip1 reactor by
+// Parse is stateless: what it needs to remember between batches comes
+// back in ParseInput.Last (the run's progress) and ParseInput.State (what
+// it returned as ParseOutput.State: the counters of counter.go). It is built as a wasip1 reactor by
 // ./wasm and embedded by plugins/builtin.
 //
 // Nested bars: a tqdm bar whose description is just an epoch word
