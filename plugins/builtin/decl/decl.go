@@ -20,9 +20,10 @@
 //	< {eta:clock}
 //	{rate} it/s                 (a template may start with a hole)
 //
-// A blank in a template matches any run of blanks, none included; a
-// template that starts with a letter matches at the start of a word; "$"
-// at its end is the end of the line (trailing blanks allowed).
+// A blank in a template matches any run of blanks (none, beside
+// punctuation; one at least between two word characters, a hole counting
+// as one); a template that starts with a letter matches at the start of a
+// word; "$" at its end is the end of the line (trailing blanks allowed).
 //
 // Hole names: step, total, epoch, epoch_total, percent, eta (seconds),
 // rate, counter (a count with no total that rises from line to line of the

@@ -109,3 +109,29 @@ func TestRise(t *testing.T) {
 		t.Fatalf("steps %v, want [18 20 4]", steps)
 	}
 }
+
+// A blank between two word characters (a hole counts as one) needs a
+// blank in the line; beside punctuation it may be none.
+func TestBlanks(t *testing.T) {
+	for _, tc := range []struct {
+		tpl, line string
+		ok        bool
+	}{
+		{"Num Epochs = {epoch_total}", "Num   Epochs =3", true},
+		{"Num Epochs = {epoch_total}", "NumEpochs = 3", false},
+		{"Iter {step}:", "Iter5:", false},
+		{"Iter {step}:", "Iter\t5 :", false},
+		{"Iter {step} :", "Iter\t5:", true},
+		{"< {eta:clock}", "<03:04", true},
+		{"{rate} it/s", "1.93it/s", false},
+		{"{rate} it/s", "1.93  it/s", true},
+	} {
+		e := Entry{Name: "x", Match: []string{tc.tpl}}
+		if err := e.Compile(); err != nil {
+			t.Fatal(err)
+		}
+		if _, _, ok := e.Read(tc.line, nil); ok != tc.ok {
+			t.Errorf("%q on %q: ok = %v, want %v", tc.tpl, tc.line, ok, tc.ok)
+		}
+	}
+}

@@ -214,7 +214,7 @@ func (t *template) matchAt(line string, i, k int, v *values) bool {
 	for ; k < len(t.pieces); k++ {
 		p := &t.pieces[k]
 		if p.lit != "" {
-			j, ok := matchLit(line, i, p.lit)
+			j, ok := matchLit(line, i, p.lit, k > 0, k+1 < len(t.pieces))
 			if !ok {
 				return false
 			}
@@ -237,13 +237,23 @@ func (t *template) matchAt(line string, i, k int, v *values) bool {
 }
 
 // matchLit matches lit at line[i:]: a blank in lit matches any run of
-// blanks, none included.
-func matchLit(line string, i int, lit string) (int, bool) {
+// blanks, none included, except between two word characters (a hole
+// counts as one: its values are numbers), where it needs one at least:
+// "Num Epochs" is not "NumEpochs", "Iter {step}" not "Iter5", while
+// "< {eta}" reads "<03:04".
+func matchLit(line string, i int, lit string, holeBefore, holeAfter bool) (int, bool) {
 	for k := 0; k < len(lit); k++ {
 		if lit[k] == ' ' {
-			for i < len(line) && isBlank(line[i]) {
-				i++
+			before := holeBefore && k == 0 || k > 0 && isWord(lit[k-1])
+			after := holeAfter && k == len(lit)-1 || k+1 < len(lit) && isWord(lit[k+1])
+			j := i
+			for j < len(line) && isBlank(line[j]) {
+				j++
 			}
+			if j == i && before && after {
+				return i, false
+			}
+			i = j
 			continue
 		}
 		if i >= len(line) || line[i] != lit[k] {
@@ -253,6 +263,8 @@ func matchLit(line string, i int, lit string) (int, bool) {
 	}
 	return i, true
 }
+
+func isWord(c byte) bool { return isLetter(c) || isDigit(c) || c == '_' }
 
 // readHole reads p's value at line[i:] into v.
 func readHole(line string, i int, p *piece, v *values) (int, bool) {
