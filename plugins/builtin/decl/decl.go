@@ -59,6 +59,9 @@ type Entry struct {
 	Optional []string `json:"optional,omitempty"`
 	// RateUnit is the unit of a "rate" hole ("it/s").
 	RateUnit string `json:"rate_unit,omitempty"`
+	// Done is a literal that, on a line the entry read, says the job
+	// is over (percentage 100): joblib's "finished".
+	Done string `json:"done,omitempty"`
 
 	match, optional []template
 }
@@ -143,7 +146,8 @@ func (e *Entry) Read(line string, add func(name string, v float64)) (u sdk.Progr
 	}
 	if v.has&hTotal != 0 && v.total <= 0 || v.has&hEpochTotal != 0 && v.epochTotal <= 0 ||
 		v.has&(hStep|hTotal) == hStep|hTotal && v.step > v.total ||
-		v.has&(hEpoch|hEpochTotal) == hEpoch|hEpochTotal && v.epochF > float64(v.epochTotal) {
+		v.has&(hEpoch|hEpochTotal) == hEpoch|hEpochTotal && v.epochF > float64(v.epochTotal) ||
+		v.has&hPercent != 0 && !(v.percent >= 0 && v.percent <= 100) {
 		return u, c, false
 	}
 	u.Source, u.Phase = e.Source, e.Phase
@@ -161,10 +165,13 @@ func (e *Entry) Read(line string, add func(name string, v float64)) (u sdk.Progr
 			}
 		}
 	}
-	if v.has&hPercent != 0 && v.percent >= 0 && v.percent <= 100 {
+	if v.has&hPercent != 0 {
 		u.Percentage = v.percent
 	} else if v.step > 0 && v.total > 0 {
 		u.Percentage = float64(v.step) * 100 / float64(v.total)
+	}
+	if e.Done != "" && strings.Contains(line, e.Done) {
+		u.Percentage = 100
 	}
 	if v.has&hETA != 0 && v.eta >= 0 {
 		u.ETASeconds = v.eta

@@ -135,3 +135,26 @@ func TestBlanks(t *testing.T) {
 		}
 	}
 }
+
+// A percentage outside 0–100 declines the line; Done marks the end.
+func TestPercentRangeAndDone(t *testing.T) {
+	e := Entry{Name: "g", Match: []string{"PROGRESS: at {percent}%"}}
+	j := Entry{Name: "j", Done: "finished", Match: []string{"Done {step} out of {total}"}}
+	for _, x := range []*Entry{&e, &j} {
+		if err := x.Compile(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, _, ok := e.Read("PROGRESS: at 101% examples", nil); ok {
+		t.Error("a percentage of 101 was read")
+	}
+	if u, _, ok := e.Read("EPOCH 1 - PROGRESS: at 99.84% examples", nil); !ok || u.Percentage != 99.84 {
+		t.Errorf("%+v %v", u, ok)
+	}
+	if u, _, ok := j.Read("Done 8 out of 10 | elapsed: 0.9s finished", nil); !ok || u.Step != 8 || u.Percentage != 100 {
+		t.Errorf("%+v %v, want step 8 at 100%% (finished)", u, ok)
+	}
+	if _, _, ok := j.Read("Done 12 out of 10 | elapsed", nil); ok {
+		t.Error("a count past its total was read")
+	}
+}
