@@ -308,7 +308,7 @@ func readInt(s string, i int, grouped bool) (n int64, j int, ok bool) {
 			j++
 			continue
 		}
-		if grouped && c == ',' && j > i && j+3 < len(s)+1 && j+3 <= len(s) &&
+		if grouped && c == ',' && j > i && j+3 < len(s) &&
 			isDigit(s[j+1]) && isDigit(s[j+2]) && isDigit(s[j+3]) && (j+4 == len(s) || !isDigit(s[j+4])) {
 			j++
 			continue

@@ -21,6 +21,8 @@ func TestRead(t *testing.T) {
 			"  Total optimization steps = 1,851", sdk.Progress{Source: "hf", Phase: "train", Total: 1851}, nil, true, 0},
 		{"trailing text refused", Entry{Name: "b", Match: []string{"Total optimization steps = {total:count}$"}},
 			"Total optimization steps = 1,851 (x)", sdk.Progress{}, nil, false, 0},
+		{"a cut group refused", Entry{Name: "b", Match: []string{"steps = {total:count}$"}},
+			"steps = 1,00", sdk.Progress{}, nil, false, 0},
 		{"zero total refused", Entry{Name: "b", Match: []string{"steps = {total:count}$"}},
 			"steps = 0", sdk.Progress{}, nil, false, 0},
 		{"notebook bar", Entry{Name: "nb", Source: "huggingface", Phase: "train", RateUnit: "it/s",
@@ -157,4 +159,28 @@ func TestPercentRangeAndDone(t *testing.T) {
 	if _, _, ok := j.Read("Done 12 out of 10 | elapsed", nil); ok {
 		t.Error("a count past its total was read")
 	}
+}
+
+// Any template a team writes and any line: Compile answers or refuses,
+// Read never panics, and what it reads is in range.
+func FuzzRead(f *testing.F) {
+	f.Add("Iter {step}: loss {loss}", "Iter 10: loss 2.5")
+	f.Add("^[ {step} / {total}", "[ 3/4 ]")
+	f.Add("{rate} it/s", "1.5 it/s, 2 it/s")
+	f.Add("Epoch {epoch:elapsed}/{epoch_total}]$", "Epoch 1.35/3]")
+	f.Add("{a} {b}", "1 2")
+	f.Add("< {eta:clock} x {n:count}", "<1:02:03 x 1,234,567")
+	f.Fuzz(func(t *testing.T, tpl, line string) {
+		e := Entry{Name: "f", Match: []string{tpl}, Optional: []string{tpl}}
+		if e.Compile() != nil {
+			return
+		}
+		u, _, ok := e.Read(line, func(string, float64) {})
+		if !ok {
+			return
+		}
+		if u.Percentage < 0 || u.Percentage > 100 || u.Total < 0 || u.Total > 0 && u.Step > u.Total {
+			t.Fatalf("%q on %q: out of range %+v", tpl, line, u)
+		}
+	})
 }
