@@ -95,13 +95,19 @@ func (e *Entry) Compile() error {
 			*group.dst = append(*group.dst, t)
 		}
 	}
-	named := 0
-	for _, t := range e.match {
+	named, metrics := 0, 0
+	for _, t := range append(e.match[:len(e.match):len(e.match)], e.optional...) {
 		for _, h := range t.holes() {
 			if h.name != "_" {
 				named++
 			}
+			if !known[h.name] {
+				metrics++
+			}
 		}
+	}
+	if metrics > maxMetrics {
+		errs = append(errs, errors.New("more than "+strconv.Itoa(maxMetrics)+" metric holes"))
 	}
 	if named == 0 && len(errs) == 0 {
 		errs = append(errs, errors.New("no template has a named hole ({step}, {loss}, ...): it would say nothing"))
@@ -109,14 +115,12 @@ func (e *Entry) Compile() error {
 	return errors.Join(errs...)
 }
 
-// MustCompile is Compile for the built-in table: it panics on an error
-// (the table's test compiles every entry).
-func (e Entry) MustCompile() Entry {
-	if err := e.Compile(); err != nil {
-		panic("decl: entry " + e.Name + ": " + err.Error())
-	}
-	return e
-}
+// known are the hole names that are not metrics.
+var known = map[string]bool{"_": true, "step": true, "total": true, "epoch": true, "epoch_total": true,
+	"percent": true, "eta": true, "rate": true, "counter": true}
+
+// maxMetrics is how many metric holes an entry may have.
+const maxMetrics = 8
 
 // Read reads line by e: the update, the metrics it read (in the order
 // of the holes; add appends one), and the counter it read (Counter.Entry
@@ -210,7 +214,7 @@ type values struct {
 	elapsed            bool
 	percent, eta, rate float64
 	counter            int64
-	metrics            [8]struct {
+	metrics            [maxMetrics]struct {
 		k string
 		v float64
 	}

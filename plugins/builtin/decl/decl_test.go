@@ -80,6 +80,7 @@ func TestCompileErrors(t *testing.T) {
 		{"{step}", "needs text after it"},
 		{"plain words", "no template has a named hole"},
 		{"{Loss} x", "a name is lower-case"},
+		{"a {a} b {b} c {c} d {d} e {e} f {f} g {g} h {h} i {i}", "more than 8 metric holes"},
 	} {
 		e := Entry{Name: "x", Match: []string{tc.tpl}}
 		err := e.Compile()
