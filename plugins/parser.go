@@ -35,7 +35,7 @@ type Parser struct {
 	onUpdate func(sdk.Progress)
 	// rules are the installed bundles' rules files: their progress
 	// formats read each line here, in the host (package rules).
-	rules []*rules.File
+	rules []*rules.Reader
 }
 
 // OnUpdate has fn called with the state after each update a plugin
@@ -66,6 +66,10 @@ type parseTarget struct {
 	idle     chan struct{}
 	buf      []byte // the last batch's JSON, reused
 	warned   bool   // dropping lines was logged
+	// state is the plugin's last ParseOutput.State, sent back with its
+	// next batch (sdk.ParseInput.State): what the plugin remembers of
+	// this run beyond the progress (the built-in one's counters).
+	state string
 }
 
 // NewParser returns a Parser for one run and starts loading the progress
@@ -73,7 +77,10 @@ type parseTarget struct {
 func (h *Host) NewParser() *Parser {
 	h.refresh()
 	h.Warm(sdk.KindProgress)
-	p := &Parser{h: h, rules: h.rules()}
+	p := &Parser{h: h}
+	for _, rf := range h.rules() {
+		p.rules = append(p.rules, rf.NewReader()) // a run's counters
+	}
 	for _, m := range h.mods() {
 		if m.kind != "" && m.kind != sdk.KindProgress {
 			continue
@@ -324,7 +331,7 @@ func (p *Parser) send(t *parseTarget) {
 			close(t.idle)
 			return
 		}
-		in := sdk.ParseInput{Lines: t.lines[:n]}
+		in := sdk.ParseInput{Lines: t.lines[:n], State: t.state}
 		if p.updated {
 			in.Last = &p.state // encoded right here, not kept
 		}
@@ -349,6 +356,7 @@ func (p *Parser) send(t *parseTarget) {
 		if err != nil || !ok {
 			continue
 		}
+		t.state = out.State
 		for _, u := range out.Updates {
 			p.merge(u)
 		}

@@ -35,7 +35,7 @@ var (
 		"sandbox", "command", "limits", "stdout_tail", "stderr_tail", "sandbox_error", "progress", "peak_rss_bytes",
 		"duration_seconds"}
 	limitsFields     = []string{"memory_bytes", "timeout_seconds", "cpus", "pids", "stall_seconds"}
-	parseInputFields = []string{"lines", "last"}
+	parseInputFields = []string{"lines", "last", "state"}
 	progressFields   = []string{"step", "total", "percentage", "phase", "epoch", "epoch_total", "epoch_exact", "eta_seconds", "rate",
 		"rate_unit", "metrics", "message", "source"}
 )
@@ -222,6 +222,8 @@ func (d *jsonDec) parseInput(v *ParseInput) bool {
 			return d.strings(&v.Lines, f)
 		case "last":
 			return decodePtr(d, &v.Last, d.progress)
+		case "state":
+			return d.string(&v.State, f)
 		default:
 			return d.skip()
 		}

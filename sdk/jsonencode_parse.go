@@ -50,6 +50,10 @@ func (in ParseInput) appendJSON(dst []byte, html bool) ([]byte, error) {
 			return dst, err
 		}
 	}
+	if in.State != "" {
+		dst = append(dst, `,"state":`...)
+		dst = appendJSONStr(dst, in.State, html)
+	}
 	return append(dst, '}'), nil
 }
 
@@ -61,6 +65,11 @@ var errUnsupported = errors.New("sdk: unsupported value")
 // encoding/json, on a NaN or infinite number outside Metrics.
 func (out ParseOutput) AppendJSON(dst []byte) ([]byte, error) {
 	if len(out.Updates) == 0 {
+		if out.State != "" {
+			dst = append(dst, `{"state":`...)
+			dst = appendJSONStr(dst, out.State, true)
+			return append(dst, '}'), nil
+		}
 		return append(dst, "{}"...), nil
 	}
 	dst = append(dst, `{"updates":[`...)
@@ -73,7 +82,12 @@ func (out ParseOutput) AppendJSON(dst []byte) ([]byte, error) {
 			return dst, err
 		}
 	}
-	return append(dst, "]}"...), nil
+	dst = append(dst, ']')
+	if out.State != "" {
+		dst = append(dst, `,"state":`...)
+		dst = appendJSONStr(dst, out.State, true)
+	}
+	return append(dst, '}'), nil
 }
 
 // AppendJSON appends p as encoding/json would marshal it. It fails, like

@@ -24,6 +24,10 @@ func codecInputs() []ParseInput {
 		p := p
 		ins = append(ins, ParseInput{Lines: codecStrings[:3], Last: &p})
 	}
+	// the plugin's state (issue #24), as opaque as any line
+	for _, s := range codecStrings {
+		ins = append(ins, ParseInput{Lines: codecStrings[:1], State: s})
+	}
 	return ins
 }
 
@@ -57,6 +61,16 @@ func TestParseCodecMatchesEncodingJSON(t *testing.T) {
 	if got, _ := (ParseOutput{}).AppendJSON(nil); string(got) != "{}" {
 		t.Errorf("empty output = %s", got)
 	}
+	for _, o := range []ParseOutput{{State: "c1;s=130;ff:1,2"}, {Updates: codecProgress()[:2], State: "<&> \"q\" \xff"}} {
+		want, _ := json.Marshal(o)
+		got, err := o.AppendJSON(nil)
+		if err != nil || !bytes.Equal(got, want) {
+			t.Errorf("ParseOutput.AppendJSON with a state\n got %s\nwant %s", got, want)
+		}
+		if th := o.Thinned(); th.State != o.State {
+			t.Errorf("Thinned dropped the state %q", o.State)
+		}
+	}
 	for _, bad := range []float64{math.NaN(), math.Inf(1), math.Inf(-1)} {
 		if _, err := (ParseOutput{Updates: []Progress{{Rate: bad}}}).AppendJSON(nil); err == nil {
 			t.Errorf("%v: no error", bad)
@@ -80,6 +94,7 @@ func TestParseCodecMatchesEncodingJSON(t *testing.T) {
 		`{"last":{"metrics":{"a":"NaN","b":"Infinity","c":"-Infinity","d":1}}}`, `{"last":{"metrics":{"a":"\u004eaN"}}}`,
 		`{"last":{"metrics":{"a":"nan"}}}`, `{"last":{"metrics":{"a":"1"}}}`, `{"last":{"metrics":{"a":"NaN}}}`,
 		`{"last":{"metrics":{"a":null,"b":true}}}`, `{"last":{"metrics":[]}}`,
+		`{"lines":["a"],"state":"c1;s=3"}`, `{"state":null}`, `{"state":1}`, `{"state":"\u00e9\n"}`,
 	} {
 		checkDecode(t, s)
 	}

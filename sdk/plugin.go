@@ -22,7 +22,8 @@ type Plugin struct {
 	Classify func(ClassifyInput) (*Failure, error)
 	// Parse turns a batch of output lines into progress updates (kind
 	// progress). It must not keep state between calls: the host passes the
-	// state so far in ParseInput.Last.
+	// state so far in ParseInput.Last, and what the plugin returned as
+	// ParseOutput.State with its previous batch in ParseInput.State.
 	Parse func(ParseInput) (ParseOutput, error)
 }
 

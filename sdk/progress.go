@@ -121,5 +121,5 @@ func (o ParseOutput) Thinned() ParseOutput {
 		}
 		from = e + 1
 	}
-	return ParseOutput{Updates: out}
+	return ParseOutput{Updates: out, State: o.State}
 }

@@ -217,11 +217,23 @@ type Failure struct {
 type ParseInput struct {
 	Lines []string  `json:"lines"`
 	Last  *Progress `json:"last,omitempty"`
+	// State is what the plugin returned as ParseOutput.State with its
+	// previous batch of this run (empty for the first, and from a host
+	// older than the field). It lets a plugin remember what Last cannot
+	// say — the built-in progress plugin's counters across lines of one
+	// shape — so that its answer does not depend on where the host cut
+	// the batches. Added compatibly: a plugin that never sets it gets "".
+	State string `json:"state,omitempty"`
 }
 
 // ParseOutput is what runbox_parse returns: zero or more updates in order.
 type ParseOutput struct {
 	Updates []Progress `json:"updates,omitempty"`
+	// State is opaque to the host: it keeps it for this plugin and this
+	// run and sends it back as the next batch's ParseInput.State
+	// (replaced by each answer, "" included). Keep it small: it crosses
+	// the ABI twice per batch.
+	State string `json:"state,omitempty"`
 }
 
 // Progress is what a person would read off the screen. Zero values mean

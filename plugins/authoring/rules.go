@@ -131,8 +131,9 @@ func runRulesFixture(rf *rules.File, inPath string) FixtureResult {
 			return fail(fmt.Errorf("decode input: %w", err))
 		}
 		var st *sdk.Progress
+		rr := rf.NewReader()
 		for _, l := range in.Lines {
-			if u, ok := rf.Line(l); ok {
+			if u, ok := rr.Line(l); ok {
 				if st == nil {
 					st = &sdk.Progress{}
 				}

@@ -22,6 +22,21 @@
 // total, epoch, epoch_total, percent; any other name is a metric. A line
 // must hold the format's literal (3 bytes or more) before its pattern is
 // tried, so that ordinary lines cost one substring search.
+//
+// Instead of a pattern, a format may give templates ("match", "optional"),
+// the form the built-in progress plugin's own formats are written in and
+// read by the same reader (package decl): literal text with holes whose
+// names say what they are and whose kinds say how they are written and
+// converted:
+//
+//	{"name": "shards", "literal": "processed shard",
+//	 "match": ["processed shard {counter}"]}
+//	{"name": "nb", "literal": "Epoch", "rate_unit": "it/s",
+//	 "match": ["^[ {step} / {total}", "Epoch {epoch:elapsed}/{epoch_total}"],
+//	 "optional": ["< {eta:clock}", "{rate} it/s"]}
+//
+// A {counter} is a count with no total: the line is at that step once it
+// rises from the format's previous line (Reader keeps it, per run).
 package rules
 
 import (
@@ -34,6 +49,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/runbox/runbox/plugins/builtin/decl"
 	"github.com/runbox/runbox/sdk"
 )
 
@@ -53,7 +69,13 @@ type Format struct {
 	Phase   string `json:"phase,omitempty"` // "train" when empty
 	// Finished is a literal that marks the end of the whole job.
 	Finished string `json:"finished,omitempty"`
+	// Match and Optional are templates (package decl), instead of
+	// Pattern; RateUnit is a {rate} hole's unit.
+	Match    []string `json:"match,omitempty"`
+	Optional []string `json:"optional,omitempty"`
+	RateUnit string   `json:"rate_unit,omitempty"`
 	re       *regexp.Regexp
+	entry    *decl.Entry
 	line     int
 }
 
@@ -103,6 +125,28 @@ func Parse(data []byte) (*File, error) {
 		seen["p:"+p.Name] = true
 		if len(p.Literal) < 3 {
 			bad(p.line, "progress", p.Name, "literal must be 3 bytes or more (the host looks for it in every line)")
+		}
+		if len(p.Match) > 0 || len(p.Optional) > 0 {
+			if p.Pattern != "" {
+				bad(p.line, "progress", p.Name, "give a \"pattern\" or \"match\" templates, not both")
+				continue
+			}
+			e := &decl.Entry{Name: p.Name, Phase: p.Phase, Match: p.Match, Optional: p.Optional, RateUnit: p.RateUnit}
+			if e.Phase == "" {
+				e.Phase = "train"
+			}
+			if err := e.Compile(); err != nil {
+				bad(p.line, "progress", p.Name, strings.ReplaceAll(err.Error(), "\n", "; "))
+				continue
+			}
+			if !strings.Contains(strings.Join(p.Match, "\n"), p.Literal) {
+				bad(p.line, "progress", p.Name, "no \"match\" template contains the literal: the host would never send it a line it matches")
+			}
+			p.entry = e
+			continue
+		}
+		if p.RateUnit != "" {
+			bad(p.line, "progress", p.Name, "\"rate_unit\" goes with \"match\" templates")
 		}
 		re, err := regexp.Compile(p.Pattern)
 		if err != nil {
@@ -179,7 +223,30 @@ func (f *File) Literals() []string {
 }
 
 // Line reads one output line: the update its first matching format gives.
+// A {counter} says nothing here (it needs the lines before: Reader).
 func (f *File) Line(line string) (sdk.Progress, bool) {
+	return f.read(line, nil)
+}
+
+// Reader reads one run's lines in order by f, keeping the {counter}
+// holes' last values (one Reader per run).
+type Reader struct {
+	f    *File
+	last map[string]int64 // a counter format's last value
+}
+
+// NewReader returns a Reader for one run.
+func (f *File) NewReader() *Reader { return &Reader{f: f} }
+
+// Line is File.Line with the run's counters.
+func (r *Reader) Line(line string) (sdk.Progress, bool) {
+	if r.last == nil {
+		r.last = map[string]int64{}
+	}
+	return r.f.read(line, r.last)
+}
+
+func (f *File) read(line string, last map[string]int64) (sdk.Progress, bool) {
 	for i := range f.Progress {
 		p := &f.Progress[i]
 		if p.Finished != "" && strings.Contains(line, p.Finished) {
@@ -187,6 +254,35 @@ func (f *File) Line(line string) (sdk.Progress, bool) {
 		}
 		if !strings.Contains(line, p.Literal) {
 			continue
+		}
+		if p.entry != nil {
+			var ms sdk.Metrics
+			u, c, ok := p.entry.Read(line, func(k string, v float64) {
+				if ms == nil {
+					ms = sdk.Metrics{}
+				}
+				ms[k] = v
+			})
+			if !ok {
+				continue
+			}
+			u.Metrics = ms
+			if c.Entry != "" {
+				if last == nil {
+					if len(ms) == 0 {
+						continue // a lone counter says nothing
+					}
+				} else {
+					prev, seen := last[c.Entry]
+					last[c.Entry] = c.Value
+					if step, rose := decl.Rise(prev, c.Value); rose && seen {
+						u.Step = step
+					} else if len(ms) == 0 {
+						continue
+					}
+				}
+			}
+			return u, true
 		}
 		m := p.re.FindStringSubmatch(line)
 		if m == nil {

@@ -3,6 +3,7 @@ package progress
 import (
 	"slices"
 
+	"github.com/runbox/runbox/plugins/builtin/decl"
 	"github.com/runbox/runbox/sdk"
 )
 
@@ -15,14 +16,19 @@ import (
 // kept beside it; the order of the table is the readers' priority (most
 // specific first), and parseFormats runs the readers in that order.
 //
-// The readers themselves are code (a structural matcher per format:
-// tqdm's bar, Keras's counts, a boosting round), named by the entry and
-// bound in readers (reader.go); a format with no reader of its own (nil)
-// is read by the entry that names it in fields.
+// A format is read either by data or by code. A declarative format
+// (decl) is templates with named holes, read by one generic reader
+// (package decl, the one a bundle's rules file uses too); a format whose
+// grammar templates cannot say (tqdm's bar, Keras's counts, a boosting
+// round: docs/DETECTION.md lists them and why) has a structural matcher,
+// named by the entry and bound in readers (reader.go). A format with
+// neither is read by the entry that names it in fields.
 type format struct {
 	name     string
 	literals []string
 	confirm  []sdk.PrefilterConfirm
+	// decl: the format's line shapes as data, tried in order.
+	decl []decl.Entry
 	// fields says what the reader captures: step, total, epoch, percent,
 	// metric name/value, phase, end of run.
 	fields string
@@ -51,12 +57,17 @@ var formats = []format{
 		fields: "\"Epoch e/E\" header → epoch/epoch_total; \"n/N [===>...]\" bar → step/total; \"- loss: v - acc: v\" → metrics; \"val_\" metrics after the last step end the epoch"},
 	{name: "hf-dict",
 		fields: "a Hugging Face Trainer log dict {'loss': v, 'epoch': e} → metrics, epoch_exact; its literals are the keyword entry's (poch, loss)"},
+	{name: "mlx-start",
+		decl: []decl.Entry{
+			{Name: "mlx-start", Source: "mlx", Phase: "train", Match: []string{"Starting training", "iters: {total}"}},
+		},
+		fields: "\"Starting training..., iters: N\" → total (data); its literals are the keyword entry's (iter)"},
 	{name: "mlx",
 		confirm: []sdk.PrefilterConfirm{
 			{Literal: "iter", After: `s:[ \t]*\d`}, // MLX "Starting training..., iters: 600"
 			{Literal: "Iter", After: ` \d`},        // MLX "Iter 10: Train loss 2.345"
 		},
-		fields: "\"Starting training..., iters: N\" → total; \"Iter n: Train loss v, ...\" → step, metrics; \"Val loss\" lines → evaluation metrics"},
+		fields: "\"Iter n: Train loss v, ...\" → step, metrics; \"Val loss\" lines → evaluation metrics"},
 	{name: "mm",
 		confirm: []sdk.PrefilterConfirm{
 			{Literal: "Iter", After: `(?:\([^)]*\))?:?[ \t]*\[`}, // mmengine "Iter(train) [  50/1000]"
@@ -95,10 +106,19 @@ var formats = []format{
 		},
 		fields: "the header \"epoch train_loss valid_loss ... time\" names the columns; a row → epoch and metrics by column; \"p% [n/N ...]\" → step/total, percentage"},
 	{name: "hf-notebook",
+		decl: []decl.Entry{
+			{Name: "hf-notebook", Source: "huggingface", Phase: "train", RateUnit: "it/s",
+				Match:    []string{"^[ {step} / {total}", "Epoch {epoch:elapsed}/{epoch_total}", "]$"},
+				Optional: []string{"< {eta:clock}", "{rate} it/s"}},
+		},
 		fields: "a Hugging Face notebook bar \"[n/N mm:ss < mm:ss, r it/s, Epoch e/E]\" → step/total, epoch/epoch_total, rate; its literals are the keyword entry's"},
 	{name: "hf-banner",
 		confirm: []sdk.PrefilterConfirm{
 			{Literal: "tep", After: `s = `}, // HF banner "Total optimization steps = 1,851"
+		},
+		decl: []decl.Entry{
+			{Name: "hf-epochs", Source: "huggingface", Match: []string{"Num Epochs = {epoch_total:count}$"}},
+			{Name: "hf-steps", Source: "huggingface", Phase: "train", Match: []string{"Total optimization steps = {total:count}$"}},
 		},
 		fields: "the Trainer's banner \"Num Epochs = E\", \"Total optimization steps = N\" → epoch_total, total"},
 	{name: "keyword",

@@ -17,7 +17,23 @@ func TestFormatsHaveReaders(t *testing.T) {
 		if f.fields == "" {
 			t.Errorf("format %q does not say what its fields mean", f.name)
 		}
-		if _, ok := readers[f.name]; !ok {
+		r, ok := readers[f.name]
+		switch {
+		case len(f.decl) > 0:
+			// data: one generic reader; readers may hold its gate only
+			if ok && r.read != nil {
+				t.Errorf("format %q is data and code at once", f.name)
+			}
+			for i := range f.decl {
+				e := f.decl[i]
+				if err := e.Compile(); err != nil {
+					t.Errorf("format %q: entry %q: %v", f.name, e.Name, err)
+				}
+			}
+		case ok && r.read == nil:
+			t.Errorf("format %q has a gate but neither data nor a reader", f.name)
+		}
+		if !ok && len(f.decl) == 0 {
 			// read by another entry: its fields must name which
 			read := false
 			for other := range readers {

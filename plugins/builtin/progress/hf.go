@@ -96,100 +96,14 @@ func parseHFDict(s string, st *state) (u sdk.Progress, ok bool) {
 	return u, true
 }
 
-// parseHFBanner reads the totals in the Trainer's start-of-training block:
+// The Trainer's start-of-training block (often behind a logger prefix,
+// "[INFO|trainer.py:2100] ... >>") and its notebook widget, pasted from
+// Colab or Jupyter, are read by data: the hf-banner and hf-notebook
+// entries of the format table (formats.go).
 //
 //	***** Running training *****
 //	  Num Epochs = 3
 //	  Total optimization steps = 1,851
 //
-// (often behind a logger prefix: "[INFO|trainer.py:2100] ... >>").
-func parseHFBanner(s string, f uint64) (u sdk.Progress, ok bool) {
-	key, epochs := "Total optimization steps = ", false
-	if f&fEpochCap != 0 {
-		key, epochs = "Num Epochs = ", true
-	}
-	k := index(s, key)
-	if k < 0 {
-		return u, false
-	}
-	n, ok := groupedUint(s[k+len(key):])
-	if !ok || n <= 0 {
-		return u, false
-	}
-	if epochs {
-		return sdk.Progress{Source: "huggingface", EpochTotal: n}, true
-	}
-	return sdk.Progress{Source: "huggingface", Total: n, Phase: "train"}, true
-}
-
-// groupedUint reads a whole string as a count with optional thousands
-// commas: "1,851".
-func groupedUint(s string) (n int64, ok bool) {
-	s = strings.TrimSpace(s)
-	if s == "" || s[0] == ',' {
-		return 0, false
-	}
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if c == ',' {
-			continue
-		}
-		if !isDigit(c) || n > 1e15 {
-			return 0, false
-		}
-		n = n*10 + int64(c-'0')
-	}
-	return n, true
-}
-
-// parseHFNotebook reads the text of the Trainer's notebook progress
-// widget, as pasted from Colab or Jupyter:
-//
 //	[ 450/1000 10:12 < 12:30, 0.73 it/s, Epoch 1.35/3]
 //	[60/60 05:12, Epoch 0/1]
-func parseHFNotebook(s string, st *state) (u sdk.Progress, ok bool) {
-	if len(s) < 8 || s[0] != '[' || s[len(s)-1] != ']' {
-		return u, false
-	}
-	n, m, ok := spacedFraction(s, skipSpaces(s, 1))
-	if !ok {
-		return u, false
-	}
-	e := index(s, "Epoch ")
-	if e < 0 {
-		return u, false
-	}
-	x, j, ok := parseNum(s, e+6)
-	if !ok || x < 0 || j >= len(s) || s[j] != '/' {
-		return u, false
-	}
-	t, _, ok := parseUint(s, j+1)
-	if !ok || t <= 0 || x > float64(t) {
-		return u, false
-	}
-	u.Step, u.Total, u.Percentage = n, m, pct(n, m)
-	// "Epoch 1.35/3" is in the second epoch; "Epoch 3/3" is done.
-	u.Epoch, u.EpochTotal = min(int64(x)+1, t), t
-	if lt := indexByte(s, '<'); lt >= 0 && lt < e {
-		k := skipSpaces(s, lt+1)
-		c := k
-		for c < len(s) && (isDigit(s[c]) || s[c] == ':') {
-			c++
-		}
-		if v, ok := parseClock(s[k:c]); ok {
-			u.ETASeconds = v
-		}
-	}
-	if r := index(s, " it/s"); r > 0 && r < e {
-		b := r
-		for b > 0 && (isDigit(s[b-1]) || s[b-1] == '.') {
-			b--
-		}
-		if v, _, ok := parseNum(s, b); ok && b < r {
-			u.Rate, u.RateUnit = v, "it/s"
-		}
-	}
-	u.Phase = "train"
-	u.Source = "huggingface"
-	return u, true
-}

@@ -12,15 +12,12 @@ import (
 //	Starting training..., iters: 600
 //	Iter 10: Train loss 2.345, Learning Rate 1.000e-05, It/sec 1.234, Tokens/sec 567.8, Trained Tokens 1234, Peak mem 5.678 GB
 //	Iter 20: Val loss 2.100, Val took 3.400s
+//
+// The first line is data (the mlx-start entry, formats.go); the Iter
+// lines are code: their comma-separated segments name a metric by
+// several words and a unit ("Peak mem 5.678 GB" → peak_mem_gb, "It/sec"
+// → the rate), which a template with fixed holes cannot say.
 func parseMLX(s string, st *state) (u sdk.Progress, ok bool) {
-	if k := index(s, "Starting training"); k >= 0 {
-		if i := index(s[k:], "iters:"); i >= 0 {
-			if n, _, ok := parseUint(s, skipSpaces(s, k+i+6)); ok && n > 0 {
-				return sdk.Progress{Source: "mlx", Total: n, Phase: "train"}, true
-			}
-		}
-		return u, false
-	}
 	k := index(s, "Iter ")
 	if k < 0 || (k > 0 && isLetter(s[k-1])) {
 		return u, false

@@ -4,8 +4,9 @@
 // detectron2/MMCV, generic "Step 45/100" lines and the runbox
 // ##PROGRESS## contract) and turns it into sdk.Progress updates.
 //
-// Parse is stateless: everything it needs to remember between batches
-// comes back in ParseInput.Last. It is built as a wasip1 reactor by
+// Parse is stateless: what it needs to remember between batches comes
+// back in ParseInput.Last (the run's progress) and ParseInput.State (what
+// it returned as ParseOutput.State: the counters of counter.go). It is built as a wasip1 reactor by
 // ./wasm and embedded by plugins/builtin.
 //
 // Nested bars: a tqdm bar whose description is just an epoch word
@@ -61,6 +62,9 @@ type state struct {
 	marks []keptMark
 	tail  bool     // updates came after the last mark
 	sc    *scratch // where mlog and marks are borrowed from
+	// the counters' memo (counter.go): the input's, decoded on first use
+	memoIn string
+	memo   *memo
 }
 
 // addMetric records a metric of the line being parsed (NaN and ±Inf
@@ -199,10 +203,17 @@ func Parse(in sdk.ParseInput) sdk.ParseOutput {
 		}
 		if st == nil {
 			st = newState(in.Last)
+			st.memoIn = in.State
 			st.borrow()
 		}
 		st.nested = nested
 		u, ok := parseLine(s, f, st)
+		if ok && u.Step == 0 && u.Total == 0 && u.Percentage == 0 && u.Epoch == 0 &&
+			len(st.metrics)+len(u.Metrics) > 0 && !st.side && u.Source != "table" && u.Message == "" {
+			// metrics with no step: a counter across lines of this shape
+			// may be the step (counter.go)
+			st.countShape(s, &u)
+		}
 		if (!ok || u.Source == "table") && !st.side && tables.Header(s) {
 			if f&fRaw != 0 {
 				hdr = s
@@ -232,13 +243,17 @@ func Parse(in sdk.ParseInput) sdk.ParseOutput {
 			st.glued = ""
 		}
 	}
+	state := in.State
+	if st != nil && st.memo != nil && st.memo.dirty {
+		state = st.memo.encode()
+	}
 	if n == 0 {
 		if st != nil {
 			st.release()
 		}
-		return sdk.ParseOutput{}
+		return sdk.ParseOutput{State: state}
 	}
-	out := sdk.ParseOutput{Updates: st.kept(&acc)}
+	out := sdk.ParseOutput{Updates: st.kept(&acc), State: state}
 	st.release()
 	return out
 }

@@ -40,11 +40,13 @@ func splitLines(data string) []string {
 func run(lines []string, batch int, filter bool) *sdk.Progress {
 	var last *sdk.Progress
 	var buf []string
+	state := "" // the plugin's state, kept and sent back as plugins.Parser does
 	flush := func() {
 		if len(buf) == 0 {
 			return
 		}
-		out := Parse(sdk.ParseInput{Lines: buf, Last: last})
+		out := Parse(sdk.ParseInput{Lines: buf, Last: last, State: state})
+		state = out.State
 		for _, u := range out.Updates {
 			if last == nil {
 				last = &sdk.Progress{}

@@ -3,6 +3,7 @@ package progress
 import (
 	"strings"
 
+	"github.com/runbox/runbox/plugins/builtin/decl"
 	"github.com/runbox/runbox/sdk"
 )
 
@@ -19,9 +20,11 @@ type reader struct {
 	final bool
 }
 
-// readers binds format names to their code. A format with no reader here
-// is read by another entry's (its fields say which); TestFormatsHaveReaders
-// checks every name on both sides.
+// readers binds format names to their code. A declarative format (its
+// decl entries, formats.go) has only its cheap gate here, or nothing: its
+// reader is readDecl. A format with neither is read by another entry's
+// (its fields say which); TestFormatsHaveReaders checks every name on both
+// sides.
 var readers = map[string]reader{
 	"runbox": {need: fRunbox, final: true,
 		read: func(s string, _ uint64, _ *state) (sdk.Progress, bool) { return parseRunbox(s) }},
@@ -42,7 +45,9 @@ var readers = map[string]reader{
 	"hf-dict": {need: fBraceQuote,
 		gate: func(_ string, f uint64) bool { return f&(fEpochLow|fLossAny) != 0 },
 		read: func(s string, _ uint64, st *state) (sdk.Progress, bool) { return parseHFDict(s, st) }},
-	"mlx": {need: fStarting | fIterSpace,
+	// mlx-start is data (formats.go); the gate is its cheap bit.
+	"mlx-start": {need: fStarting},
+	"mlx": {need: fIterSpace,
 		read: func(s string, _ uint64, st *state) (sdk.Progress, bool) { return parseMLX(s, st) }},
 	"mm": {need: fIterColon | fEpochCap | fIterCap,
 		gate: func(s string, f uint64) bool {
@@ -58,29 +63,58 @@ var readers = map[string]reader{
 		read: parseFastai},
 	// (Every reader from here on needs a keyword of fGeneric: a line with
 	// none goes to the record reader, through the keyword entry.)
+	// hf-notebook and hf-banner are data (formats.go): only their cheap
+	// gates are code.
 	"hf-notebook": {need: fEpochCap,
-		gate: func(s string, _ uint64) bool { return s[0] == '[' },
-		read: func(s string, _ uint64, st *state) (sdk.Progress, bool) { return parseHFNotebook(s, st) }},
-	// hf-banner looks for "Num Epochs = " when s has "Epoch", else for
-	// "Total optimization steps = ".
+		gate: func(s string, _ uint64) bool { return s[0] == '[' && s[len(s)-1] == ']' }},
 	"hf-banner": {need: fEpochsEq | fStepsEq,
 		gate: func(_ string, f uint64) bool {
 			return f&fBrace == 0 && (f&fEpochCap != 0 && f&fEpochsEq != 0 || f&fEpochCap == 0 && f&fStepsEq != 0)
-		},
-		read: func(s string, f uint64, _ *state) (sdk.Progress, bool) { return parseHFBanner(s, f) }},
+		}},
 	"keyword": {final: true, read: readKeyword},
 }
 
-// bound is formats' readers in the table's order.
+// bound is formats' readers in the table's order: a declarative
+// format's is readDecl over its entries, behind the gate readers gives it.
 var bound = func() []reader {
 	var out []reader
-	for _, f := range formats {
-		if r, ok := readers[f.name]; ok {
+	for k := range formats {
+		f := &formats[k]
+		r, ok := readers[f.name]
+		if len(f.decl) > 0 {
+			for i := range f.decl {
+				if err := f.decl[i].Compile(); err != nil {
+					panic("progress: format " + f.name + ": " + err.Error())
+				}
+			}
+			r.read, ok = readDecl(f.decl), true
+		}
+		if ok {
 			out = append(out, r)
 		}
 	}
 	return out
 }()
+
+// readDecl is the one generic reader of declarative entries (package
+// decl), the one a bundle's rules file is read by too: the first entry
+// that reads the line gives its update.
+func readDecl(es []decl.Entry) func(s string, f uint64, st *state) (sdk.Progress, bool) {
+	return func(s string, _ uint64, st *state) (sdk.Progress, bool) {
+		for i := range es {
+			u, c, ok := es[i].Read(s, st.addMetric)
+			if !ok {
+				st.metrics = st.metrics[:0]
+				continue
+			}
+			if c.Entry != "" {
+				st.countEntry(c, &u)
+			}
+			return u, true
+		}
+		return sdk.Progress{}, false
+	}
+}
 
 // parseFormats runs the readers that can match s, in the format table's
 // order (most specific first); a reader that declines leaves no metrics.

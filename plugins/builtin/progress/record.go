@@ -3,6 +3,7 @@ package progress
 import (
 	"strings"
 
+	"github.com/runbox/runbox/plugins/builtin/decl"
 	"github.com/runbox/runbox/sdk"
 )
 
@@ -157,65 +158,65 @@ func recordText(s string) string {
 	return s
 }
 
-// joblibLine reads "[Parallel(n_jobs=8)]: Done   8 out of  10 | elapsed:
-// 0.7s remaining: 0.1s" and "Done  36 tasks | elapsed"; "finished" ends
-// the job. A count above its total is a racy report: skipped.
-func joblibLine(t string) (u sdk.Progress, ok bool) {
-	k := index(t, "Done")
-	if k < 0 {
-		return u, false
-	}
-	n, j, ok := parseUint(t, skipSpaces(t, k+4))
-	if !ok {
-		return u, false
-	}
-	j = skipSpaces(t, j)
-	if hasAt(t, j, "out of") {
-		m, _, ok := parseUint(t, skipSpaces(t, j+6))
-		if !ok || m < n || m == 0 {
-			return u, false
-		}
-		u.Total = m
-		u.Percentage = pct(n, m)
-	}
-	u.Step, u.Phase, u.Source = n, "process", "joblib"
-	if index(t, "finished") >= 0 {
-		u.Percentage = 100
-	}
-	return u, true
-}
+// Three record shapes are data (package decl, the reader a rules file's
+// templates use), tried where the record reader's structure reaches them:
+// joblib's "[Parallel(n_jobs=8)]: Done   8 out of  10 | elapsed: 0.7s
+// remaining: 0.1s" and "Done  36 tasks | elapsed" ("finished" ends the
+// job; a count above its total is a racy report: declined), Optuna's
+// "Trial 54 finished with value: 0.9" / "Trial 53 pruned." (the trial
+// number is the step), gensim's "EPOCH 1 - PROGRESS: at 99.84% examples".
+var (
+	joblibShapes = compiled([]decl.Entry{
+		{Name: "joblib", Phase: "process", Done: "finished", Match: []string{"Done {step} out of {total}"}},
+		{Name: "joblib", Phase: "process", Done: "finished", Match: []string{"Done {step}"}},
+	})
+	trialShapes = compiled([]decl.Entry{
+		{Name: "optuna", Phase: "train", Match: []string{"Trial {step} finished"}},
+		{Name: "optuna", Phase: "train", Match: []string{"Trial {step} pru"}},
+		{Name: "optuna", Phase: "train", Match: []string{"Trial {step} fail"}},
+	})
+	gensimShapes = compiled([]decl.Entry{
+		{Name: "gensim", Phase: "train", Match: []string{"PROGRESS: at {percent}%"}, Optional: []string{"EPOCH {epoch}"}},
+	})
+)
 
-// trialLine reads Optuna's "Trial 54 finished with value: 0.9" / "Trial
-// 53 pruned.": the trial number is the step.
-func trialLine(t string) (u sdk.Progress, ok bool) {
-	k := index(t, "Trial ")
-	n, j, ok := parseUint(t, k+6)
-	if !ok || j >= len(t) || t[j] != ' ' {
-		return u, false
-	}
-	rest := t[j+1:]
-	if !strings.HasPrefix(rest, "finished") && !strings.HasPrefix(rest, "pruned") && !strings.HasPrefix(rest, "pru") && !strings.HasPrefix(rest, "fail") {
-		return u, false
-	}
-	u.Step, u.Phase, u.Source = n, "train", "optuna"
-	return u, true
-}
-
-// gensimLine reads "EPOCH 1 - PROGRESS: at 99.84% examples".
-func gensimLine(t string) (u sdk.Progress, ok bool) {
-	k := index(t, "PROGRESS: at ")
-	v, j, ok := parseNum(t, k+13)
-	if !ok || j >= len(t) || t[j] != '%' || v < 0 || v > 100 {
-		return u, false
-	}
-	u.Percentage, u.Phase, u.Source = v, "train", "gensim"
-	if e := index(t, "EPOCH "); e >= 0 && e < k {
-		if n, _, ok := parseUint(t, e+6); ok {
-			u.Epoch = n
+func compiled(es []decl.Entry) []decl.Entry {
+	for i := range es {
+		if err := es[i].Compile(); err != nil {
+			panic("progress: record shape " + es[i].Name + ": " + err.Error())
 		}
 	}
-	return u, true
+	return es
 }
+
+// readShapes reads t by the first of es that takes it.
+func readShapes(es []decl.Entry, t string) (sdk.Progress, bool) {
+	for i := range es {
+		if u, _, ok := es[i].Read(t, nil); ok {
+			return u, true
+		}
+	}
+	return sdk.Progress{}, false
+}
+
+func joblibLine(t string) (sdk.Progress, bool) {
+	if k := index(t, "Done"); k >= 0 && hasAt(t, skipSpaces(t, digitsEnd(t, skipSpaces(t, k+4))), "out of") {
+		// a count past its total is declined, not read without the total
+		return readShapes(joblibShapes[:1], t)
+	}
+	return readShapes(joblibShapes[1:], t)
+}
+
+// digitsEnd is the index of the first non-digit of t from i on.
+func digitsEnd(t string, i int) int {
+	for i < len(t) && isDigit(t[i]) {
+		i++
+	}
+	return i
+}
+
+func trialLine(t string) (sdk.Progress, bool)  { return readShapes(trialShapes, t) }
+func gensimLine(t string) (sdk.Progress, bool) { return readShapes(gensimShapes, t) }
 
 // tableRow reads one "| name | value |" row of a key/value table
 // (stable-baselines): timesteps are the step, the rest metrics.
