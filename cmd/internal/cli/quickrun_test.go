@@ -46,6 +46,10 @@ func TestQuickRunAgreesWithKong(t *testing.T) {
 			"run -- --",
 			"run --snapshot --no-record -- true",
 			"run -d --snapshot -- sh job.sh",
+			"--home /x run -- true",
+			"--home=/x --json run --sandbox process -- true",
+			"--json run -d -- true",
+			"--home /x run --name run -- run",
 		} {
 			args := strings.Fields(line)
 			q, ok := quickRun(args)
@@ -78,6 +82,10 @@ func TestQuickRunLeavesTheRestToKong(t *testing.T) {
 		"run --no-such-flag -- true",
 		"status -- x",
 		"run --home= -- true",
+		"--home /x --home /y run -- true", // given twice
+		"--home run -- true",              // "run" is the home: no command
+		"--home /x status -- x",
+		"--json --verbose run -- true",
 	} {
 		if _, ok := quickRun(strings.Fields(line)); ok {
 			t.Errorf("%q: quickRun took it", line)
