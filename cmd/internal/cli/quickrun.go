@@ -59,7 +59,7 @@ func quickRun(args []string) (cmd *runOnly, ok bool) {
 				c.Run.Shell = true
 			}
 			continue
-		case "--home", "--sandbox", "--name", "--image":
+		case "--home", "--sandbox", "--name", "--image", "--isolate":
 		default:
 			return nil, false
 		}
@@ -81,6 +81,11 @@ func quickRun(args []string) (cmd *runOnly, ok bool) {
 				return nil, false
 			}
 			c.Run.Sandbox = value
+		case "--isolate":
+			if value != "none" && value != "net" && value != "fs" && value != "full" {
+				return nil, false
+			}
+			c.Run.Isolate = value
 		case "--name":
 			c.Run.Name = value
 		case "--image":
