@@ -396,7 +396,6 @@ func (s *supervisor) finish(exit sandbox.Exit) error {
 			s.note("kernel OOM killer killed %d process(es) at the memory limit %s", n, mib(uint64(s.spec.Limits.MemoryBytes)))
 		}
 		exit.OOMChecked = checked && !exit.OOMKilled
-		s.cg.remove()
 	}
 	cpu, peak := s.reaper.takeUsage()
 	exit.EndedAt = time.Now()
@@ -436,6 +435,12 @@ func (s *supervisor) finish(exit sandbox.Exit) error {
 		fmt.Fprintf(os.Stderr, "runbox supervisor: close log: %v\n", lerr)
 	}
 	s.announce(b)
+	if s.cg != nil {
+		// Emptied, its directories go after the notice, while the record
+		// syncs: the daemon stores the end meanwhile, and the record's
+		// file (what Wait and a restarted daemon read) still comes after.
+		s.cg.remove()
+	}
 	err = <-recDone
 	if err == nil {
 		err = commit()
