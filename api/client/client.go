@@ -298,6 +298,12 @@ func (c *Client) do(ctx context.Context, method, path string, q url.Values, in, 
 var ErrNoID = errors.New("a run id is required")
 
 func (c *Client) send(ctx context.Context, method, path string, q url.Values, in any) (*http.Response, error) {
+	return c.sendVia(ctx, c.http.Do, method, path, q, in)
+}
+
+// sendVia is send with the round trip do: the pooled Transport's, or
+// streamTrip for a request that keeps its connection to the end.
+func (c *Client) sendVia(ctx context.Context, do func(*http.Request) (*http.Response, error), method, path string, q url.Values, in any) (*http.Response, error) {
 	var body []byte
 	if in != nil {
 		b, err := json.Marshal(in)
@@ -324,7 +330,7 @@ func (c *Client) send(ctx context.Context, method, path string, q url.Values, in
 		if in != nil {
 			req.Header.Set("Content-Type", "application/json")
 		}
-		resp, err = c.http.Do(req)
+		resp, err = do(req)
 		if err == nil {
 			break
 		}
@@ -473,7 +479,7 @@ func (c *Client) AttachRetry(ctx context.Context, id string, req api.RunRequest,
 
 func (c *Client) attach(ctx context.Context, path string, req api.RunRequest, fn func(Frame) error) (json.RawMessage, error) {
 	withKey(&req)
-	resp, err := c.send(ctx, http.MethodPost, path, nil, req)
+	resp, err := c.sendVia(ctx, c.streamTrip, http.MethodPost, path, nil, req)
 	if err != nil {
 		return nil, err
 	}
@@ -514,6 +520,54 @@ func (c *Client) attach(ctx context.Context, path string, req api.RunRequest, fn
 	// under its supervisor or container, so follow it from where the
 	// stream broke, through the next daemon, to its end.
 	return c.resume(ctx, runID, output, fn)
+}
+
+// streamTrip sends req on a connection of its own and reads the answer's
+// head in this goroutine; the body reads from the connection, and closing
+// it (or req's context ending) closes the connection. An attached run's
+// stream holds its connection to the end, so the Transport's pool has
+// nothing to reuse there, and its round trip hands the request between
+// goroutines of its own (dialing, writing, reading): each hand-off a
+// wake-up, a few tenths of a millisecond of `runbox run -- true` on a
+// loaded machine (BENCHMARKS.md, issue 23).
+func (c *Client) streamTrip(req *http.Request) (*http.Response, error) {
+	ctx := req.Context()
+	conn, err := c.dial(ctx)
+	if err != nil {
+		return nil, err
+	}
+	stop := context.AfterFunc(ctx, func() { conn.Close() })
+	fail := func(err error) (*http.Response, error) {
+		stop()
+		conn.Close()
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		return nil, err
+	}
+	if err := req.Write(conn); err != nil {
+		return fail(err)
+	}
+	resp, err := http.ReadResponse(bufio.NewReader(conn), req)
+	if err != nil {
+		return fail(err)
+	}
+	resp.Body = &connBody{ReadCloser: resp.Body, conn: conn, stop: stop}
+	return resp, nil
+}
+
+// connBody is a streamTrip answer's body: closing it closes the connection.
+type connBody struct {
+	io.ReadCloser
+	conn net.Conn
+	stop func() bool
+}
+
+func (b *connBody) Close() error {
+	b.stop()
+	err := b.ReadCloser.Close()
+	b.conn.Close()
+	return err
 }
 
 // resume follows run id's log after its first skip records, then returns

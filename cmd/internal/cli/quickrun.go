@@ -18,7 +18,12 @@ import (
 // help, no "--" — reports ok false and goes to kong as before, so kong
 // stays the one definition of the grammar; TestQuickRunAgreesWithKong
 // holds the two to the same result for every line quickRun takes.
+//
+// The globals it knows (--home, --json) may also come before "run", as in
+// `runbox --home H run -- CMD`: kong reads a global anywhere, so they
+// are read as if given after it.
 func quickRun(args []string) (cmd *runOnly, ok bool) {
+	args = globalsAfterRun(args)
 	if len(args) < 3 || args[0] != "run" {
 		return nil, false
 	}
@@ -54,7 +59,7 @@ func quickRun(args []string) (cmd *runOnly, ok bool) {
 				c.Run.Shell = true
 			}
 			continue
-		case "--home", "--sandbox", "--name", "--image":
+		case "--home", "--sandbox", "--name", "--image", "--isolate":
 		default:
 			return nil, false
 		}
@@ -76,6 +81,11 @@ func quickRun(args []string) (cmd *runOnly, ok bool) {
 				return nil, false
 			}
 			c.Run.Sandbox = value
+		case "--isolate":
+			if value != "none" && value != "net" && value != "fs" && value != "full" {
+				return nil, false
+			}
+			c.Run.Isolate = value
 		case "--name":
 			c.Run.Name = value
 		case "--image":
@@ -91,6 +101,29 @@ func quickRun(args []string) (cmd *runOnly, ok bool) {
 	// kong keeps the separator in the passthrough argument.
 	c.Run.Command = append([]string{"--"}, args[i+1:]...)
 	return &c, true
+}
+
+// globalsAfterRun moves --home and --json given before "run" to just
+// after it; any other line comes back as it was.
+func globalsAfterRun(args []string) []string {
+	i := 0
+	for i < len(args) && args[i] != "run" {
+		switch {
+		case args[i] == "--json" || strings.HasPrefix(args[i], "--home="):
+			i++
+		case args[i] == "--home" && i+1 < len(args):
+			i += 2
+		default:
+			return args
+		}
+	}
+	if i == 0 || i == len(args) {
+		return args
+	}
+	out := make([]string, 0, len(args))
+	out = append(out, "run")
+	out = append(out, args[:i]...)
+	return append(out, args[i+1:]...)
 }
 
 // applyDefaults sets the fields of struct v (embedded structs included)

@@ -46,6 +46,13 @@ func TestQuickRunAgreesWithKong(t *testing.T) {
 			"run -- --",
 			"run --snapshot --no-record -- true",
 			"run -d --snapshot -- sh job.sh",
+			"--home /x run -- true",
+			"--home=/x --json run --sandbox process -- true",
+			"--json run -d -- true",
+			"--home /x run --name run -- run",
+			"run --isolate full -- true",
+			"run --isolate=net --sandbox process -- curl x",
+			"--home /x run --isolate fs -d -- make",
 		} {
 			args := strings.Fields(line)
 			q, ok := quickRun(args)
@@ -78,6 +85,13 @@ func TestQuickRunLeavesTheRestToKong(t *testing.T) {
 		"run --no-such-flag -- true",
 		"status -- x",
 		"run --home= -- true",
+		"--home /x --home /y run -- true", // given twice
+		"--home run -- true",              // "run" is the home: no command
+		"--home /x status -- x",
+		"--json --verbose run -- true",
+		"run --isolate strict -- true", // kong's error message
+		"run --isolate none --isolate full -- true",
+		"run --isolate -- true",
 	} {
 		if _, ok := quickRun(strings.Fields(line)); ok {
 			t.Errorf("%q: quickRun took it", line)

@@ -41,6 +41,11 @@ func StartInThread(p Policy, _ string, _ func() error) (func(), error) {
 	return func() {}, Wrap(nil, "", p)
 }
 
+// StartInThreadFrom is Linux's.
+func StartInThreadFrom(p Policy, _ string, _ func() func(), _ func() error) (func(), error) {
+	return func() {}, Wrap(nil, "", p)
+}
+
 // LandlockABI is 0: Landlock is Linux's.
 func LandlockABI() int { return 0 }
 

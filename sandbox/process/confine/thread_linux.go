@@ -37,6 +37,15 @@ func InThread(p Policy) bool {
 // follows the thread that forked it; then it exits. cmdPath is the
 // command, readable under a filesystem level.
 func StartInThread(p Policy, cmdPath string, start func() error) (release func(), err error) {
+	return StartInThreadFrom(p, cmdPath, nil, start)
+}
+
+// StartInThreadFrom is StartInThread with prepare run first on the new
+// thread, before it confines itself, while it may still do what the
+// confinement takes away (the supervisor moves the thread into the run's
+// cgroup there, so that the command is born inside). If confining then
+// fails, the undo prepare returned runs on the thread before it exits.
+func StartInThreadFrom(p Policy, cmdPath string, prepare func() (undo func()), start func() error) (release func(), err error) {
 	if err := quickHost().Can(p.Level); err != nil {
 		return func() {}, fmt.Errorf("--isolate %s cannot be enforced here: %w", p.Level, err)
 	}
@@ -44,7 +53,12 @@ func StartInThread(p Policy, cmdPath string, start func() error) (release func()
 	done := make(chan struct{})
 	go func() {
 		runtime.LockOSThread() // and never unlocked: the thread dies with this goroutine
+		undo := func() {}
+		if prepare != nil {
+			undo = prepare()
+		}
 		if err := applyThread(p, cmdPath); err != nil {
+			undo()
 			errc <- err
 			return
 		}

@@ -226,67 +226,78 @@ func (c *runCgroup) attr(a *syscall.SysProcAttr) {
 	}
 }
 
-// enter moves the supervisor into the v1 directories for as long as it
-// starts a child, so the child is born inside (v1 has no
+// enter moves the calling thread into the v1 directories for as long as
+// it starts a child, so the child is born inside (v1 has no
 // CLONE_INTO_CGROUP): moved after it started, it could fork first, and
-// what it forked would escape the run's limits. leave moves it back.
+// what it forked would escape the run's limits. leave moves the thread
+// back. The caller holds the thread (runtime.LockOSThread) from enter
+// until leave has returned, and forks from it: a child is born in the
+// cgroups of the thread that forked it.
 //
-// While inside, the supervisor's own threads count against a v1 pids
-// limit, and the Go runtime cannot survive a thread it fails to create
-// (a limit below its thread count crashed the supervisor now and then,
-// whenever the scheduler wanted one more thread in that window). So the
-// limit is raised by the supervisor's threads and some headroom while it
-// is inside, and set back once it has left: the run can overshoot its
-// limit by at most that headroom, for the few microseconds between its
-// exec and leave, and every process it makes is in the cgroup.
+// Only the thread moves ("0" to the v1 tasks file: the writer itself),
+// not the whole supervisor (its pid to cgroup.procs). Moving a whole
+// thread group takes the kernel's global cgroup_threadgroup_rwsem for
+// writing, which waits for an RCU grace period: 8–18 ms a move on a
+// loaded 2-vCPU machine, twice a run, the largest share of `runbox run
+// -- true` (BENCHMARKS.md, issue 23). Moving the writing thread alone
+// skips that lock (the kernel needs no thread-group stability for it) and
+// takes tens of microseconds. The Go runtime starts no thread from a
+// locked one (it asks its template thread), so no other supervisor
+// thread is made inside.
+//
+// While inside, that one thread counts against a v1 pids limit: the
+// limit is raised by one while it is inside and set back once it has
+// left, so the run can overshoot its limit by one process at most, for
+// the few microseconds between its start and leave, and every process it
+// makes is in the cgroup.
+//
+// The files leave writes are opened here, before the thread moves: a
+// thread that confines itself after enter (--isolate) may no longer reach
+// them by name, and the kernel checks a cgroup write against the opener.
 func (c *runCgroup) enter() (leave func() error, err error) {
-	self := strconv.Itoa(os.Getpid())
-	var entered []int
-	raised := false
+	var back []*os.File // the supervisor's own tasks file beside each of v1
+	var max *os.File    // the run's pids.max, while raised
+	entered := 0
 	leave = func() error {
 		var errs []error
-		for _, i := range entered {
-			errs = append(errs, writeCg(c.v1From[i], "cgroup.procs", self))
+		for i, f := range back {
+			if i < entered {
+				_, err := f.Write([]byte("0"))
+				errs = append(errs, err)
+			}
+			f.Close()
 		}
-		if raised {
-			errs = append(errs, writeCg(c.pids, "pids.max", strconv.FormatInt(c.pidMax, 10)))
+		if max != nil {
+			_, err := max.Write([]byte(strconv.FormatInt(c.pidMax, 10)))
+			errs = append(errs, err, max.Close())
 		}
 		return errors.Join(errs...)
 	}
-	if c.pids != "" && slices.Contains(c.v1, c.pids) {
-		if err := writeCg(c.pids, "pids.max", strconv.FormatInt(c.pidMax+int64(threads())+enterHeadroom, 10)); err != nil {
+	for _, d := range c.v1From {
+		f, err := os.OpenFile(filepath.Join(d, "tasks"), os.O_WRONLY, 0)
+		if err != nil {
 			return leave, err
 		}
-		raised = true
+		back = append(back, f)
 	}
-	for i, d := range c.v1 {
-		if err := writeCg(d, "cgroup.procs", self); err != nil {
+	if c.pids != "" && slices.Contains(c.v1, c.pids) {
+		f, err := os.OpenFile(filepath.Join(c.pids, "pids.max"), os.O_WRONLY, 0)
+		if err != nil {
 			return leave, err
 		}
-		entered = append(entered, i)
+		if _, err := f.Write([]byte(strconv.FormatInt(c.pidMax+1, 10))); err != nil {
+			f.Close()
+			return leave, err
+		}
+		max = f
+	}
+	for _, d := range c.v1 {
+		if err := writeCg(d, "tasks", "0"); err != nil {
+			return leave, err
+		}
+		entered++
 	}
 	return leave, nil
-}
-
-// enterHeadroom is how many more threads the supervisor may start while it
-// is inside the run's v1 pids cgroup.
-const enterHeadroom = 32
-
-// threads is this process's thread count (/proc/self/status), or a
-// generous guess when it cannot be read.
-func threads() int {
-	b, err := os.ReadFile("/proc/self/status")
-	if err == nil {
-		if _, rest, ok := strings.Cut(string(b), "\nThreads:"); ok {
-			f := strings.Fields(rest)
-			if len(f) > 0 {
-				if n, err := strconv.Atoi(f[0]); err == nil {
-					return n
-				}
-			}
-		}
-	}
-	return 64
 }
 
 // add moves a just-started child into the v1 directories, should enter

@@ -20,7 +20,7 @@ import (
 // once the step is over. A level that cannot be enforced ends the run as
 // a sandbox error (125) before anything runs.
 func (s *supervisor) confine(cmd *exec.Cmd) (undo func(), start func() (<-chan exitStatus, int, error), err error) {
-	start = func() (<-chan exitStatus, int, error) { return s.reaper.start(cmd) }
+	start = func() (<-chan exitStatus, int, error) { return s.spawn(cmd) }
 	undo, err = s.confineCmd(cmd, &start)
 	return undo, start, err
 }
@@ -78,8 +78,16 @@ func (s *supervisor) confineCmd(cmd *exec.Cmd, start *func() (<-chan exitStatus,
 		var release func()
 		*start = func() (ch <-chan exitStatus, pid int, err error) {
 			var startErr error // the command's own: a shell-like 126/127
-			release, err = confine.StartInThread(p, cmd.Path, func() error {
+			// The thread enters the run's cgroup before it confines
+			// itself (after, it may no longer reach the cgroup files) and
+			// leaves once the command is forked (spawn, enterCgroup).
+			var leave func()
+			release, err = confine.StartInThreadFrom(p, cmd.Path, func() func() {
+				leave = s.enterCgroup()
+				return leave
+			}, func() error {
 				ch, pid, startErr = s.reaper.start(cmd)
+				leave()
 				return startErr
 			})
 			if err != nil && startErr == nil {

@@ -23,12 +23,23 @@ const (
 	recordDeadline = time.Hour
 )
 
-// reserveSpace writes (and syncs) a file of reserveSize at path, so that
-// blocks are really allocated, not promised.
+// reserveSpace makes a file of reserveSize at path whose blocks are
+// really allocated, not promised: fallocate(2) where the filesystem has
+// it (ext4, xfs, btrfs, tmpfs: the blocks are taken at once, and no sync
+// is needed for that), else zeros written and synced. The sync cost
+// 0.6 ms of every run's start on ext4 (BENCHMARKS.md, issue 23); the
+// space is the same.
 func reserveSpace(path string) error {
 	f, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_TRUNC, protocol.SecretMode)
 	if err != nil {
 		return err
+	}
+	if allocate(f, reserveSize) == nil {
+		if err := f.Close(); err != nil {
+			os.Remove(path)
+			return err
+		}
+		return nil
 	}
 	_, werr := f.Write(make([]byte, reserveSize))
 	serr := f.Sync()

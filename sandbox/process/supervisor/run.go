@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"sync"
 	"syscall"
@@ -46,6 +47,12 @@ type supervisor struct {
 	pgid    int    // process group of the running step
 	ending  string // first cause that ended the run early
 	unfit   string // why this process should not serve another run
+
+	// startedInside says the last spawn forked inside the run's v1
+	// cgroups; startOutside makes spawn fork outside them (a retry).
+	startedInside bool
+	startOutside  bool
+	threadStuck   bool // a thread could not leave a run's cgroup
 
 	mu      sync.Mutex
 	logErr  error
@@ -243,31 +250,25 @@ func (s *supervisor) runStep(cmd *exec.Cmd, stdin *os.File, out, errs runlog.Str
 	if stdin != nil {
 		cmd.Stdin = stdin
 	}
-	inside := false
-	var leave func() error
 	if s.cg != nil {
 		s.cg.attr(cmd.SysProcAttr)
-		var eerr error
-		leave, eerr = s.cg.enter()
-		inside = eerr == nil
 	}
-	ch, pid, err := start()
-	if leave != nil {
-		if lerr := leave(); lerr != nil {
-			s.note("could not leave the run's cgroup: %v", lerr)
-		}
-	}
+	s.startedInside = false
+	ch, pid, err := start() // s.spawn, on whichever thread forks
+	inside := s.startedInside
 	if inside && errors.Is(err, syscall.EAGAIN) {
-		// The supervisor's own threads count while it is inside: a pids
-		// limit below them refuses the fork. Start it outside, then move it,
+		// The forking thread counts while it is inside: a pids limit
+		// below it refuses the fork. Start it outside, then move it,
 		// confined the same way.
 		inside = false
 		cmd = &exec.Cmd{Path: cmd.Path, Args: cmd.Args, Env: cmd.Env, Dir: cmd.Dir,
 			Stdin: cmd.Stdin, Stdout: cmd.Stdout, Stderr: cmd.Stderr, SysProcAttr: cmd.SysProcAttr}
 		undo()
+		s.startOutside = true
 		if undo, start, err = s.confine(cmd); err == nil {
 			ch, pid, err = start()
 		}
+		s.startOutside = false
 	}
 	outW.Close()
 	errW.Close()
@@ -302,6 +303,43 @@ func (s *supervisor) runStep(cmd *exec.Cmd, stdin *os.File, out, errs runlog.Str
 		s.unfit = "a stray process holds the run's pipes"
 	}
 	return st, nil
+}
+
+// spawn starts cmd from the calling thread, inside the run's v1 cgroups
+// where it can, and says in startedInside whether it did. A step's
+// process is forked here, or, for --isolate confined in a thread, from
+// that thread (confine.go), which enters the cgroups the same way.
+func (s *supervisor) spawn(cmd *exec.Cmd) (<-chan exitStatus, int, error) {
+	runtime.LockOSThread()
+	leave := s.enterCgroup()
+	ch, pid, err := s.reaper.start(cmd)
+	leave()
+	if !s.threadStuck {
+		runtime.UnlockOSThread()
+	}
+	return ch, pid, err
+}
+
+// enterCgroup moves the calling thread, which the caller holds
+// (runtime.LockOSThread) and forks the command from, into the run's v1
+// cgroups (runCgroup.enter); the function it returns moves it back. If
+// the thread cannot leave, it stays held (threadStuck: no other goroutine
+// runs on it, nothing else is born there) and this supervisor serves no
+// further run.
+func (s *supervisor) enterCgroup() (leave func()) {
+	s.startedInside = false
+	if s.cg == nil || s.startOutside {
+		return func() {}
+	}
+	l, err := s.cg.enter()
+	s.startedInside = err == nil
+	return func() {
+		if lerr := l(); lerr != nil {
+			s.note("could not leave the run's cgroup: %v", lerr)
+			s.unfit = "its thread could not leave a run's cgroup"
+			s.threadStuck = true
+		}
+	}
 }
 
 // await waits for the step's exit while enforcing timeout, stop and memory.
@@ -358,7 +396,6 @@ func (s *supervisor) finish(exit sandbox.Exit) error {
 			s.note("kernel OOM killer killed %d process(es) at the memory limit %s", n, mib(uint64(s.spec.Limits.MemoryBytes)))
 		}
 		exit.OOMChecked = checked && !exit.OOMKilled
-		s.cg.remove()
 	}
 	cpu, peak := s.reaper.takeUsage()
 	exit.EndedAt = time.Now()
@@ -398,6 +435,12 @@ func (s *supervisor) finish(exit sandbox.Exit) error {
 		fmt.Fprintf(os.Stderr, "runbox supervisor: close log: %v\n", lerr)
 	}
 	s.announce(b)
+	if s.cg != nil {
+		// Emptied, its directories go after the notice, while the record
+		// syncs: the daemon stores the end meanwhile, and the record's
+		// file (what Wait and a restarted daemon read) still comes after.
+		s.cg.remove()
+	}
 	err = <-recDone
 	if err == nil {
 		err = commit()

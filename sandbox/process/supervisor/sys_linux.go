@@ -43,3 +43,10 @@ func setPipeSize(f *os.File, size int) {
 
 // maxRSS converts rusage maxrss (KiB on Linux) to bytes.
 func maxRSS(ru *syscall.Rusage) uint64 { return uint64(ru.Maxrss) * 1024 }
+
+// allocate gives f n bytes of allocated blocks (fallocate, mode 0: the
+// size grows and reads as zeros). It fails where the filesystem has no
+// fallocate, and on a full disk.
+func allocate(f *os.File, n int64) error {
+	return unix.Fallocate(int(f.Fd()), 0, 0, n)
+}

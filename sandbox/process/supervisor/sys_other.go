@@ -3,6 +3,7 @@
 package supervisor
 
 import (
+	"errors"
 	"os"
 	"syscall"
 )
@@ -25,3 +26,6 @@ const reapAny = false
 
 // maxRSS converts rusage maxrss (bytes on darwin) to bytes.
 func maxRSS(ru *syscall.Rusage) uint64 { return uint64(ru.Maxrss) }
+
+// allocate is Linux's (fallocate); elsewhere the reserve is written.
+func allocate(*os.File, int64) error { return errors.ErrUnsupported }
