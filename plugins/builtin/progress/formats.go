@@ -140,6 +140,9 @@ var formats = []format{
 			confirmKeyword("atch", "[Bb]"),
 			confirmKeyword("Iter", ""), confirmKeyword("iter", ""), confirmKeyword("ITER", ""),
 			[]sdk.PrefilterConfirm{
+				// countedWords: "000 epoch, 06000 iter, loss 37.2", the count
+				// before the word (FuzzParse found "0 iter," read, not sent)
+				{Literal: "iter", Before: `\d `, After: `(?:ation)?(?:,|$)`},
 				{Literal: "rogress", After: `[ \t:=\[(#]*[+-]?\.?\d`}, // "Progress: 45%"
 				{Literal: "rogress", Before: escBefore}, {Literal: "rogress", After: escAfter},
 			},
