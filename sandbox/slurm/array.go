@@ -10,6 +10,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/runbox/runbox/sandbox"
@@ -165,14 +166,27 @@ func (s *Sandbox) submitArray(b *arrayBatch) {
 // 0..len(ms)-1 in that order, after the arrays deps (afterany).
 func (s *Sandbox) sbatchArray(ctx context.Context, name, dir, group string, ms []*arrayMember, args []string, deps []int64, parallel int) (int64, error) {
 	// Each member's record names its array and task before sbatch runs:
-	// a daemon killed while it answers finds the task by them.
+	// a daemon killed while it answers finds the task by them. The
+	// records are synced a few at a time (thousands of members).
+	var (
+		wg   sync.WaitGroup
+		errs = make([]error, len(ms))
+		sem  = make(chan struct{}, 16)
+	)
 	for i, m := range ms {
 		m.task = i
-		if err := m.rec.update(func(r *record) {
-			r.JobName, r.Task, r.ArrayDir, r.Group = name, &m.task, dir, group
-		}); err != nil {
-			return 0, err
-		}
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer func() { <-sem; wg.Done() }()
+			errs[i] = m.rec.update(func(r *record) {
+				r.JobName, r.Task, r.ArrayDir, r.Group = name, &m.task, dir, group
+			})
+		}()
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		return 0, err
 	}
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return 0, fmt.Errorf("create array dir: %w", err)

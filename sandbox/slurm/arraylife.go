@@ -28,13 +28,20 @@ const maxArrayEnv = "RUNBOX_SLURM_MAX_ARRAY"
 
 // maxArray is how many tasks one job array may hold: task ids run
 // 0..MaxArraySize-1.
+// Options.MaxArray or $RUNBOX_SLURM_MAX_ARRAY lower it, never raise it.
 func (s *Sandbox) maxArray(ctx context.Context) int {
+	n := s.clusterMaxArray(ctx)
 	if s.opts.MaxArray > 0 {
-		return s.opts.MaxArray
+		return min(n, s.opts.MaxArray)
 	}
-	if n, err := strconv.Atoi(os.Getenv(maxArrayEnv)); err == nil && n > 0 {
-		return n
+	if v, err := strconv.Atoi(os.Getenv(maxArrayEnv)); err == nil && v > 0 {
+		return min(n, v)
 	}
+	return n
+}
+
+// clusterMaxArray is the cluster's MaxArraySize, read once.
+func (s *Sandbox) clusterMaxArray(ctx context.Context) int {
 	s.cgMu.Lock()
 	defer s.cgMu.Unlock()
 	if s.maxKnown {
