@@ -3,6 +3,8 @@ package host
 import (
 	"context"
 	"path/filepath"
+	"sort"
+	"strconv"
 	"strings"
 
 	"github.com/runbox/runbox/sandbox"
@@ -26,8 +28,12 @@ func (e *Engine) slurmArrayLocked(id string) bool {
 
 // arrayPassLocked gives the members a pass of the scheduler starts their
 // place in the sweep's array: those of one sweep started together share
-// one array, named after the first of them. Called with e.mu held,
-// before the runners start.
+// one array (split by the Slurm backend into arrays of at most the
+// cluster's MaxArraySize, chained), named after the first of them; the
+// sweep id is the arrays' group, so an array of the sweep submitted later
+// (a retried member, one whose --after runs ended later) is held by the
+// cluster until the sweep's earlier arrays end, and the sweep's %P holds
+// across them. Called with e.mu held, before the runners start.
 func (e *Engine) arrayPassLocked(d queueDecision) {
 	bySweep := map[string][]string{}
 	for _, id := range d.start {
@@ -45,7 +51,7 @@ func (e *Engine) arrayPassLocked(d queueDecision) {
 				sl = *p.spec.Slurm
 			}
 			sl.Array = &sandbox.SlurmArray{Key: key, Dir: filepath.Join(e.sweepDir(sw), "slurm-"+key),
-				Index: e.camp.info[id].Index, Size: len(ids)}
+				Index: e.camp.info[id].Index, Size: len(ids), Group: sw}
 			if st != nil {
 				sl.Array.Parallel = st.parallel
 			}
@@ -81,6 +87,7 @@ func (e *Engine) stopArrays(ctx context.Context, runs []*store.Run) {
 		return
 	}
 	done := map[string]bool{}
+	var refs []string
 	for _, run := range runs {
 		if run.State.Terminal() || run.Sandbox != sandbox.Slurm {
 			continue
@@ -101,10 +108,24 @@ func (e *Engine) stopArrays(ctx context.Context, runs []*store.Run) {
 			continue
 		}
 		done[array] = true
+		refs = append(refs, ref)
+	}
+	// The newest array first: a sweep's arrays go one after another
+	// (afterany), and cancelling an older one first would let the next
+	// start for a moment.
+	sort.Slice(refs, func(i, j int) bool { return arrayNum(refs[i]) > arrayNum(refs[j]) })
+	for _, ref := range refs {
 		if err := sb.StopArray(ctx, ref); err != nil {
-			e.log.Warn("sweep stop: job array", "array", array, "err", err)
+			e.log.Warn("sweep stop: job array", "ref", ref, "err", err)
 		}
 	}
+}
+
+// arrayNum is the job id of task ref "slurm:123_4" (0 if none).
+func arrayNum(ref string) int64 {
+	a, _, _ := strings.Cut(strings.TrimPrefix(ref, "slurm:"), "_")
+	n, _ := strconv.ParseInt(a, 10, 64)
+	return n
 }
 
 // stopPendingMembers cancels the members of a sweep still pending in its

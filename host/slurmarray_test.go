@@ -41,7 +41,7 @@ func TestSlurmSweepMembersStartAsOneArray(t *testing.T) {
 	e.arrayPassLocked(d)
 	for i, id := range ids {
 		a := e.pending[id].spec.Slurm.Array
-		if a == nil || a.Key != "m0" || a.Index != i || a.Size != 4 || a.Parallel != 2 {
+		if a == nil || a.Key != "m0" || a.Index != i || a.Size != 4 || a.Parallel != 2 || a.Group != "s" {
 			t.Errorf("%s: array %+v", id, a)
 		}
 		e.active[id] = &runner{} // as schedule does

@@ -168,13 +168,20 @@ type SlurmArray struct {
 	// Dir holds the array's own files (its batch script, the per-task
 	// output links), on the filesystem the nodes share.
 	Dir string `json:"dir"`
-	// Index is the run's array task id (its sweep member index).
+	// Index orders the runs of one array (its sweep member index); the
+	// task ids are 0..n-1 in that order, in arrays of at most the
+	// cluster's MaxArraySize tasks.
 	Index int `json:"index"`
 	// Size is how many runs the array waits for before it is submitted.
 	Size int `json:"size"`
 	// Parallel caps the tasks running at once (--array=...%Parallel); 0
 	// leaves it to the cluster.
 	Parallel int `json:"parallel,omitempty"`
+	// Group names the arrays that share Parallel (a sweep's): an array
+	// of a group is held by the cluster until the group's arrays
+	// submitted before it have ended, so the group never runs more than
+	// Parallel at once. Empty: the array is on its own.
+	Group string `json:"group,omitempty"`
 }
 
 // Usage is what a run consumed.

@@ -480,6 +480,84 @@ func TestSlurmSweepArrayAcrossDaemonKill9(t *testing.T) {
 	}
 }
 
+// A Slurm sweep larger than the cluster's MaxArraySize (made 2 here by
+// RUNBOX_SLURM_MAX_ARRAY; the real one is 1001) goes as chained arrays
+// of at most 2 tasks (ids 0..1): five members with --parallel 2 are
+// three arrays; every member runs once with its params and output;
+// never more than two run at once, and no member of an array starts
+// before every member of the array before it ended (times the members
+// took themselves, in the job); each array's dir under the sweep is gone
+// once its tasks ended.
+func TestSlurmSweepSplitIntoChainedArrays(t *testing.T) {
+	needSlurm(t)
+	e := newEnv(t, "RUNBOX_SLURM_MAX_ARRAY=2")
+	marks := t.TempDir()
+	id := strings.TrimSpace(e.must("sweep", "--sandbox", "slurm", "--param", "i=1,2,3,4,5", "--parallel", "2", "--",
+		"sh", "-c", `date +%s.%N >> `+marks+`/{i}; echo "member {i} $RUNBOX_PARAM_I"; sleep 1; date +%s.%N >> `+marks+`/{i}`))
+	if res := e.run("", "sweep", "wait", id); res.code != 0 {
+		t.Fatalf("sweep wait: exit %d\n%s%s", res.code, res.stdout, res.stderr)
+	}
+	sw := e.sweep(id)
+	if sw.Counts[api.Succeeded] != 5 {
+		t.Fatalf("counts %v, want 5 succeeded", sw.Counts)
+	}
+	type span struct{ start, end float64 }
+	byArray := map[int64][]span{}
+	var all []span
+	for _, m := range sw.Runs {
+		r := e.getRun(m.ID)
+		a, task, ok := strings.Cut(strings.TrimPrefix(r.Ref, "slurm:"), "_")
+		n, err := strconv.ParseInt(a, 10, 64)
+		if !ok || err != nil || (task != "0" && task != "1") {
+			t.Errorf("member %d: ref %q, want slurm:ARRAY_0 or _1", m.Index, r.Ref)
+		}
+		if out, want := e.must("logs", m.ID), "member "+m.Params["i"]+" "+m.Params["i"]; !strings.Contains(out, want) {
+			t.Errorf("member i=%s output %q, want %q", m.Params["i"], out, want)
+		}
+		b, _ := os.ReadFile(filepath.Join(marks, m.Params["i"]))
+		f := strings.Fields(string(b))
+		if len(f) != 2 {
+			t.Fatalf("member i=%s marks %q: it ran %d times, want once", m.Params["i"], b, len(f)/2)
+		}
+		s, _ := strconv.ParseFloat(f[0], 64)
+		en, _ := strconv.ParseFloat(f[1], 64)
+		byArray[n] = append(byArray[n], span{s, en})
+		all = append(all, span{s, en})
+	}
+	if len(byArray) != 3 {
+		t.Fatalf("members in arrays %v, want three of at most two", byArray)
+	}
+	for _, sp := range all {
+		n := 0
+		for _, o := range all {
+			if o.start <= sp.start && o.end > sp.start {
+				n++
+			}
+		}
+		if n > 2 {
+			t.Errorf("%d members ran at once under --parallel 2: %v", n, all)
+		}
+	}
+	ids := make([]int64, 0, len(byArray))
+	for a := range byArray {
+		ids = append(ids, a)
+	}
+	slices.Sort(ids)
+	for i := 1; i < len(ids); i++ {
+		for _, prev := range byArray[ids[i-1]] {
+			for _, next := range byArray[ids[i]] {
+				if next.start < prev.end {
+					t.Errorf("array %d started a member at %.3f before array %d's member ended at %.3f", ids[i], next.start, ids[i-1], prev.end)
+				}
+			}
+		}
+	}
+	waitFor(t, func() bool {
+		left, _ := filepath.Glob(filepath.Join(e.home, "sweeps", id, "slurm-*"))
+		return len(left) == 0
+	})
+}
+
 // A run waiting for another shows that run's progress; `sweep --wait`
 // blocks until the end; `sweep stop` cancels the members not started.
 func TestWaitingReasonShowsProgressAndSweepStop(t *testing.T) {

@@ -10,6 +10,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/runbox/runbox/sandbox"
@@ -53,6 +54,10 @@ type arrayMember struct {
 	args []string // its own sbatch options (sbatchArgs)
 	env  []string // sbatch's own environment (splitEnv)
 	rec  *recordFile
+	// Set by submitArray: the member's array (chunk) and task, or err.
+	id   int64
+	task int
+	err  error
 }
 
 // arrayBatch gathers the members of one array until all have come.
@@ -61,13 +66,12 @@ type arrayBatch struct {
 	members []*arrayMember
 	timer   *time.Timer
 	done    chan struct{} // closed once sbatch answered
-	id      int64
-	err     error
 }
 
 // joinArray adds a member to its array and blocks until the array is
 // submitted (all its members joined, or arrayGather passed without a new
-// one); it returns the array's job id.
+// one); it returns the job id of the array the member's task is in (its
+// task id is then in its submit record).
 func (s *Sandbox) joinArray(m *arrayMember) (int64, error) {
 	a := *arrayOf(m.spec)
 	s.arrMu.Lock()
@@ -102,39 +106,95 @@ func (s *Sandbox) joinArray(m *arrayMember) (int64, error) {
 		b.timer.Reset(arrayGather)
 	}
 	s.arrMu.Unlock()
-	<-b.done // bounded: arrayGather, then one sbatch (cmdTimeout)
-	return b.id, b.err
+	<-b.done // bounded: arrayGather, then one sbatch per chunk (cmdTimeout)
+	return m.id, m.err
 }
 
-// submitArray submits the batch as one job array.
+// submitArray submits the batch as job arrays of at most MaxArraySize
+// tasks each (chunks, task ids 0..k-1 in each), every one after the
+// arrays of its group still live (afterany), so that the group's
+// Parallel holds across them all.
 func (s *Sandbox) submitArray(b *arrayBatch) {
 	defer close(b.done)
-	b.id, b.err = s.sbatchArray(context.Background(), b)
-	if b.err != nil {
-		b.err = fmt.Errorf("sbatch refused the job array: %w", b.err)
-	}
-}
-
-func (s *Sandbox) sbatchArray(ctx context.Context, b *arrayBatch) (int64, error) {
+	// One submission at a time: an array's dependencies are the arrays
+	// of its group submitted before it.
+	s.subMu.Lock()
+	defer s.subMu.Unlock()
+	ctx := context.Background()
 	ms := slices.Clone(b.members)
 	sort.Slice(ms, func(i, j int) bool { return arrayOf(ms[i].spec).Index < arrayOf(ms[j].spec).Index })
+	fail := func(ms []*arrayMember, err error) {
+		for _, m := range ms {
+			m.err = fmt.Errorf("sbatch refused the job array: %w", err)
+		}
+	}
 	args := sharedArgs(ms[0].args)
 	for i, m := range ms {
 		if i > 0 && arrayOf(m.spec).Index == arrayOf(ms[i-1].spec).Index {
-			return 0, fmt.Errorf("two runs are task %d of array %s", arrayOf(m.spec).Index, b.a.Key)
+			fail(ms, fmt.Errorf("two runs are member %d of array %s", arrayOf(m.spec).Index, b.a.Key))
+			return
 		}
 		if !slices.Equal(sharedArgs(m.args), args) {
-			return 0, fmt.Errorf("run %s asks Slurm for other resources than run %s: one array takes one set of sbatch options", m.spec.RunID, ms[0].spec.RunID)
+			fail(ms, fmt.Errorf("run %s asks Slurm for other resources than run %s: one array takes one set of sbatch options", m.spec.RunID, ms[0].spec.RunID))
+			return
 		}
 	}
-	dir := b.a.Dir
+	group := b.a.Group
+	deps := s.liveArrays(group)
+	size := s.maxArray(ctx)
+	for c, lo := 0, 0; lo < len(ms); c, lo = c+1, lo+size {
+		part := ms[lo:min(lo+size, len(ms))]
+		name, dir := arrayName(b.a.Key), b.a.Dir
+		if c > 0 {
+			name, dir = fmt.Sprintf("%s-c%d", name, c), fmt.Sprintf("%s-c%d", dir, c)
+		}
+		id, err := s.sbatchArray(ctx, name, dir, group, part, args, deps, b.a.Parallel)
+		if err != nil {
+			removeArrayDir(dir)
+			fail(ms[lo:], err) // the chunks after it would have followed it
+			return
+		}
+		s.addArray(id, group, dir, len(part))
+		for _, m := range part {
+			m.id = id
+		}
+		deps = append(deps, id)
+	}
+}
+
+// sbatchArray submits members ms as one job array named name, tasks
+// 0..len(ms)-1 in that order, after the arrays deps (afterany).
+func (s *Sandbox) sbatchArray(ctx context.Context, name, dir, group string, ms []*arrayMember, args []string, deps []int64, parallel int) (int64, error) {
+	// Each member's record names its array and task before sbatch runs:
+	// a daemon killed while it answers finds the task by them. The
+	// records are synced a few at a time (thousands of members).
+	var (
+		wg   sync.WaitGroup
+		errs = make([]error, len(ms))
+		sem  = make(chan struct{}, 16)
+	)
+	for i, m := range ms {
+		m.task = i
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer func() { <-sem; wg.Done() }()
+			errs[i] = m.rec.update(func(r *record) {
+				r.JobName, r.Task, r.ArrayDir, r.Group = name, &m.task, dir, group
+			})
+		}()
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		return 0, err
+	}
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return 0, fmt.Errorf("create array dir: %w", err)
 	}
 	stdin := ms[0].spec.StdinFile != "" || len(ms[0].spec.Stdin) > 0
 	tasks := make([]int, len(ms))
 	for i, m := range ms {
-		t := arrayOf(m.spec).Index
+		t := m.task
 		tasks[i] = t
 		links := map[string]string{
 			strconv.Itoa(t) + ".out": filepath.Join(m.spec.StateDir, stdoutFile),
@@ -156,18 +216,18 @@ func (s *Sandbox) sbatchArray(ctx context.Context, b *arrayBatch) (int64, error)
 		}
 	}
 	script := filepath.Join(dir, arrayFile)
-	if err := os.WriteFile(script, []byte(arrayScript(b.a.Key, ms)), 0o700); err != nil {
+	if err := os.WriteFile(script, []byte(arrayScript(name, ms)), 0o700); err != nil {
 		return 0, fmt.Errorf("write array script: %w", err)
 	}
 	spec := ms[0].spec
-	name := arrayName(b.a.Key)
+	args = withAfterAny(slices.Clone(args), deps)
 	args = append(args,
 		"--job-name="+name,
-		"--comment=runbox:array:"+b.a.Key,
+		"--comment=runbox:array:"+strings.TrimPrefix(name, "runbox-array-"),
 		"--chdir="+spec.Workdir,
 		"--output="+filepath.Join(dir, "%a.out"),
 		"--error="+filepath.Join(dir, "%a.err"),
-		"--array="+arraySpec(tasks, b.a.Parallel))
+		"--array="+arraySpec(tasks, parallel))
 	if stdin {
 		args = append(args, "--input="+filepath.Join(dir, "%a.in"))
 	}
@@ -206,12 +266,12 @@ func sharedArgs(args []string) []string {
 // arrayScript is the array's batch script: task N goes to member N's
 // directory and execs its own batch script (which sources its own env
 // file). It holds paths only, no env values.
-func arrayScript(key string, ms []*arrayMember) string {
+func arrayScript(name string, ms []*arrayMember) string {
 	var b strings.Builder
-	b.WriteString("#!/bin/sh\n# runbox job array " + key + " (generated): each task runs its member's own " + scriptFile + "\n")
+	b.WriteString("#!/bin/sh\n# " + name + " (generated): each task runs its member's own " + scriptFile + "\n")
 	b.WriteString("case \"$SLURM_ARRAY_TASK_ID\" in\n")
 	for _, m := range ms {
-		fmt.Fprintf(&b, "%d) cd %s && exec %s ;;\n", arrayOf(m.spec).Index, quote(m.spec.Workdir), quote(filepath.Join(m.spec.StateDir, scriptFile)))
+		fmt.Fprintf(&b, "%d) cd %s && exec %s ;;\n", m.task, quote(m.spec.Workdir), quote(filepath.Join(m.spec.StateDir, scriptFile)))
 	}
 	b.WriteString("*) echo \"runbox: no run for array task $SLURM_ARRAY_TASK_ID\" >&2; exit 125 ;;\nesac\n")
 	b.WriteString("echo \"runbox: cannot enter the run's directory\" >&2\nexit 125\n")
@@ -263,15 +323,18 @@ func (s *Sandbox) trackTask(h *handle) {
 		s.tasks[h.jobID] = map[*handle]struct{}{}
 	}
 	s.tasks[h.jobID][h] = struct{}{}
+	s.arrayTrackedLocked(h)
 }
 
+// untrackTask is called once the task's exit is recorded.
 func (s *Sandbox) untrackTask(h *handle) {
 	s.arrMu.Lock()
-	defer s.arrMu.Unlock()
 	delete(s.tasks[h.jobID], h)
 	if len(s.tasks[h.jobID]) == 0 {
 		delete(s.tasks, h.jobID)
 	}
+	s.arrMu.Unlock()
+	s.arrayMaybeEnded(h.jobID)
 }
 
 // StopArray cancels the whole job array that ref ("slurm:123_4", the

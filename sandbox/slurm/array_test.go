@@ -230,4 +230,184 @@ func TestArrayRecoverAfterKill(t *testing.T) {
 	if n := len(strings.Split(strings.TrimSpace(string(out)), "\n")); n != 3 {
 		t.Errorf("array %s has %d tasks, want 3 (nothing submitted again):\n%s", array, n, out)
 	}
+	// The recovered handles saw every task end: the array's dir goes.
+	gone(t, filepath.Join(dir, "array"))
+
+	// A daemon killed after the exit records but before the dir went
+	// leaves it behind; that state is made here by putting the dir back
+	// (the window is too short to hit with a kill). Recovering an ended
+	// member removes it, the member's own files kept.
+	os.MkdirAll(filepath.Join(dir, "array"), 0o700)
+	os.WriteFile(filepath.Join(dir, "array", arrayFile), []byte("#!/bin/sh\n"), 0o700)
+	os.Symlink(filepath.Join(specs[0].StateDir, stdoutFile), filepath.Join(dir, "array", "0.out"))
+	if _, err := New(Options{Poll: 100 * time.Millisecond}).Recover(context.Background(), specs[0]); err != nil {
+		t.Fatalf("recover an ended member: %v", err)
+	}
+	gone(t, filepath.Join(dir, "array"))
+	if b, err := os.ReadFile(filepath.Join(specs[0].StateDir, stdoutFile)); err != nil || !bytes.Contains(b, []byte("m0 line 20")) {
+		t.Errorf("member 0's job.out after its array dir went: %q, %v", b, err)
+	}
+}
+
+// arrayOfRef splits ref "slurm:A_T" into array A and task T.
+func arrayOfRef(t *testing.T, ref string) (string, string) {
+	t.Helper()
+	a, task, ok := strings.Cut(strings.TrimPrefix(ref, "slurm:"), "_")
+	if !ok {
+		t.Fatalf("ref %s is not an array task", ref)
+	}
+	return a, task
+}
+
+// showJob is `scontrol show job -o id`.
+func showJob(t *testing.T, id string) string {
+	t.Helper()
+	out, err := exec.Command("scontrol", "show", "job", "-o", id).Output()
+	if err != nil {
+		t.Fatalf("scontrol show job %s: %v", id, err)
+	}
+	return string(out)
+}
+
+// gone waits until path no longer exists.
+func gone(t *testing.T, path string) {
+	t.Helper()
+	eventually(t, 60*time.Second, path+" removed", func() bool {
+		_, err := os.Lstat(path)
+		return os.IsNotExist(err)
+	})
+}
+
+// A sweep larger than the cluster's MaxArraySize (here made 2) goes as
+// several arrays of at most that many tasks (ids 0..1), each held by the
+// cluster until the ones before it end (afterany): five
+// members run once each, with their own output and exit code, never
+// more than two at once; no secret in Slurm's state or the scripts; and
+// every array's dir is gone once its tasks ended, the members' logs kept.
+func TestSweepLargerThanMaxArrayIsChainedArrays(t *testing.T) {
+	sb := needCluster(t, New(Options{Poll: 100 * time.Millisecond, MaxArray: 2}))
+	dirs := slurmDirs(t)
+	secret := secretValue(t)
+	dir := t.TempDir()
+	specs := arraySpecs(t, 5, 2, secret, dir)
+	for _, s := range specs {
+		s.Slurm.Array.Group = "sweep-" + s.Slurm.Array.Key
+	}
+	hs := startAll(t, sb, specs)
+
+	arrays := map[int]string{} // chunk -> array id
+	for i, h := range hs {
+		a, task := arrayOfRef(t, h.Ref())
+		if task != fmt.Sprint(i%2) {
+			t.Errorf("member %d is task %s, want %d (ids 0..1 in each array)", i, task, i%2)
+		}
+		if prev, ok := arrays[i/2]; ok && prev != a {
+			t.Errorf("member %d in array %s, its chunk's other member in %s", i, a, prev)
+		}
+		arrays[i/2] = a
+	}
+	if len(arrays) != 3 || arrays[0] == arrays[1] || arrays[1] == arrays[2] {
+		t.Fatalf("arrays %v, want three", arrays)
+	}
+	for c := 0; c < 3; c++ {
+		// (No %2 on an array of two: it caps nothing there.)
+		out := showJob(t, arrays[c])
+		for p := 0; p < c; p++ {
+			if !strings.Contains(out, "afterany:"+arrays[p]) {
+				t.Errorf("array %s (chunk %d) not after array %s: %.400s", arrays[c], c, arrays[p], out)
+			}
+		}
+	}
+	eventually(t, 90*time.Second, "the first array's two tasks running", func() bool {
+		return running(t, arrays[0]) == 2
+	})
+	time.Sleep(2 * time.Second) // the scheduler had its chance to start a later array
+	if n := running(t, arrays[1]) + running(t, arrays[2]); n != 0 {
+		t.Fatalf("%d tasks of the later arrays run beside the first's two", n)
+	}
+	for c := 0; c < 3; c++ {
+		p := filepath.Join(dir, "array")
+		if c > 0 {
+			p += fmt.Sprintf("-c%d", c)
+		}
+		if b, err := os.ReadFile(filepath.Join(p, arrayFile)); err != nil || bytes.Contains(b, []byte(secret)) {
+			t.Errorf("array script %s: %v, or it holds the secret", p, err)
+		}
+	}
+	if found := grepDirs(t, dirs, secret); len(found) > 0 {
+		t.Fatalf("the secret is in Slurm's state: %q", found)
+	}
+	os.WriteFile(filepath.Join(dir, "go"), nil, 0o644)
+
+	var spans [][2]time.Time
+	for i, h := range hs {
+		e := wait(t, h, 180*time.Second)
+		if e.Code != i || e.Cancelled || e.Error != "" {
+			t.Errorf("member %d: exit %+v, want code %d", i, e, i)
+		}
+		spans = append(spans, [2]time.Time{e.StartedAt, e.EndedAt})
+	}
+	if n := maxOverlap(spans); n > 2 {
+		t.Errorf("%d members ran at once (spans %v), want at most 2", n, spans)
+	}
+	for _, c := range []string{"array", "array-c1", "array-c2"} {
+		gone(t, filepath.Join(dir, c))
+	}
+	for i := range hs {
+		if got, want := streams(t, specs[i].LogPath)[runlog.Stdout], fmt.Sprintf("member %d:%s\n", i, secret); got != want {
+			t.Errorf("member %d printed %q, want %q", i, got, want)
+		}
+		if b, err := os.ReadFile(filepath.Join(specs[i].StateDir, stdoutFile)); err != nil || !bytes.Contains(b, []byte(fmt.Sprintf("member %d:", i))) {
+			t.Errorf("member %d's job.out after the array dir went: %q, %v", i, b, err)
+		}
+	}
+}
+
+// An array of a group submitted while an earlier one of the group runs
+// (a sweep's retried member) is held by the cluster until that one
+// ends: the group's %2 holds across both arrays, where each array's own
+// %2 alone would let three run.
+func TestLaterArrayOfGroupWaitsForEarlier(t *testing.T) {
+	sb := needSlurm(t)
+	dir := t.TempDir()
+	first := arraySpecs(t, 2, 2, "s", dir)
+	group := "sweep-" + first[0].Slurm.Array.Key
+	for _, s := range first {
+		s.Slurm.Array.Group = group
+	}
+	hs := startAll(t, sb, first)
+	a1, _ := arrayOfRef(t, hs[0].Ref())
+	eventually(t, 90*time.Second, "the first array's two tasks running", func() bool {
+		return running(t, a1) == 2
+	})
+
+	later := arraySpecs(t, 1, 2, "s", dir) // exits 0 once go exists
+	later[0].Slurm.Array.Group = group
+	later[0].Slurm.Array.Dir = filepath.Join(dir, "array-later")
+	hl := startAll(t, sb, later)[0]
+	a2, task := arrayOfRef(t, hl.Ref())
+	if a2 == a1 || task != "0" {
+		t.Fatalf("later member: %s, want task 0 of a new array", hl.Ref())
+	}
+	if out := showJob(t, a2); !strings.Contains(out, "afterany:"+a1) {
+		t.Errorf("later array %s not after %s: %.400s", a2, a1, out)
+	}
+	time.Sleep(2 * time.Second) // the scheduler had its chance to start it
+	if n := running(t, a2); n != 0 {
+		t.Fatalf("the later array runs beside the earlier's two tasks")
+	}
+	os.WriteFile(filepath.Join(dir, "go"), nil, 0o644)
+	var spans [][2]time.Time
+	for i, h := range append(hs, hl) {
+		e := wait(t, h, 120*time.Second)
+		if e.Code != i%2 || e.Error != "" || e.Cancelled {
+			t.Errorf("run %d: exit %+v", i, e)
+		}
+		spans = append(spans, [2]time.Time{e.StartedAt, e.EndedAt})
+	}
+	if n := maxOverlap(spans); n > 2 {
+		t.Errorf("%d runs of the group at once (spans %v), want at most 2", n, spans)
+	}
+	gone(t, filepath.Join(dir, "array"))
+	gone(t, filepath.Join(dir, "array-later"))
 }

@@ -1,6 +1,8 @@
 package slurm
 
 import (
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -111,7 +113,7 @@ func TestArraySpecAndScript(t *testing.T) {
 		}
 	}
 	member := func(i int, id string) *arrayMember {
-		return &arrayMember{spec: sandbox.Spec{RunID: id, Workdir: "/w/" + id, StateDir: "/s/" + id,
+		return &arrayMember{task: i, spec: sandbox.Spec{RunID: id, Workdir: "/w/" + id, StateDir: "/s/" + id,
 			Env:   []string{"HF_TOKEN=s3cr3t"},
 			Slurm: &sandbox.SlurmSpec{Array: &sandbox.SlurmArray{Key: "k", Index: i}}}}
 	}
@@ -137,5 +139,75 @@ func TestArraySpecAndScript(t *testing.T) {
 	other, _ := sbatchArgs(member(1, "b").spec)
 	if !slices.Equal(shared, sharedArgs(other)) {
 		t.Errorf("two members of one template differ: %q vs %q", shared, sharedArgs(other))
+	}
+}
+
+// MaxArraySize is read from `scontrol show config` (unreadable: not
+// known, the caller falls back to Slurm's default).
+func TestParseMaxArraySize(t *testing.T) {
+	for _, tt := range []struct {
+		conf string
+		want int
+		ok   bool
+	}{
+		{"MaxArrayCount = 3\nMaxArraySize            = 1001\nMaxJobCount = 10000\n", 1001, true},
+		{"maxarraysize=4\n", 4, true},
+		{"MaxArraySize = 0\n", 1, true},
+		{"MaxArraySize = lots\n", 0, false},
+		{"MaxJobCount = 10000\n", 0, false},
+	} {
+		if n, ok := parseMaxArraySize(tt.conf); n != tt.want || ok != tt.ok {
+			t.Errorf("parseMaxArraySize(%q) = %d, %v; want %d, %v", tt.conf, n, ok, tt.want, tt.ok)
+		}
+	}
+}
+
+// A later array goes after the live ones (afterany), joined to a
+// dependency the run already has (",": both must hold).
+func TestWithAfterAny(t *testing.T) {
+	for _, tt := range []struct {
+		args []string
+		deps []int64
+		want []string
+	}{
+		{[]string{"--parsable"}, nil, []string{"--parsable"}},
+		{[]string{"--parsable"}, []int64{7, 9}, []string{"--parsable", "--dependency=afterany:7:9"}},
+		{[]string{"--dependency=afterok:3", "--mem=1G"}, []int64{7}, []string{"--dependency=afterok:3,afterany:7", "--mem=1G"}},
+	} {
+		if got := withAfterAny(slices.Clone(tt.args), tt.deps); !slices.Equal(got, tt.want) {
+			t.Errorf("withAfterAny(%q, %v) = %q, want %q", tt.args, tt.deps, got, tt.want)
+		}
+	}
+}
+
+// removeArrayDir removes the array's script and per-task links, never
+// what a link points to (a member's output) nor a file it did not make.
+func TestRemoveArrayDirKeepsMembersFiles(t *testing.T) {
+	root := t.TempDir()
+	member := filepath.Join(root, "member")
+	os.MkdirAll(member, 0o700)
+	os.WriteFile(filepath.Join(member, "job.out"), []byte("the log"), 0o600)
+	dir := filepath.Join(root, "slurm-k")
+	os.MkdirAll(dir, 0o700)
+	os.WriteFile(filepath.Join(dir, arrayFile), []byte("#!/bin/sh\n"), 0o700)
+	os.Symlink(filepath.Join(member, "job.out"), filepath.Join(dir, "0.out"))
+	os.Symlink(filepath.Join(member, "job.err"), filepath.Join(dir, "0.err")) // dangling
+	removeArrayDir(dir)
+	if _, err := os.Lstat(dir); !os.IsNotExist(err) {
+		t.Errorf("array dir left: %v", err)
+	}
+	if b, err := os.ReadFile(filepath.Join(member, "job.out")); string(b) != "the log" {
+		t.Errorf("member's output after removal: %q, %v", b, err)
+	}
+
+	// A file runbox did not put there keeps the dir (and itself).
+	os.MkdirAll(dir, 0o700)
+	os.WriteFile(filepath.Join(dir, "notes.txt"), []byte("mine"), 0o600)
+	os.WriteFile(filepath.Join(dir, "1.out"), []byte("a real file, not a link"), 0o600)
+	removeArrayDir(dir)
+	for _, f := range []string{"notes.txt", "1.out"} {
+		if _, err := os.Stat(filepath.Join(dir, f)); err != nil {
+			t.Errorf("%s removed: %v", f, err)
+		}
 	}
 }

@@ -24,7 +24,12 @@ type record struct {
 	JobID      int64     `json:"job_id,omitempty"`
 	// Task is the run's task id in job array JobID (array.go); JobName
 	// is then the array's name.
-	Task       *int          `json:"array_task,omitempty"`
+	Task *int `json:"array_task,omitempty"`
+	// ArrayDir is the array's own dir (its script and output links),
+	// removed once every task of the array has ended; Group is the runs'
+	// group (a sweep) whose arrays go one after another (array.go).
+	ArrayDir   string        `json:"array_dir,omitempty"`
+	Group      string        `json:"array_group,omitempty"`
 	StartedAt  time.Time     `json:"started_at,omitzero"`
 	StopReason string        `json:"stop_reason,omitempty"` // cancelled | queue-timeout
 	Exit       *sandbox.Exit `json:"exit,omitempty"`

@@ -31,6 +31,10 @@ type Options struct {
 	Poll time.Duration
 	// Env is added to the environment of every Slurm command (SLURM_CONF).
 	Env []string
+	// MaxArray caps the tasks of one job array (default: the cluster's
+	// MaxArraySize, or $RUNBOX_SLURM_MAX_ARRAY): tests split a small
+	// sweep into arrays with it.
+	MaxArray int
 }
 
 // Sandbox submits runs to the Slurm cluster reachable from this host.
@@ -46,6 +50,12 @@ type Sandbox struct {
 	batches map[string]*arrayBatch         // arrays gathering members (array.go)
 	tasks   map[int64]map[*handle]struct{} // live array tasks by array id
 	stopped map[int64]bool                 // arrays StopArray cancelled
+	arrays  map[int64]*liveArray           // arrays not yet ended (arraylife.go)
+	reaped  map[int64]bool                 // arrays whose dir was looked at
+
+	subMu    sync.Mutex // one array submission at a time (array.go)
+	maxKnown bool       // maxArr was read from the controller
+	maxArr   int        // the cluster's MaxArraySize
 }
 
 // memByCgroup reports whether the cluster confines each job's memory in

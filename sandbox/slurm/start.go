@@ -75,16 +75,19 @@ func (s *Sandbox) Start(ctx context.Context, spec sandbox.Spec) (sandbox.Handle,
 		// The job runs but its id is not on disk: cancel rather than
 		// leave a job the next daemon would have to find by name.
 		what := strconv.FormatInt(id, 10)
-		if arr != nil {
-			what = taskKey(id, arr.Index) // only this run's task
+		if t := rf.get().Task; arr != nil && t != nil {
+			what = taskKey(id, *t) // only this run's task
 		}
 		s.command(context.WithoutCancel(ctx), "scancel", what)
+		if arr != nil {
+			s.memberGone(id)
+		}
 		w.Close()
 		return nil, err
 	}
 	h := s.newHandle(spec, id, rf, w, runlog.Summary{})
 	if arr != nil {
-		w.Write(runlog.Meta, fmt.Appendf(nil, "slurm: submitted as task %d of job array %d\n", arr.Index, id))
+		w.Write(runlog.Meta, fmt.Appendf(nil, "slurm: submitted as task %d of job array %d\n", h.task, id))
 	} else {
 		w.Write(runlog.Meta, fmt.Appendf(nil, "slurm: submitted job %d\n", id))
 	}
@@ -196,6 +199,7 @@ func (s *Sandbox) Recover(ctx context.Context, spec sandbox.Spec) (sandbox.Handl
 	r := rf.get()
 	if r.Exit != nil {
 		removeEnvFile(spec.StateDir) // a daemon killed between exit record and removal
+		s.reapRecovered(r)           // and between exit record and its array dir's removal
 		return doneHandle(r.JobID, r.Task, *r.Exit), nil
 	}
 	if r.RunID != spec.RunID {
