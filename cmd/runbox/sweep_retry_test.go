@@ -1,7 +1,10 @@
 package main
 
 import (
+	"os"
+	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -84,5 +87,51 @@ func TestSweepRetryWaitsForTheSweepLimit(t *testing.T) {
 	}
 	if r := e.getRun(retry); r.State != api.Cancelled || r.StartedAt != nil {
 		t.Errorf("the retry after sweep stop: %s, started %v", r.State, r.StartedAt)
+	}
+}
+
+// On Slurm a retried member goes as an array of its sweep's group: the
+// cluster holds it (afterany) until the sweep's live array has ended, so
+// under --parallel 1 the retry of the member that finished starts only
+// after the member still running has ended (by the marks the runs wrote).
+func TestSlurmSweepRetryWaitsForTheSweepsArray(t *testing.T) {
+	needSlurm(t)
+	e := newEnv(t)
+	marks := t.TempDir()
+	id := strings.TrimSpace(e.must("sweep", "--sandbox", "slurm", "--param", "s=0,6", "--parallel", "1", "--",
+		"sh", "-c", `date +%s.%N >> `+marks+`/{s}; sleep {s}; date +%s.%N >> `+marks+`/{s}`))
+	waitFor(t, func() bool { return memberRow(t, e.sweep(id), 0).State == api.Succeeded })
+	first := memberRow(t, e.sweep(id), 0).ID
+	retry := strings.TrimSpace(e.must("retry", "-d", first))
+	if res := e.run("", "sweep", "wait", id); res.code != 0 {
+		t.Fatalf("sweep wait: exit %d\n%s%s", res.code, res.stdout, res.stderr)
+	}
+	sw := e.sweep(id)
+	row := memberRow(t, sw, 0)
+	if row.ID != retry || row.State != api.Succeeded || row.Attempt != 2 || sw.Counts[api.Succeeded] != 2 {
+		t.Fatalf("member 0's row %+v, counts %v", row, sw.Counts)
+	}
+	arrayOf := func(runID string) string {
+		a, _, _ := strings.Cut(e.getRun(runID).Ref, "_")
+		return a
+	}
+	if a, b := arrayOf(retry), arrayOf(memberRow(t, sw, 1).ID); a == "" || a == b || !strings.HasPrefix(a, "slurm:") {
+		t.Errorf("the retry's array %q, the sweep's %q: want an array of its own", a, b)
+	}
+	read := func(name string) []float64 {
+		b, _ := os.ReadFile(filepath.Join(marks, name))
+		var out []float64
+		for _, f := range strings.Fields(string(b)) {
+			v, _ := strconv.ParseFloat(f, 64)
+			out = append(out, v)
+		}
+		return out
+	}
+	m0, m1 := read("0"), read("6")
+	if len(m0) != 4 || len(m1) != 2 {
+		t.Fatalf("marks: member 0 %v (want two runs), member 1 %v (want one)", m0, m1)
+	}
+	if m0[2] < m1[1] {
+		t.Errorf("the retry started at %.3f, before the running member ended at %.3f (--parallel 1)", m0[2], m1[1])
 	}
 }
