@@ -87,6 +87,19 @@ func TestRetryOfSweepMemberJoinsItsSweep(t *testing.T) {
 	if r := rowOf(t, v, 0); r.Attempt != 1 || r.Previous != nil {
 		t.Errorf("member 0's row: %+v", r)
 	}
+	// compare --sweep puts the members side by side: the retry, not
+	// the attempt it replaced.
+	cmp, err := te.Compare(ctx, CompareQuery{Sweep: sw.ID})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var compared []string
+	for _, r := range cmp.Rows {
+		compared = append(compared, r.RunID)
+	}
+	if len(compared) != 3 || !slices.Contains(compared, run.ID) || slices.Contains(compared, failed.ID) {
+		t.Errorf("compare --sweep: %v (retry %s, first attempt %s)", compared, run.ID, failed.ID)
+	}
 	if ls, err := te.ListSweeps(ctx); err != nil || len(ls) != 1 || ls[0].Counts[api.Succeeded] != 3 || !ls[0].Done {
 		t.Errorf("sweep list: %+v, %v", ls, err)
 	}
