@@ -289,6 +289,15 @@ func (e *Engine) retryMember(ctx context.Context, parent *store.Run, req api.Run
 	// row, and the --parallel count would see the member twice.
 	e.camp.retry.Lock()
 	defer e.camp.retry.Unlock()
+	if req.IdempotencyKey != "" {
+		// The same retry sent again (its answer was lost) gets the run
+		// it made, rather than being refused as a second live attempt.
+		if run, err := e.cfg.Store.SubmittedRun(ctx, req.IdempotencyKey); err == nil {
+			return e.Get(ctx, run.ID)
+		} else if !errors.Is(err, store.ErrNotFound) {
+			return nil, err
+		}
+	}
 	runs, err := e.cfg.Store.ListRuns(ctx, store.Filter{Sweep: sw.ID})
 	if err != nil {
 		return nil, err

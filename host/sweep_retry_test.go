@@ -155,8 +155,8 @@ func TestRetryReopensAStoppedSweep(t *testing.T) {
 }
 
 // A member has one live attempt at a time: retrying an earlier attempt
-// while the latest still runs is refused, and a sweep stop reaches the
-// retry.
+// while the latest still runs is refused (the same retry sent again gets
+// its run), and a sweep stop reaches the retry.
 func TestRetryOfAMemberWithALiveAttemptIsRefused(t *testing.T) {
 	te := newTestEngine(t, t.TempDir(), 4)
 	ctx := context.Background()
@@ -174,9 +174,14 @@ func TestRetryOfAMemberWithALiveAttemptIsRefused(t *testing.T) {
 	v, _ := te.SweepStatus(ctx, sw.ID, "")
 	first := rowOf(t, v, 0).ID
 	// The retry sleeps 30 s: the member's index, not its command, is what joins it.
-	retry, err := te.Retry(ctx, first, api.RunRequest{Command: []string{"sleep", "30"}})
+	req := api.RunRequest{Command: []string{"sleep", "30"}, IdempotencyKey: "k1"}
+	retry, err := te.Retry(ctx, first, req)
 	if err != nil {
 		t.Fatal(err)
+	}
+	// The same request sent again (its answer lost) gets the same run.
+	if again, err := te.Retry(ctx, first, req); err != nil || again.ID != retry.ID {
+		t.Fatalf("the retry sent again: %v, %v (want run %s)", again, err, retry.ID)
 	}
 	_, err = te.Retry(ctx, first, api.RunRequest{})
 	if err == nil || !strings.Contains(err.Error(), "still being run by "+retry.ID) {
