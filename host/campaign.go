@@ -171,6 +171,9 @@ func (e *Engine) campaignEnded(id string) {
 	var stop *sweepStop
 	if c != nil && c.Sweep != "" && run.State.Terminal() && run.State != store.Succeeded && run.State != store.Cancelled {
 		if st := e.sweepStateLocked(c.Sweep); st != nil && !st.replaced[id] {
+			if st.failed == nil {
+				st.failed = map[int]bool{}
+			}
 			st.failed[c.Index] = true
 			if n := len(st.failed); st.maxFailures > 0 && n >= st.maxFailures && st.stopped == "" {
 				st.stopped = fmt.Sprintf("sweep stopped: %d member(s) failed (--max-failures %d)", n, st.maxFailures)

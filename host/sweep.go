@@ -320,6 +320,9 @@ func (e *Engine) retryMember(ctx context.Context, parent *store.Run, req api.Run
 	if st := e.sweepStateLocked(sw.ID); st != nil {
 		st.stopped = ""
 		delete(st.failed, c.Index)
+		if st.replaced == nil {
+			st.replaced = map[string]bool{}
+		}
 		for _, r := range att {
 			st.replaced[r.ID] = true
 		}
