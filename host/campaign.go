@@ -169,7 +169,7 @@ func (e *Engine) campaignEnded(id string) {
 	}
 	dependents := e.heldBySlurmLocked(id, run.State)
 	var stop *sweepStop
-	if c != nil && c.Sweep != "" && run.State.Terminal() && run.State != store.Succeeded && run.State != store.Cancelled {
+	if c != nil && c.Sweep != "" && memberFailed(run.State) {
 		if st := e.sweepStateLocked(c.Sweep); st != nil && !st.replaced[id] {
 			if st.failed == nil {
 				st.failed = map[int]bool{}
