@@ -51,6 +51,11 @@ type SweepRun struct {
 	Failure  string            `json:"failure,omitempty"` // failure code
 	Started  *time.Time        `json:"started_at,omitempty"`
 	Ended    *time.Time        `json:"ended_at,omitempty"`
+	// Attempt is which attempt of the member this row shows (its latest:
+	// 1 until the member is retried); Previous are the earlier attempts'
+	// run ids, oldest first.
+	Attempt  int      `json:"attempt"`
+	Previous []string `json:"previous,omitempty"`
 }
 
 // Metric is a member's last and best value of one metric.

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/runbox/runbox/api"
 	"github.com/runbox/runbox/internal/gpu"
@@ -41,12 +42,22 @@ type campaigns struct {
 	// holds new arrays back while Recover re-queues runs one by one.
 	array      map[string]bool
 	recovering bool
+	// retry serialises retries of sweep members: a member has one live
+	// attempt at a time (sweep.go: retryMember).
+	retry sync.Mutex
 }
 
 type sweepState struct {
-	parallel, maxFailures, failures int
-	stopped                         string
-	complete                        bool // every member created
+	parallel, maxFailures int
+	// failed holds the members (by index) whose latest attempt failed:
+	// --max-failures counts members, not attempts, so a retry that
+	// takes a failed member's place takes its failure away; replaced
+	// are the attempts a retry took the place of, whose ends no longer
+	// count (docs/RATIONALE.md, campaigns).
+	failed   map[int]bool
+	replaced map[string]bool
+	stopped  string
+	complete bool // every member created
 }
 
 // waitReason is why a queued run waits; dep names the run it waits for,
@@ -158,11 +169,14 @@ func (e *Engine) campaignEnded(id string) {
 	}
 	dependents := e.heldBySlurmLocked(id, run.State)
 	var stop *sweepStop
-	if c != nil && c.Sweep != "" && run.State.Terminal() && run.State != store.Succeeded && run.State != store.Cancelled {
-		if st := e.sweepStateLocked(c.Sweep); st != nil {
-			st.failures++
-			if st.maxFailures > 0 && st.failures >= st.maxFailures && st.stopped == "" {
-				st.stopped = fmt.Sprintf("sweep stopped: %d member(s) failed (--max-failures %d)", st.failures, st.maxFailures)
+	if c != nil && c.Sweep != "" && memberFailed(run.State) {
+		if st := e.sweepStateLocked(c.Sweep); st != nil && !st.replaced[id] {
+			if st.failed == nil {
+				st.failed = map[int]bool{}
+			}
+			st.failed[c.Index] = true
+			if n := len(st.failed); st.maxFailures > 0 && n >= st.maxFailures && st.stopped == "" {
+				st.stopped = fmt.Sprintf("sweep stopped: %d member(s) failed (--max-failures %d)", n, st.maxFailures)
 				stop = &sweepStop{id: c.Sweep, reason: st.stopped}
 			}
 		}
@@ -204,9 +218,17 @@ func (e *Engine) sweepStateLocked(id string) *sweepState {
 	if err != nil {
 		return nil
 	}
-	st := &sweepState{parallel: sw.Parallel, maxFailures: sw.MaxFailures, stopped: sw.Stopped, complete: sw.Complete}
-	if runs, err := e.cfg.Store.ListRuns(e.ctx, store.Filter{Sweep: id, States: []store.State{store.Failed, store.TimedOut, store.Lost}}); err == nil {
-		st.failures = len(runs)
+	st := &sweepState{parallel: sw.Parallel, maxFailures: sw.MaxFailures, stopped: sw.Stopped, complete: sw.Complete,
+		failed: map[int]bool{}, replaced: map[string]bool{}}
+	if runs, err := e.cfg.Store.ListRuns(e.ctx, store.Filter{Sweep: id}); err == nil {
+		for idx, att := range memberAttempts(runs) {
+			for _, r := range att[:len(att)-1] {
+				st.replaced[r.ID] = true
+			}
+			if memberFailed(att[len(att)-1].State) {
+				st.failed[idx] = true
+			}
+		}
 	}
 	e.camp.sweeps[id] = st
 	return st

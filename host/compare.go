@@ -59,9 +59,15 @@ func (e *Engine) Compare(ctx context.Context, q CompareQuery) (*record.Compariso
 		if err != nil {
 			return nil, err
 		}
-		members, err := e.List(ctx, store.Filter{Sweep: sw.ID})
+		all, err := e.List(ctx, store.Filter{Sweep: sw.ID})
 		if err != nil {
 			return nil, err
+		}
+		// A retried member is compared by its latest attempt, as its
+		// row in the sweep's table (sweep.go: memberAttempts).
+		var members []*store.Run
+		for _, att := range memberAttempts(all) {
+			members = append(members, att[len(att)-1])
 		}
 		sort.Slice(members, func(i, j int) bool { return memberIndex(members[i]) < memberIndex(members[j]) })
 		for _, r := range members {

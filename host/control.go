@@ -61,7 +61,8 @@ func (e *Engine) Wait(ctx context.Context, id string) (*store.Run, error) {
 }
 
 // Retry starts a new run of the same command and settings as id, linked to
-// it as its parent. Overrides in req replace the parent's settings.
+// it as its parent. Overrides in req replace the parent's settings. A
+// sweep member's retry stays in its sweep.
 func (e *Engine) Retry(ctx context.Context, id string, req api.RunRequest) (*store.Run, error) {
 	parent, err := e.cfg.Store.GetRun(ctx, id)
 	if err != nil {
@@ -69,6 +70,9 @@ func (e *Engine) Retry(ctx context.Context, id string, req api.RunRequest) (*sto
 	}
 	if !parent.State.Terminal() {
 		return nil, badRequest("run %s is still %s; stop it or wait before retrying", parent.ID, parent.State)
+	}
+	if c := parent.Campaign; c != nil && c.Sweep != "" {
+		return e.retryMember(ctx, parent, req) // the member's next attempt (sweep.go)
 	}
 	return e.submit(ctx, req, parent, nil) // its settings filled in by prepare
 }

@@ -239,6 +239,107 @@ func (e *Engine) RecoverSweeps(ctx context.Context) {
 	}
 }
 
+// memberAttempts groups a sweep's runs by member index, each member's
+// attempts oldest first: a retry of a member joins its sweep as the
+// member's next attempt (retryMember).
+func memberAttempts(runs []*store.Run) map[int][]*store.Run {
+	out := map[int][]*store.Run{}
+	for _, r := range runs {
+		idx := 0
+		if r.Campaign != nil {
+			idx = r.Campaign.Index
+		}
+		out[idx] = append(out[idx], r)
+	}
+	for _, att := range out {
+		sort.SliceStable(att, func(i, j int) bool {
+			if !att[i].CreatedAt.Equal(att[j].CreatedAt) {
+				return att[i].CreatedAt.Before(att[j].CreatedAt)
+			}
+			return att[i].ID < att[j].ID
+		})
+	}
+	return out
+}
+
+// memberFailed reports whether a member's attempt ended in a way that
+// --max-failures counts.
+func memberFailed(s store.State) bool {
+	return s.Terminal() && s != store.Succeeded && s != store.Cancelled
+}
+
+// retryMember retries a sweep member as the member's next attempt: the
+// new run joins the sweep with the member's index and params, so the
+// sweep's table shows it in the member's row (the earlier attempts as
+// its previous ones), sweep wait and stop reach it, and the sweep's
+// --parallel holds it (on Slurm: it goes as an array of the sweep, held
+// by the cluster until the sweep's live arrays end, slurmarray.go). A
+// retry reopens a stopped sweep: the user asked for this run after the
+// stop; the members the stop cancelled stay cancelled until retried
+// themselves (docs/RATIONALE.md, campaigns).
+func (e *Engine) retryMember(ctx context.Context, parent *store.Run, req api.RunRequest) (*store.Run, error) {
+	c := parent.Campaign
+	sw, err := e.cfg.Store.GetSweep(ctx, c.Sweep)
+	if store.IsNotFound(err) {
+		return e.submit(ctx, req, parent, nil) // its sweep is gone: a run of its own
+	} else if err != nil {
+		return nil, err
+	}
+	// A member has one live attempt at a time: two would both claim its
+	// row, and the --parallel count would see the member twice.
+	e.camp.retry.Lock()
+	defer e.camp.retry.Unlock()
+	if req.IdempotencyKey != "" {
+		// The same retry sent again (its answer was lost) gets the run
+		// it made, rather than being refused as a second live attempt.
+		if run, err := e.cfg.Store.SubmittedRun(ctx, req.IdempotencyKey); err == nil {
+			return e.Get(ctx, run.ID)
+		} else if !errors.Is(err, store.ErrNotFound) {
+			return nil, err
+		}
+	}
+	runs, err := e.cfg.Store.ListRuns(ctx, store.Filter{Sweep: sw.ID})
+	if err != nil {
+		return nil, err
+	}
+	att := memberAttempts(runs)[c.Index]
+	for _, r := range att {
+		if r = e.withUnrecorded(r); !r.State.Terminal() {
+			return nil, badRequest("member %d of sweep %s is still being run by %s (%s); stop it or wait before retrying", c.Index, sw.ID, r.ID, r.State)
+		}
+	}
+	if sw.Stopped != "" {
+		if _, err := e.cfg.Store.UpdateSweep(ctx, sw.ID, func(s *store.Sweep) error {
+			s.Stopped = ""
+			return nil
+		}); err != nil {
+			return nil, err
+		}
+	}
+	e.mu.Lock()
+	if st := e.sweepStateLocked(sw.ID); st != nil {
+		st.stopped = ""
+		delete(st.failed, c.Index)
+		if st.replaced == nil {
+			st.replaced = map[string]bool{}
+		}
+		for _, r := range att {
+			st.replaced[r.ID] = true
+		}
+	}
+	e.mu.Unlock()
+	run, err := e.submit(ctx, req, parent, &store.Campaign{Sweep: sw.ID, Index: c.Index, Params: c.Params})
+	if err != nil {
+		// Refused or not created: the sweep's state is read again from
+		// the store (a refused retry is on record as a failed attempt).
+		e.mu.Lock()
+		delete(e.camp.sweeps, sw.ID)
+		e.mu.Unlock()
+		return nil, err
+	}
+	return run, nil
+}
+
 // SweepStatus is a sweep with one row per member, sorted by metric when
 // sortBy names one (best first).
 func (e *Engine) SweepStatus(ctx context.Context, id, sortBy string) (*api.Sweep, error) {
@@ -251,11 +352,22 @@ func (e *Engine) SweepStatus(ctx context.Context, id, sortBy string) (*api.Sweep
 		return nil, err
 	}
 	v := sweepView(sw)
-	for _, r := range runs {
+	members := memberAttempts(runs)
+	ended := 0
+	for _, att := range members {
+		r := att[len(att)-1] // the member's row is its latest attempt
 		v.Counts[api.State(r.State)]++
-		v.Runs = append(v.Runs, e.memberRow(ctx, r))
+		if r.State.Terminal() {
+			ended++
+		}
+		row := e.memberRow(ctx, r)
+		row.Attempt = len(att)
+		for _, p := range att[:len(att)-1] {
+			row.Previous = append(row.Previous, p.ID)
+		}
+		v.Runs = append(v.Runs, row)
 	}
-	v.Done = sw.Complete && len(runs) == len(sw.Sets) && v.Counts[api.Succeeded]+v.Counts[api.Failed]+v.Counts[api.TimedOut]+v.Counts[api.Cancelled]+v.Counts[api.Lost] == len(runs)
+	v.Done = sw.Complete && len(members) == len(sw.Sets) && ended == len(members)
 	sort.Slice(v.Runs, func(i, j int) bool { return v.Runs[i].Index < v.Runs[j].Index })
 	if sortBy != "" {
 		sortMembers(v.Runs, sortBy)
@@ -358,7 +470,8 @@ func (e *Engine) ListSweeps(ctx context.Context) ([]api.Sweep, error) {
 			return nil, err
 		}
 		ended := 0
-		for _, r := range runs {
+		for _, att := range memberAttempts(runs) {
+			r := att[len(att)-1]
 			v.Counts[api.State(r.State)]++
 			if r.State.Terminal() {
 				ended++

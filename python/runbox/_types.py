@@ -377,6 +377,10 @@ class SweepMember:
     failure: str = ""  # failure code
     started_at: Optional[datetime] = None
     ended_at: Optional[datetime] = None
+    # The row is the member's latest attempt: attempt is its number (1
+    # until the member is retried), previous the earlier attempts' ids.
+    attempt: int = 1
+    previous: List[str] = field(default_factory=list)
 
     @property
     def done(self) -> bool:
@@ -391,7 +395,8 @@ class SweepMember:
             progress=None if p is None else float(p),
             metrics={k: MetricSummary.from_json(v) for k, v in (d.get("metrics") or {}).items()},
             failure=d.get("failure", ""), started_at=parse_time(d.get("started_at")),
-            ended_at=parse_time(d.get("ended_at")),
+            ended_at=parse_time(d.get("ended_at")), attempt=int(d.get("attempt") or 1),
+            previous=list(d.get("previous") or []),
         )
 
 

@@ -136,6 +136,17 @@ class SweepStopTest(unittest.TestCase):
         self.assertEqual(st.counts.get("succeeded", 0), 0, st.counts)
         self.assertEqual(sorted(m.state for m in st.runs), ["cancelled"] * 3, st.counts)
 
+    def test_retried_member_is_its_row(self) -> None:
+        sw = runbox.sweep(["sh", "-c", 'test "$FIX" = 1 || test {x} != 2'], params={"x": [1, 2]}, **P)
+        failed = [m for m in sw.wait(timeout=30).runs if m.state == "failed"]
+        self.assertEqual([(m.index, m.attempt, m.previous) for m in failed], [(1, 1, [])])
+        retry = runbox.Run(failed[0].id).retry(env={"FIX": "1"})
+        st = sw.wait(timeout=30)  # waits for the retry too
+        row = [m for m in st.runs if m.index == 1][0]
+        self.assertEqual((row.id, row.state, row.attempt, row.previous), (retry.id, "succeeded", 2, [failed[0].id]))
+        self.assertEqual((len(st.runs), st.counts.get("succeeded")), (2, 2))
+        self.assertEqual(sorted(r.id for r in sw.runs()), sorted(m.id for m in st.runs))
+
     def test_params_file_and_bad_input(self) -> None:
         d = tempfile.mkdtemp()
         jl = os.path.join(d, "sets.jsonl")

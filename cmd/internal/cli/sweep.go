@@ -388,6 +388,9 @@ func printSweep(w io.Writer, sw *api.Sweep) {
 		if r.State == api.Queued && r.Reason != "" && r.Reason != "queued" {
 			state += ": " + r.Reason
 		}
+		if r.Attempt > 1 { // a retried member: its row is the latest attempt
+			state += fmt.Sprintf(" (attempt %d)", r.Attempt)
+		}
 		prog := "-"
 		if r.Progress != nil {
 			prog = fmt.Sprintf("%.0f%%", *r.Progress)
