@@ -98,11 +98,17 @@ func (h *handle) waitStopped(ctx context.Context) (code int64, ok bool) {
 		cond = container.WaitConditionRemoved
 	}
 	for {
-		waitC, errC := h.cli.ContainerWait(ctx, h.id, cond)
+		// Docker's wait is the notification; a look every waitCheck is
+		// the safety net for a wake-up it loses (CI saw a wait on a
+		// container that was gone block for 19 minutes).
+		wctx, cancel := context.WithTimeout(ctx, waitCheck)
+		waitC, errC := h.cli.ContainerWait(wctx, h.id, cond)
 		select {
 		case r := <-waitC:
+			cancel()
 			return r.StatusCode, r.Error == nil
 		case err := <-errC:
+			cancel()
 			if cerrdefs.IsNotFound(err) {
 				return 0, false
 			}
@@ -114,9 +120,14 @@ func (h *handle) waitStopped(ctx context.Context) (code int64, ok bool) {
 		if err == nil && c.State != nil && !c.State.Running && !h.auto {
 			return int64(c.State.ExitCode), true
 		}
-		time.Sleep(500 * time.Millisecond) // the daemon is restarting; try again
+		if err != nil {
+			time.Sleep(500 * time.Millisecond) // the daemon is restarting; try again
+		}
 	}
 }
+
+// waitCheck bounds one Docker wait before the container is looked at.
+const waitCheck = 10 * time.Second
 
 // composeExit maps the container's final state and runbox's notes about
 // the run to an exit record, for a run whose init left none.
