@@ -2,7 +2,6 @@ package main
 
 import (
 	"bytes"
-	"context"
 	"fmt"
 	"io"
 	"net"
@@ -118,24 +117,11 @@ func (a *attackEnv) runAt(level, script string, extra ...string) result {
 	a.t.Helper()
 	args := append([]string{"run", "--isolate", level}, extra...)
 	args = append(args, "--", "/bin/sh", "-c", script)
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, a.runbox(), args...)
-	cmd.Env = a.vars
-	cmd.Dir = a.work
+	var cred *syscall.Credential
 	if a.uid != 0 {
-		cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: uint32(a.uid), Gid: uint32(a.uid)}}
+		cred = &syscall.Credential{Uid: uint32(a.uid), Gid: uint32(a.uid)}
 	}
-	var out, errb bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &errb
-	err := cmd.Run()
-	code := 0
-	if ee, ok := err.(*exec.ExitError); ok {
-		code = ee.ExitCode()
-	} else if err != nil {
-		a.t.Fatalf("runbox %v: %v", args, err)
-	}
-	return result{out.String(), errb.String(), code}
+	return a.runAs(a.runbox(), cred, "", args...)
 }
 
 // attempt runs the attack at none, where reached must say it got its

@@ -78,12 +78,22 @@ type result struct {
 
 func (e *env) run(stdin string, args ...string) result {
 	e.t.Helper()
+	return e.runAs(runboxBin, nil, stdin, args...)
+}
+
+// runAs runs bin (a runbox binary) with args as cred's user (nil: this
+// process's), in the env's workspace and environment.
+func (e *env) runAs(bin string, cred *syscall.Credential, stdin string, args ...string) result {
+	e.t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, runboxBin, args...)
+	cmd := exec.CommandContext(ctx, bin, args...)
 	cmd.Env = e.vars
 	cmd.Dir = e.work
 	cmd.Stdin = strings.NewReader(stdin)
+	if cred != nil {
+		cmd.SysProcAttr = &syscall.SysProcAttr{Credential: cred}
+	}
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
 	err := cmd.Run()
