@@ -70,10 +70,11 @@ func (e *Engine) prepare(ctx context.Context, req api.RunRequest, retried *store
 	// The record of what ran, and the --snapshot copy the run gets as its
 	// workspace (record.go): taken before admission, which checks the
 	// workspace the run will really have. A sweep's member makes its copy
-	// from the sweep's as it starts (sweepsnap.go).
+	// from the sweep's as it starts (sweepsnap.go); a retried member, a
+	// copy of the workspace as it is now (it sees a fix made since).
 	pr.rec = e.takeRecord(pr.req, pr.spec, backend)
 	if pr.req.Snapshot {
-		if shared := e.sweepSnapshot(base); shared != nil {
+		if shared := e.sweepSnapshot(base); shared != nil && retried == nil {
 			if err := e.memberSnapshot(id, shared, &pr.spec, pr.rec); err != nil {
 				return nil, err
 			}

@@ -22,9 +22,9 @@ import (
 // it starts (its copy is the one it may change, and is copied back and
 // removed at its end as any snapshot run's). At most the running members'
 // copies exist besides the sweep's. The sweep's copy is removed once the
-// sweep is whole and every member's latest attempt has ended; a retry
-// after that takes a copy of the workspace as it is then
-// (docs/RATIONALE.md, snapshots).
+// sweep is whole and none of its runs is queued or running. A retried
+// member takes a copy of the workspace as it is when retried, as before
+// (docs/RATIONALE.md, snapshots): it never needs the sweep's.
 
 // sweepSnapshotDir is the sweep's one copy of the workspace.
 func (e *Engine) sweepSnapshotDir(sweep string) string {
@@ -56,7 +56,8 @@ func (e *Engine) takeSweepSnapshot(ctx context.Context, sweep string, tmpl api.R
 
 // sweepSnapshot is the sweep's copy a member's record names and its own
 // copy is made from, or nil when there is none (the sweep's copy was
-// removed: the member takes one of its own).
+// removed: the member takes one of its own). A retried member does not
+// use it: it runs the workspace as it is when retried, fix included.
 func (e *Engine) sweepSnapshot(base *store.Campaign) *record.Snapshot {
 	if base == nil || base.Sweep == "" {
 		return nil
@@ -142,9 +143,10 @@ func (e *Engine) removeSweepSnapshot(sweep string) {
 }
 
 // releaseSweepSnapshot removes the sweep's copy once nothing can need it:
-// the sweep has all its members and none is queued or running. Under the
-// retry lock, so a retry either finds the copy (and is then a live run
-// that keeps it) or takes its own.
+// the sweep has all its members and none is queued or running (those of
+// a sweep a restarted daemon is still creating included: it is not yet
+// complete). Under the retry lock, so that no run of the sweep is being
+// created meanwhile.
 func (e *Engine) releaseSweepSnapshot(sweep string) {
 	dir := e.sweepSnapshotDir(sweep)
 	if _, err := os.Stat(dir); err != nil || e.ctx.Err() != nil {

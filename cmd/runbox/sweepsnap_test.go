@@ -138,3 +138,45 @@ func TestSweepSnapshotAcrossDaemonKill9(t *testing.T) {
 	}
 	checkSweepRan(t, e, id, 6)
 }
+
+// A retried member runs the workspace as it is when retried (the fix
+// made since the sweep's submission), not the sweep's copy, though that
+// copy is still there for a member still running; the sweep's copy goes
+// once the retry and the rest have ended.
+func TestSweepRetryTakesAFreshSnapshot(t *testing.T) {
+	e := newEnv(t)
+	e.gitWork(map[string]string{"job.sh": `echo version-1 $1; echo out $1 > out-$1.txt; test $1 != a || exit 3; while [ ! -e "$2" ]; do sleep 0.05; done` + "\n"})
+	gate := filepath.Join(t.TempDir(), "go")
+	id := strings.TrimSpace(e.must("sweep", "--parallel", "2", "--param", "x=a,b", "--", "sh", "job.sh", "{x}", gate))
+	var failed string
+	waitFor(t, func() bool {
+		for _, m := range e.sweep(id).Runs {
+			if m.Params["x"] == "a" && m.State == api.Failed {
+				failed = m.ID
+			}
+		}
+		return failed != ""
+	})
+	if s, _ := snapshotCopies(e.home); s != 1 {
+		t.Fatalf("%d sweep copies while member b runs, want 1", s)
+	}
+	os.Remove(filepath.Join(e.work, "out-a.txt"))
+	e.write("job.sh", "echo version-2 $1; echo out $1 > out-$1.txt\n")
+	retry := strings.TrimSpace(e.must("retry", "-d", failed))
+	e.must("wait", retry)
+	if out := strings.TrimSpace(e.must("logs", retry)); out != "version-2 a" {
+		t.Errorf("the retried member ran %q, want the fixed script (version-2 a)", out)
+	}
+	if sn := e.getRun(retry).Record.Snapshot; sn == nil || sn.From != "" {
+		t.Errorf("the retry's snapshot: %+v, want its own copy", sn)
+	}
+	if b, err := os.ReadFile(filepath.Join(e.work, "out-a.txt")); err != nil || string(b) != "out a\n" {
+		t.Errorf("the retry's output in the workspace: %q %v", b, err)
+	}
+	openGate(t, gate)
+	e.must("sweep", "wait", id)
+	if out := strings.TrimSpace(e.must("logs", memberRow(t, e.sweep(id), 1).ID)); out != "version-1 b" {
+		t.Errorf("member b ran %q, want the script as submitted", out)
+	}
+	waitFor(t, func() bool { s, m := snapshotCopies(e.home); return s == 0 && m == 0 })
+}
