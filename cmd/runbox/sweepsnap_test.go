@@ -180,3 +180,27 @@ func TestSweepRetryTakesAFreshSnapshot(t *testing.T) {
 	}
 	waitFor(t, func() bool { s, m := snapshotCopies(e.home); return s == 0 && m == 0 })
 }
+
+// A stopped sweep leaves no copy: the members it cancelled before they
+// started never made one, the running member's is removed at its end,
+// and so is the sweep's once none of its runs is left.
+func TestSweepStopLeavesNoSnapshot(t *testing.T) {
+	e := newEnv(t)
+	e.gitWork(map[string]string{"job.sh": `while [ ! -e "$2" ]; do sleep 0.05; done` + "\n"})
+	gate := filepath.Join(t.TempDir(), "go")
+	id := strings.TrimSpace(e.must("sweep", "--parallel", "1", "--param", "x=a,b,c,d", "--", "sh", "job.sh", "{x}", gate))
+	waitFor(t, func() bool { _, m := snapshotCopies(e.home); return m == 1 })
+	if s, m := snapshotCopies(e.home); s != 1 || m != 1 {
+		t.Fatalf("%d sweep copies and %d member copies with one member running, want 1 and 1", s, m)
+	}
+	e.run("", "sweep", "stop", id)
+	e.run("", "sweep", "wait", id) // exits non-zero: members were cancelled
+	if sw := e.sweep(id); sw.Counts[api.Cancelled] != 4 {
+		t.Fatalf("after the stop: counts %v", sw.Counts)
+	}
+	waitFor(t, func() bool {
+		s, m := snapshotCopies(e.home)
+		left, _ := filepath.Glob(filepath.Join(e.home, "runs", "*", "snapshot*"))
+		return s == 0 && m == 0 && len(left) == 0
+	})
+}
