@@ -182,6 +182,9 @@ func (e *Engine) campaignEnded(id string) {
 		}
 	}
 	e.mu.Unlock()
+	if c != nil && c.Sweep != "" {
+		go e.releaseSweepSnapshot(c.Sweep) // sweepsnap.go
+	}
 	if stop != nil {
 		e.persistStop(stop)
 		go e.stopPendingMembers(stop.id, stop.reason) // slurmarray.go

@@ -97,6 +97,9 @@ type pendingRun struct {
 	// backend is the run's sandbox, so a prepared run starts without
 	// reading its record back.
 	backend string
+	// snapshotFrom is, for a sweep member, the sweep's copy of the
+	// workspace its own copy is made from as it starts (sweepsnap.go).
+	snapshotFrom string
 }
 
 // ErrClosed is returned once the engine is shutting down.

@@ -27,6 +27,9 @@ type prepared struct {
 	spec    sandbox.Spec
 	verdict sandbox.Verdict
 	rec     *record.Record // what ran (nil with --no-record)
+	// snapshotFrom: a sweep member's copy is made from its sweep's as it
+	// starts (sweepsnap.go).
+	snapshotFrom string
 }
 
 // prepare takes a submitted request down the one path every client's
@@ -35,7 +38,7 @@ type prepared struct {
 // the record of what ran → the backend's admission. Each step happens
 // once, here; Submit persists
 // and queues what it returns. id is the run's, from its place in line.
-func (e *Engine) prepare(ctx context.Context, req api.RunRequest, retried *store.Run, id string) (*prepared, error) {
+func (e *Engine) prepare(ctx context.Context, req api.RunRequest, retried *store.Run, base *store.Campaign, id string) (*prepared, error) {
 	pr := &prepared{req: req, parent: retried}
 	if err := e.fillDefaults(ctx, pr); err != nil {
 		return nil, err
@@ -66,10 +69,17 @@ func (e *Engine) prepare(ctx context.Context, req api.RunRequest, retried *store
 	}
 	// The record of what ran, and the --snapshot copy the run gets as its
 	// workspace (record.go): taken before admission, which checks the
-	// workspace the run will really have.
+	// workspace the run will really have. A sweep's member makes its copy
+	// from the sweep's as it starts (sweepsnap.go); a retried member, a
+	// copy of the workspace as it is now (it sees a fix made since).
 	pr.rec = e.takeRecord(pr.req, pr.spec, backend)
 	if pr.req.Snapshot {
-		if err := e.takeSnapshot(ctx, id, &pr.spec, pr.rec); err != nil {
+		if shared := e.sweepSnapshot(base); shared != nil && retried == nil {
+			if err := e.memberSnapshot(id, shared, &pr.spec, pr.rec); err != nil {
+				return nil, err
+			}
+			pr.snapshotFrom = shared.From
+		} else if err := e.takeSnapshot(ctx, id, &pr.spec, pr.rec); err != nil {
 			return nil, err
 		}
 	}

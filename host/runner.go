@@ -107,6 +107,10 @@ func (r *runner) start(p *pendingRun) {
 		r.fail(ctx, sandbox.Exit{Error: fmt.Sprintf("sandbox %q is not available in this daemon", backend)}, false)
 		return
 	}
+	if err := r.e.materialise(ctx, r.id, p); err != nil { // sweepsnap.go
+		r.fail(ctx, sandbox.Exit{Error: "snapshot: " + err.Error()}, false)
+		return
+	}
 	r.e.linkNewPaths(r.id, p.spec) // record.go
 	if err := prepareDirs(p.spec); err != nil {
 		r.fail(ctx, sandbox.Exit{Error: err.Error()}, false)

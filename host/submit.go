@@ -63,7 +63,7 @@ func (e *Engine) submit(ctx context.Context, req api.RunRequest, retried *store.
 			}
 		}
 	}()
-	pr, err := e.prepare(ctx, req, retried, adm.id)
+	pr, err := e.prepare(ctx, req, retried, base, adm.id)
 	if err != nil {
 		return nil, err
 	}
@@ -152,7 +152,7 @@ func (pr *prepared) record(adm *admission) *store.Run {
 // pendingOf is what waits on disk for the run to start: its spec, and its
 // smoke test's when asked for.
 func (e *Engine) pendingOf(pr *prepared) (*pendingRun, error) {
-	p := &pendingRun{spec: pr.spec, backend: pr.backend}
+	p := &pendingRun{spec: pr.spec, backend: pr.backend, snapshotFrom: pr.snapshotFrom}
 	if !pr.req.Smoke {
 		return p, nil
 	}
@@ -216,8 +216,9 @@ func storedSpec(s sandbox.Spec, req api.RunRequest) sandbox.Spec {
 const pendingFile = "pending.json"
 
 type pendingJSON struct {
-	Spec  sandbox.Spec  `json:"spec"`
-	Smoke *sandbox.Spec `json:"smoke,omitempty"`
+	Spec         sandbox.Spec  `json:"spec"`
+	Smoke        *sandbox.Spec `json:"smoke,omitempty"`
+	SnapshotFrom string        `json:"snapshot_from,omitempty"`
 }
 
 func savePending(dir string, p *pendingRun) error {
@@ -226,7 +227,7 @@ func savePending(dir string, p *pendingRun) error {
 	}
 	// Written whole or not at all: a daemon killed mid-write must not
 	// leave a torn spec that the next one cannot read.
-	return jsonfile.Write(filepath.Join(dir, pendingFile), pendingJSON{Spec: p.spec, Smoke: p.smoke}, false)
+	return jsonfile.Write(filepath.Join(dir, pendingFile), pendingJSON{Spec: p.spec, Smoke: p.smoke, SnapshotFrom: p.snapshotFrom}, false)
 }
 
 func loadPending(dir string) (*pendingRun, error) {
@@ -238,7 +239,7 @@ func loadPending(dir string) (*pendingRun, error) {
 	if err := json.Unmarshal(b, &pj); err != nil {
 		return nil, err
 	}
-	return &pendingRun{spec: pj.Spec, smoke: pj.Smoke}, nil
+	return &pendingRun{spec: pj.Spec, smoke: pj.Smoke, snapshotFrom: pj.SnapshotFrom}, nil
 }
 
 // removeSecrets deletes the queued spec once the run has started.

@@ -147,8 +147,15 @@ func (e *Engine) SubmitSweep(ctx context.Context, req api.SweepRequest) (*store.
 		return nil, err
 	}
 	ctx = context.WithoutCancel(ctx) // a client gone mid-way does not leave half a sweep
-	if _, err := e.submitMember(ctx, sw, tmpl, 0); err != nil {
+	// One copy of the workspace for every member (sweepsnap.go), before
+	// the first is created: a restarted daemon's members find it.
+	err := e.takeSweepSnapshot(ctx, sw.ID, tmpl)
+	if err == nil {
+		_, err = e.submitMember(ctx, sw, tmpl, 0)
+	}
+	if err != nil {
 		_ = e.cfg.Store.DeleteSweep(ctx, sw.ID)
+		e.removeSweepSnapshot(sw.ID)
 		removeTemplate(e.sweepDir(sw.ID))
 		return nil, err
 	}
@@ -182,6 +189,7 @@ func (e *Engine) submitMembers(ctx context.Context, sw *store.Sweep, tmpl api.Ru
 	e.mu.Unlock()
 	e.schedule() // its Slurm members start, as one job array
 	removeTemplate(e.sweepDir(sw.ID))
+	go e.releaseSweepSnapshot(sw.ID) // its members may all have ended already
 	return nil
 }
 
@@ -225,6 +233,9 @@ func (e *Engine) RecoverSweeps(ctx context.Context) {
 	}
 	for _, sw := range sweeps {
 		if sw.Complete {
+			// A daemon killed as its last member ended may have left
+			// the sweep's copy of the workspace.
+			e.releaseSweepSnapshot(sw.ID)
 			continue
 		}
 		tmpl, err := loadTemplate(e.sweepDir(sw.ID))

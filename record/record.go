@@ -142,6 +142,10 @@ type Snapshot struct {
 	// Left are paths left in place (ignored, too large) and linked in.
 	Left []string `json:"left,omitempty"`
 	Note string   `json:"note,omitempty"`
+	// From is, for a sweep's member, the sweep's one copy of the
+	// workspace (taken at the sweep's submission), from which Dir is made
+	// as the member starts.
+	From string `json:"from,omitempty"`
 	// What the run's end did with the copy (WriteBack): files copied back
 	// into the workspace, those that were not and why, and the copy's
 	// path when it was kept for them.

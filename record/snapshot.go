@@ -187,3 +187,56 @@ func copyFile(src, dst string, perm fs.FileMode) error {
 	}
 	return out.Close()
 }
+
+// CopySnapshot makes dest a copy of snapshot src (one TakeSnapshot made):
+// its files with their modes and times, its links as they are (paths left
+// in place still point into the workspace), then its stamps, last, so that
+// a dest with stamps is whole. A sweep takes one snapshot and each member
+// copies it as it starts: the copy a run changes is its own, and the
+// stamps say what it looked like at the sweep's submission.
+func CopySnapshot(src, dest string) error {
+	stamps, err := os.ReadFile(StampsPath(src))
+	if err != nil {
+		return fmt.Errorf("snapshot: %w", err)
+	}
+	if err := os.MkdirAll(dest, 0o700); err != nil {
+		return fmt.Errorf("snapshot: %w", err)
+	}
+	err = filepath.WalkDir(src, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, err := filepath.Rel(src, p)
+		if err != nil || rel == "." {
+			return err
+		}
+		dst := filepath.Join(dest, rel)
+		st, err := d.Info()
+		if err != nil {
+			return err
+		}
+		switch {
+		case d.IsDir():
+			return os.MkdirAll(dst, st.Mode().Perm()|0o700)
+		case d.Type()&fs.ModeSymlink != 0:
+			t, err := os.Readlink(p)
+			if err != nil {
+				return err
+			}
+			return os.Symlink(t, dst)
+		case !d.Type().IsRegular():
+			return nil
+		}
+		if err := copyFile(p, dst, st.Mode().Perm()); err != nil {
+			return err
+		}
+		return os.Chtimes(dst, st.ModTime(), st.ModTime())
+	})
+	if err != nil {
+		return fmt.Errorf("snapshot: copy %s: %w", src, err)
+	}
+	if err := os.WriteFile(StampsPath(dest), stamps, 0o600); err != nil {
+		return fmt.Errorf("snapshot: %w", err)
+	}
+	return nil
+}

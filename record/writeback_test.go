@@ -2,6 +2,7 @@ package record
 
 import (
 	"context"
+	"errors"
 	"os"
 	"path/filepath"
 	"slices"
@@ -99,5 +100,60 @@ func TestLinkNew(t *testing.T) {
 	}
 	if b, _ := os.ReadFile(filepath.Join(dest, "job.sh")); string(b) != "v1\n" {
 		t.Errorf("the copied script changed: %q", b)
+	}
+}
+
+// A copy of a snapshot (a sweep member's, made from the sweep's as it
+// starts) is the snapshot's twin: same files, modes and times, links as
+// they were (the left-in-place path still points into the workspace),
+// its own stamps; a run's changes in it come back, the user's edits to
+// the workspace win, and the snapshot it came from stays as taken.
+func TestCopySnapshot(t *testing.T) {
+	work := t.TempDir()
+	write(t, work, "train.py", "v1\n")
+	write(t, work, "log.txt", "old\n")
+	write(t, work, "notes.txt", "mine\n")
+	if err := os.Chmod(filepath.Join(work, "train.py"), 0o750); err != nil {
+		t.Fatal(err)
+	}
+	big := filepath.Join(work, "data.bin")
+	if err := os.WriteFile(big, make([]byte, MaxSnapshotFile+1), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	shared := filepath.Join(t.TempDir(), "sweep")
+	if _, err := TakeSnapshot(context.Background(), work, shared); err != nil {
+		t.Fatal(err)
+	}
+	member := filepath.Join(t.TempDir(), "member")
+	if err := CopySnapshot(shared, member); err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"train.py", "log.txt", "notes.txt"} {
+		a, _ := os.Stat(filepath.Join(shared, name))
+		b, err := os.Stat(filepath.Join(member, name))
+		if err != nil || a.Mode() != b.Mode() || !a.ModTime().Equal(b.ModTime()) || a.Size() != b.Size() {
+			t.Errorf("%s: copy %v %v, snapshot %v", name, b, err, a)
+		}
+	}
+	if l, err := os.Readlink(filepath.Join(member, "data.bin")); err != nil || l != big {
+		t.Errorf("the large file's link in the copy: %q %v, want %q", l, err, big)
+	}
+	// The run, and the user meanwhile.
+	write(t, member, "log.txt", "old\nappended\n")
+	write(t, member, "notes.txt", "mine\nrun\n")
+	write(t, work, "notes.txt", "mine, edited\n")
+	returned, skipped, err := WriteBack(context.Background(), member, work)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(returned, []string{"log.txt"}) || len(skipped) != 1 || !strings.HasPrefix(skipped[0], "notes.txt (changed") {
+		t.Fatalf("returned %v, skipped %q", returned, skipped)
+	}
+	if b, _ := os.ReadFile(filepath.Join(shared, "log.txt")); string(b) != "old\n" {
+		t.Errorf("the snapshot the copy came from changed: %q", b)
+	}
+	// A snapshot without its stamps (removed) is not copied.
+	if err := CopySnapshot(filepath.Join(t.TempDir(), "none"), filepath.Join(t.TempDir(), "x")); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("copy of no snapshot: %v", err)
 	}
 }
