@@ -282,3 +282,27 @@ func TestCommandNamed(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkNewParser: what building kong's model costs for the whole CLI
+// and for the per-command models parse uses (go test -run '^$' -bench
+// NewParser ./cmd/internal/cli/).
+func BenchmarkNewParser(b *testing.B) {
+	b.Run("whole", func(b *testing.B) {
+		for b.Loop() {
+			var c CLI
+			if _, err := newParser(&c); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	for _, name := range []string{"run", "exec", "status", "ls", "logs", "sweep", "plugins"} {
+		b.Run(name, func(b *testing.B) {
+			for b.Loop() {
+				grammar, _, _ := oneCommand(name)
+				if _, err := newParser(grammar); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
