@@ -306,3 +306,27 @@ func BenchmarkNewParser(b *testing.B) {
 		})
 	}
 }
+
+// FuzzOneCommand: lines of commands, globals, flags and words in any order
+// read the same with the grammar parse picks as with the whole CLI.
+func FuzzOneCommand(f *testing.F) {
+	f.Add([]byte{0, 1, 2})
+	f.Add([]byte{5, 6, 3, 7, 8})
+	f.Add([]byte{9, 10, 11, 12, 13})
+	f.Add([]byte{14, 15, 16, 17})
+	tokens := []string{"run", "--", "true", "--home", "/h", "--json", "status", "@last",
+		"ls", "--help", "-h", "sweep", "--param", "a=1,2", "--progress-lines", "--home=/g",
+		"plugins", "trust", "ls", "exec", "-d", "plan1", "nope", "--no-such", "-w", ".",
+		"--sandbox", "docker", "logs", "-f", "--json=false", "", "-", "compare", "a", "b",
+		"status", "wait", "--timeout", "1s", "index", "add", "version", "help"}
+	f.Fuzz(func(t *testing.T, picks []byte) {
+		if len(picks) > 12 {
+			return
+		}
+		args := []string{}
+		for _, p := range picks {
+			args = append(args, tokens[int(p)%len(tokens)])
+		}
+		checkSameParse(t, args)
+	})
+}
