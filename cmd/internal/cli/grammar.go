@@ -17,7 +17,9 @@ import (
 // that command) lies on the chosen path. Lines where the choice is not
 // plain — top-level help, an unknown command, a flag before the command
 // other than a well-formed global — get the whole model, so kong's own
-// messages for them stay as they were. TestOneCommandAgreesWithKong holds
+// messages for them stay as they were. The top-level help alone (or no
+// command at all) gets a model of the commands' names and help texts
+// without their flags (commandList). TestOneCommandAgreesWithKong holds
 // the two models to the same result and the same help for every command.
 
 // grammarFor returns the grammar parse reads args with, and a pointer to
@@ -28,8 +30,49 @@ func grammarFor(args []string) (grammar any, globals *Globals) {
 			return grammar, globals
 		}
 	}
+	if topLevelOnly(args) {
+		return commandList()
+	}
 	var c CLI
 	return &c, &c.Globals
+}
+
+// topLevelOnly reports whether args are only well-formed globals and
+// -h/--help: `runbox --help`, `runbox`, `runbox --json`. kong then prints
+// the top-level help, which lists the commands by name and help text
+// only, or fails with "expected one of" and their names; it never runs a
+// command.
+func topLevelOnly(args []string) bool {
+	for i := 0; i < len(args); i++ {
+		switch a := args[i]; {
+		case a == "--json" || a == "--progress-lines" || a == "-h" || a == "--help" || strings.HasPrefix(a, "--home="):
+		case a == "--home" && i+1 < len(args) && !strings.HasPrefix(args[i+1], "-"):
+			i++
+		default:
+			return false
+		}
+	}
+	return true
+}
+
+// commandList returns a grammar with CLI's Globals and each of its
+// commands, with its tags, as an empty struct: what the top-level help
+// and the "expected one of" error read, without the commands' flags.
+func commandList() (grammar any, globals *Globals) {
+	t := reflect.TypeFor[CLI]()
+	empty := reflect.TypeFor[struct{}]()
+	var fields []reflect.StructField
+	for i := range t.NumField() {
+		f := t.Field(i)
+		f.Index, f.Offset = nil, 0
+		if _, isCmd := f.Tag.Lookup("cmd"); isCmd {
+			f.Type = empty
+		}
+		fields = append(fields, f)
+	}
+	v := reflect.New(reflect.StructOf(fields))
+	g, _ := t.FieldByName("Globals")
+	return v.Interface(), v.Elem().FieldByIndex(g.Index).Addr().Interface().(*Globals)
 }
 
 // commandNamed returns the name of the top-level command args select,

@@ -243,6 +243,12 @@ func TestOneCommandTypicalLines(t *testing.T) {
 		"-h",
 		"",
 		"--json",
+		"--home /h --json --help",
+		"--progress-lines -h",
+		"--help --help",
+		"--home=/h",
+		"--help --home",
+		"--help nope",
 		"nope",
 		"rn -- true",
 		"--home",
@@ -329,4 +335,27 @@ func FuzzOneCommand(f *testing.F) {
 		}
 		checkSameParse(t, args)
 	})
+}
+
+// topLevelOnly takes only globals and help, never a line with a command
+// or anything kong could read otherwise.
+func TestTopLevelOnly(t *testing.T) {
+	for line, want := range map[string]bool{
+		"":                           true,
+		"--help":                     true,
+		"-h":                         true,
+		"--json --home /x --help":    true,
+		"--home=/x --progress-lines": true,
+		"--help run":                 false,
+		"run --help":                 false,
+		"--home":                     false,
+		"--home -h":                  false,
+		"--json=true --help":         false,
+		"-- --help":                  false,
+		"nope":                       false,
+	} {
+		if got := topLevelOnly(strings.Fields(line)); got != want {
+			t.Errorf("%q: got %v, want %v", line, got, want)
+		}
+	}
 }
