@@ -301,6 +301,14 @@ func BenchmarkNewParser(b *testing.B) {
 			}
 		}
 	})
+	b.Run("command-list", func(b *testing.B) {
+		for b.Loop() {
+			grammar, _ := commandList()
+			if _, err := newParser(grammar); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
 	for _, name := range []string{"run", "exec", "status", "ls", "logs", "sweep", "plugins"} {
 		b.Run(name, func(b *testing.B) {
 			for b.Loop() {
