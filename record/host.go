@@ -5,7 +5,6 @@ import (
 	"context"
 	"os"
 	"os/exec"
-	"regexp"
 	"runtime"
 	"strconv"
 	"strings"
@@ -66,7 +65,7 @@ func procField(path, name string) string {
 	return ""
 }
 
-var cudaVersion = regexp.MustCompile(`CUDA Version:\s*([0-9.]+)`)
+var cudaVersion = lazyRegexp(`CUDA Version:\s*([0-9.]+)`)
 
 // nvidia adds the NVIDIA GPUs, driver and CUDA version, when nvidia-smi
 // is on the daemon's PATH.
@@ -91,7 +90,7 @@ func nvidia(ctx context.Context, h *Host) {
 		h.Driver = strings.TrimSpace(f[2])
 	}
 	if out, err := exec.CommandContext(ctx, smi).Output(); err == nil {
-		if m := cudaVersion.FindSubmatch(out); m != nil {
+		if m := cudaVersion().FindSubmatch(out); m != nil {
 			h.CUDA = string(m[1])
 		}
 	}

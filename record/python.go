@@ -8,7 +8,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"regexp"
 	"sort"
 	"strings"
 	"sync"
@@ -16,7 +15,7 @@ import (
 )
 
 // pythonName matches the names of Python interpreters.
-var pythonName = regexp.MustCompile(`^python(\d+(\.\d+)?)?$`)
+var pythonName = lazyRegexp(`^python(\d+(\.\d+)?)?$`)
 
 // interpreterOf names the interpreter of cmd and the script it runs, if
 // any ("python3 -u train.py" → python3, train.py).
@@ -24,7 +23,7 @@ func interpreterOf(cmd []string) (interp, script string) {
 	if len(cmd) == 0 {
 		return "", ""
 	}
-	if !pythonName.MatchString(filepath.Base(cmd[0])) {
+	if !pythonName().MatchString(filepath.Base(cmd[0])) {
 		return "", cmd[0]
 	}
 	for i := 1; i < len(cmd); i++ {
@@ -266,10 +265,10 @@ func readMetadata(path string) (name, version string) {
 
 // NormalizeName is PEP 503's form of a distribution name.
 func NormalizeName(n string) string {
-	return strings.ToLower(nameSeps.ReplaceAllString(n, "-"))
+	return strings.ToLower(nameSeps().ReplaceAllString(n, "-"))
 }
 
-var nameSeps = regexp.MustCompile(`[-_.]+`)
+var nameSeps = lazyRegexp(`[-_.]+`)
 
 // completePython fills the interpreter part (after the start).
 func (c *Cache) completePython(ctx context.Context, r *Record, interp, workdir string, env map[string]string) {

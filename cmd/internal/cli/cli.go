@@ -122,25 +122,29 @@ func Main(args []string, engine Engine) int {
 	}
 }
 
-// parse parses args with kong.
+// parse parses args with kong: with a model of the globals and the one
+// command args name where that is plain (grammar.go), else with the whole
+// CLI.
 func parse(args []string) (*kong.Context, *Globals, error) {
-	var c CLI
-	p, err := newParser(&c)
+	grammar, globals := grammarFor(args)
+	p, err := newParser(grammar)
 	if err != nil {
 		return nil, nil, err
 	}
 	kctx, err := p.Parse(args)
-	return kctx, &c.Globals, err
+	return kctx, globals, err
 }
 
-func newParser(grammar any) (*kong.Kong, error) {
-	return kong.New(grammar,
+// newParser builds kong's parser of grammar (CLI, or what oneCommand
+// makes); extra options come after runbox's own (tests redirect output).
+func newParser(grammar any, extra ...kong.Option) (*kong.Kong, error) {
+	return kong.New(grammar, append([]kong.Option{
 		kong.Name("runbox"),
 		kong.Description(description),
 		kong.UsageOnError(),
 		kong.ConfigureHelp(kong.HelpOptions{Compact: true, NoExpandSubcommands: true}),
 		kong.Vars{"version": Version, "run_help": runHelp},
-	)
+	}, extra...)...)
 }
 
 const description = "runbox runs scripts — training jobs, data processing, generated code — in a Docker container or a supervised process, and tells you whether it is progressing and, when it fails, why and what to do next."
