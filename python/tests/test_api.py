@@ -178,7 +178,15 @@ class SubmitTest(unittest.TestCase):
         self.assertIsInstance(cm.exception, TimeoutError)
         self.assertFalse(run.status().done)
 
+    def interrupts_raise(self) -> None:
+        """SIGINT raises KeyboardInterrupt here, as in a terminal: a process
+        started in the background by a shell without job control inherits
+        SIGINT ignored, and Python then keeps it ignored."""
+        self.addCleanup(signal.signal, signal.SIGINT, signal.getsignal(signal.SIGINT))
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+
     def test_keyboard_interrupt_during_wait_leaves_run_going(self) -> None:
+        self.interrupts_raise()
         run = runbox.submit(["sleep", "30"], **P)
         self.addCleanup(run.stop, 0.1)
         support.wait_for(lambda: run.status().state == "running", what="running")
@@ -194,6 +202,7 @@ class SubmitTest(unittest.TestCase):
         self.assertEqual(runbox.run(["echo", "after"], **P).stdout, "after\n")
 
     def test_keyboard_interrupt_during_run_stops_it(self) -> None:
+        self.interrupts_raise()
         seen = {}
 
         def interrupt_when_started() -> None:
