@@ -147,6 +147,12 @@ func (e *Engine) stopPendingMembers(sweep, reason string) {
 			continue // running (or ended): it goes on
 		}
 		r.mu.Lock()
+		h := r.handle
+		r.mu.Unlock()
+		if p, ok := h.(interface{ Pending(context.Context) bool }); ok && !p.Pending(ctx) {
+			continue // the cluster started it since the last look: it goes on
+		}
+		r.mu.Lock()
 		r.stopWhy = reason // shown as "CANCELLED: " + reason, as for a queued member
 		r.mu.Unlock()
 		go r.stop(ctx, 0)

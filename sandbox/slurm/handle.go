@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -298,4 +299,21 @@ func (h *handle) finish(e sandbox.Exit) {
 	h.exit = e
 	h.startOnce.Do(func() { close(h.started) })
 	close(h.done)
+}
+
+// Pending asks the cluster, not the last look, whether the job (or array
+// task) has still not started: --max-failures cancels only members not
+// yet started, and a task Slurm started since the watcher's last look
+// (up to a poll ago) must go on. A job squeue no longer lists, or an
+// answer that cannot be read, is not pending.
+func (h *handle) Pending(ctx context.Context) bool {
+	select {
+	case <-h.started:
+		return false
+	case <-h.done:
+		return false
+	default:
+	}
+	out, err := h.sb.command(ctx, "squeue", "-h", "-r", "-j", h.ref(), "-o", "%T")
+	return err == nil && strings.TrimSpace(string(out)) == "PENDING"
 }
