@@ -212,7 +212,7 @@ func storedSpec(s sandbox.Spec, req api.RunRequest) sandbox.Spec {
 
 // A queued run's full spec (with the real environment) waits in a 0600 file
 // in its run directory, so a daemon restart can still start it; the file is
-// removed as soon as the run starts. The store only ever sees redacted env.
+// emptied as soon as the run starts. The store only ever sees redacted env.
 const pendingFile = "pending.json"
 
 type pendingJSON struct {
@@ -235,6 +235,9 @@ func loadPending(dir string) (*pendingRun, error) {
 	if err != nil {
 		return nil, err
 	}
+	if len(b) == 0 { // emptied when the run started (removeSecrets)
+		return nil, fmt.Errorf("%s: %w (the run has started)", pendingFile, os.ErrNotExist)
+	}
 	var pj pendingJSON
 	if err := json.Unmarshal(b, &pj); err != nil {
 		return nil, err
@@ -242,9 +245,16 @@ func loadPending(dir string) (*pendingRun, error) {
 	return &pendingRun{spec: pj.Spec, smoke: pj.Smoke, snapshotFrom: pj.SnapshotFrom}, nil
 }
 
-// removeSecrets deletes the queued spec once the run has started.
+// removeSecrets empties the queued spec once the run has started. It is
+// truncated, not removed: removing a file a run costs every later file
+// creation on an ext4 disk without a journal, which passes over the
+// inodes freed in the last minutes one by one (back-to-back runs slowed
+// down run after run; BENCHMARKS.md, issue 23). Empty, it says the run
+// has started, as its absence did (loadPending).
 func removeSecrets(dir string) {
-	_ = os.Remove(filepath.Join(dir, pendingFile))
+	if err := os.Truncate(filepath.Join(dir, pendingFile), 0); err != nil && !errors.Is(err, os.ErrNotExist) {
+		_ = os.Remove(filepath.Join(dir, pendingFile))
+	}
 	_ = os.Remove(filepath.Join(dir, pendingFile+jsonfile.TmpSuffix))
 }
 

@@ -85,3 +85,39 @@ func Read(path string, v any) error {
 	}
 	return nil
 }
+
+// Replace is Write (unsynced) for a record rewritten several times in a
+// row: the new record takes the old one's place by exchanging the two
+// files (renameat2's RENAME_EXCHANGE where the filesystem has it), and the
+// old one, now the temporary twin, is truncated and reused by the next
+// write. A rename over the old record would free its inode, and each freed
+// inode costs every later file creation on an ext4 disk without a journal
+// for minutes (it passes over recently freed inodes one by one): back to
+// back runs slowed down run after run (BENCHMARKS.md, issue 23). The twin
+// stays behind, empty. Only for records that hold no secrets: the old one
+// lives on under the twin's name until it is truncated, just after.
+func Replace(path string, v any) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	tmp := path + TmpSuffix
+	f, err := os.OpenFile(tmp, os.O_CREATE|os.O_WRONLY|os.O_TRUNC, Mode)
+	if err != nil {
+		return err
+	}
+	_, werr := f.Write(b)
+	if err := errors.Join(werr, f.Close()); err != nil {
+		os.Remove(tmp)
+		return err
+	}
+	if exchange(tmp, path) == nil {
+		_ = os.Truncate(tmp, 0)
+		return nil
+	}
+	if err := os.Rename(tmp, path); err != nil {
+		os.Remove(tmp)
+		return err
+	}
+	return nil
+}

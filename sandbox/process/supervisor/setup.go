@@ -99,7 +99,7 @@ func (s *supervisor) recordTree(pgid int) {
 		}
 		s.tree.Groups = append(s.tree.Groups, protocol.PidRecord{Pid: pgid, Start: st})
 	}
-	if err := protocol.WriteJSON(s.path(protocol.TreeFile), s.tree, false); err != nil {
+	if err := protocol.ReplaceJSON(s.path(protocol.TreeFile), s.tree); err != nil {
 		s.note("could not record the run's processes: %v", err)
 	}
 }

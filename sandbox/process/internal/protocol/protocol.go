@@ -39,9 +39,10 @@ const (
 //	stdin            the run's stdin bytes, unlinked right after it is opened
 //	tree.json        TreeRecord: where the run's processes are (written
 //	                 before each step starts)
-//	exit.reserve     space held for the exit record, so a disk the run
-//	                 fills cannot keep its end from being recorded;
-//	                 removed just before the record is written
+//	exit.json.tmp    space held for the exit record (ReserveFile), so a
+//	                 disk the run fills cannot keep its end from being
+//	                 recorded: the record is written into it (truncated
+//	                 first), then renamed to exit.json
 const (
 	SpecFile    = "spec.json"
 	PidFile     = "supervisor.json"
@@ -50,7 +51,7 @@ const (
 	ExitFile    = "exit.json"
 	StdinFile   = "stdin"
 	TreeFile    = "tree.json"
-	ReserveFile = "exit.reserve"
+	ReserveFile = ExitFile + tmpSuffix
 	DirMode     = 0o700
 	SecretMode  = jsonfile.Mode
 	tmpSuffix   = jsonfile.TmpSuffix
@@ -146,6 +147,8 @@ var (
 	WriteJSON = jsonfile.Write
 	WriteTemp = jsonfile.WriteTemp
 	ReadJSON  = jsonfile.Read
+	// ReplaceJSON is for a record rewritten in place (TreeFile).
+	ReplaceJSON = jsonfile.Replace
 )
 
 // ReadExit returns the exit record in stateDir; os.ErrNotExist when there
