@@ -48,20 +48,35 @@ func sysInterval(elapsed time.Duration) time.Duration {
 	}
 }
 
+// firstSysSample is how long after its start a run is first sampled. A
+// run that ends sooner has no machine figures: a sample of a process a
+// moment old says nothing its exit does not, and taking it (a walk of
+// /proc, nvidia-smi's lookup, a store write at the end) competed for the
+// CPU with the run's own start and end, on the path of every short run.
+const firstSysSample = 200 * time.Millisecond
+
 // sampleSys samples the run until the returned stop is called; stop
 // stores what was sampled.
 func (r *runner) sampleSys(ctx context.Context, h sandbox.Handle) (stop func()) {
 	done := make(chan struct{})
 	finished := make(chan struct{})
 	start := r.e.cfg.Now()
-	if run, err := r.e.cfg.Store.GetRun(ctx, r.id); err == nil && run.StartedAt != nil {
-		start = *run.StartedAt // re-attached: steps go on from the run's start
-	}
 	go func() {
 		defer close(finished)
-		s := sysSampler{r: r, h: h, start: start, gpu: gpuSampler()}
-		t := time.NewTimer(0)
+		t := time.NewTimer(firstSysSample)
 		defer t.Stop()
+		select {
+		case <-done:
+			return
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		if run, err := r.e.cfg.Store.GetRun(ctx, r.id); err == nil && run.StartedAt != nil {
+			start = *run.StartedAt // re-attached: steps go on from the run's start
+		}
+		s := sysSampler{r: r, h: h, start: start, gpu: gpuSampler()}
+		t.Reset(0)
 		for {
 			select {
 			case <-done:
