@@ -73,10 +73,12 @@ func (te *testEngine) supervisorsDone() {
 	deadline := time.Now().Add(10 * time.Second)
 	for _, d := range dirs {
 		for time.Now().Before(deadline) {
-			tmp, _ := filepath.Glob(filepath.Join(d, "*.tmp"))
-			_, noSpec := os.Stat(filepath.Join(d, "spec.json"))
+			// exit.json.tmp is the record's reserve, renamed into place
+			// last; the tree record's twin stays (jsonfile.Replace).
+			_, noTmp := os.Stat(filepath.Join(d, "exit.json.tmp"))
+			spec, _ := os.ReadFile(filepath.Join(d, "spec.json"))
 			_, noExit := os.Stat(filepath.Join(d, "exit.json"))
-			if len(tmp) == 0 && (noSpec != nil || noExit == nil) {
+			if noTmp != nil && (len(spec) == 0 || noExit == nil) {
 				break
 			}
 			time.Sleep(5 * time.Millisecond)

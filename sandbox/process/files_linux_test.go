@@ -10,13 +10,13 @@ import (
 	"github.com/runbox/runbox/sandbox/process"
 )
 
-// A run frees no file of its state dir but its spec (which may hold
-// secrets): the exit record is written into the space reserved for it,
-// the reserve's own file, and the tree record's rewrites take turns with
-// its twin. Every freed file costs later file creations on ext4 without a
+// A run frees no file of its state dir: its spec (which may hold secrets)
+// is emptied once read, the exit record is written into the space
+// reserved for it, the reserve's own file, and the tree record's rewrites
+// take turns with its twin. Every freed file costs later file creations on ext4 without a
 // journal (issue 23), so this is what keeps back-to-back runs from slowing
 // down run after run.
-func TestRunFreesNoStateFileButItsSpec(t *testing.T) {
+func TestRunFreesNoStateFile(t *testing.T) {
 	sb := newSandbox(process.Options{})
 	defer sb.Close()
 	spec := shSpec(t, "sleep 1")
@@ -36,6 +36,14 @@ func TestRunFreesNoStateFileButItsSpec(t *testing.T) {
 	if during.Size() < 4096 {
 		t.Fatalf("the reserve holds %d bytes", during.Size())
 	}
+	specPath := filepath.Join(spec.StateDir, "spec.json")
+	taken, err := os.Stat(specPath)
+	if err != nil {
+		t.Fatalf("the spec once taken: %v", err)
+	}
+	if taken.Size() != 0 {
+		t.Fatalf("the spec once taken holds %d bytes, want none", taken.Size())
+	}
 	tree, err := os.Stat(filepath.Join(spec.StateDir, "tree.json"))
 	if err != nil {
 		t.Fatal(err)
@@ -52,6 +60,9 @@ func TestRunFreesNoStateFileButItsSpec(t *testing.T) {
 	}
 	if exit.Size() >= during.Size() {
 		t.Fatalf("the exit record is %d bytes: the reserve was not given back", exit.Size())
+	}
+	if !sameFile(t, spec.StateDir, "spec.json", taken) {
+		t.Fatal("the spec's file was replaced or removed")
 	}
 	if _, err := os.Stat(filepath.Join(spec.StateDir, "exit.reserve")); !os.IsNotExist(err) {
 		t.Fatalf("a separate reserve file: %v", err)

@@ -314,12 +314,12 @@ func (s *Sandbox) Recover(ctx context.Context, spec sandbox.Spec) (sandbox.Handl
 		if !errors.Is(err, os.ErrNotExist) {
 			return nil, fmt.Errorf("recover run %s: %w", spec.RunID, err)
 		}
-		if protocol.Exists(filepath.Join(dir, protocol.SpecFile)) && !protocol.Exists(filepath.Join(dir, protocol.ExitFile)) {
+		if protocol.HasSpec(dir) && !protocol.Exists(filepath.Join(dir, protocol.ExitFile)) {
 			if h, err := s.recoverUnclaimed(ctx, spec, dir); h != nil || err != nil {
 				return h, err
 			}
 		}
-		if protocol.Exists(filepath.Join(dir, protocol.ExitFile)) || protocol.Exists(filepath.Join(dir, protocol.SpecFile)) {
+		if protocol.Exists(filepath.Join(dir, protocol.ExitFile)) || protocol.HasSpec(dir) {
 			// Ended early, or the supervisor never got as far as its pid file.
 			return &handle{stateDir: dir, done: ended, signal: noSignal}, nil
 		}

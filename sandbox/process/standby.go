@@ -129,7 +129,7 @@ func (s *Sandbox) recycle(sb *standby) bool {
 // before reading the run's spec (so no part of the run happened).
 func neverTookRun(h *handle, dir string) bool {
 	<-h.exited()
-	return protocol.Exists(filepath.Join(dir, protocol.SpecFile)) && !protocol.Exists(filepath.Join(dir, protocol.PidFile)) && !protocol.Exists(filepath.Join(dir, protocol.ExitFile))
+	return protocol.HasSpec(dir) && !protocol.Exists(filepath.Join(dir, protocol.PidFile)) && !protocol.Exists(filepath.Join(dir, protocol.ExitFile))
 }
 
 func (s *Sandbox) takeStandby(k superKind) *standby {

@@ -70,7 +70,7 @@ func (s *supervisor) run() error {
 	}
 	defer release()
 	var b protocol.Boot
-	if err := protocol.ReadJSON(s.path(protocol.SpecFile), &b); err != nil {
+	if err := protocol.ReadSpec(s.stateDir, &b); err != nil {
 		if errors.Is(err, os.ErrNotExist) && protocol.Exists(s.path(protocol.TakenFile)) {
 			return protocol.ErrTakenBack
 		}
@@ -87,7 +87,7 @@ func (s *supervisor) run() error {
 	if err := protocol.WriteJSON(s.path(protocol.PidFile), protocol.PidRecord{Pid: s.self, Start: s.selfStart}, false); err != nil {
 		return fmt.Errorf("write pid file: %w", err)
 	}
-	os.Remove(s.path(protocol.SpecFile)) // it may hold secrets (env, stdin)
+	protocol.DropSpec(s.stateDir) // it may hold secrets (env, stdin)
 	_ = becomeSubreaper()
 	s.reserve = reserveSpace(s.path(protocol.ReserveFile)) == nil
 

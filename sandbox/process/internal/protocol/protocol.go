@@ -8,6 +8,8 @@ package protocol
 
 import (
 	"encoding/json"
+	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -30,8 +32,8 @@ const (
 // (DirMode).
 //
 //	spec.json        Boot, written by Start (SecretMode); the supervisor
-//	                 removes it as soon as it has read it, so env secrets
-//	                 do not stay on disk
+//	                 empties it as soon as it has read it, so env secrets
+//	                 do not stay on disk (HasSpec: written, not yet taken)
 //	supervisor.json  PidRecord of the supervisor (written before the child starts)
 //	supervisor.log   the supervisor's own stderr (panics, failures to open the log)
 //	stop.json        a StopRequest; the supervisor reads it on SIGTERM
@@ -150,6 +152,38 @@ var (
 	// ReplaceJSON is for a record rewritten in place (TreeFile).
 	ReplaceJSON = jsonfile.Replace
 )
+
+// ReadSpec reads the run's spec in stateDir: os.ErrNotExist when there is
+// none, or a supervisor has taken it (DropSpec emptied it).
+func ReadSpec(stateDir string, b *Boot) error {
+	data, err := os.ReadFile(filepath.Join(stateDir, SpecFile))
+	if err == nil && len(data) == 0 {
+		err = fmt.Errorf("%s taken: %w", SpecFile, os.ErrNotExist)
+	}
+	if err != nil {
+		return err
+	}
+	if err := json.Unmarshal(data, b); err != nil {
+		return fmt.Errorf("decode %s: %w", SpecFile, err)
+	}
+	return nil
+}
+
+// HasSpec reports whether stateDir holds a spec no supervisor has taken.
+func HasSpec(stateDir string) bool {
+	st, err := os.Lstat(filepath.Join(stateDir, SpecFile))
+	return err == nil && st.Size() > 0
+}
+
+// DropSpec empties the spec once the supervisor has read it: it may hold
+// secrets (env, stdin). Emptied, not removed: each file a run removes
+// costs later file creations (jsonfile.Replace says why).
+func DropSpec(stateDir string) {
+	p := filepath.Join(stateDir, SpecFile)
+	if err := os.Truncate(p, 0); err != nil && !errors.Is(err, os.ErrNotExist) {
+		os.Remove(p)
+	}
+}
 
 // ReadExit returns the exit record in stateDir; os.ErrNotExist when there
 // is none yet.

@@ -126,3 +126,28 @@ func TestJSONFiles(t *testing.T) {
 		t.Errorf("ReadExit of a torn record: %v, want a decode error", err)
 	}
 }
+
+// A spec is there until a supervisor takes it; taken, it is emptied (its
+// env may hold secrets) and reads as none.
+func TestSpecTakenIsEmptied(t *testing.T) {
+	dir := t.TempDir()
+	var b Boot
+	if err := ReadSpec(dir, &b); !errors.Is(err, os.ErrNotExist) || HasSpec(dir) {
+		t.Fatalf("no spec: %v, HasSpec %v", err, HasSpec(dir))
+	}
+	if err := WriteJSON(filepath.Join(dir, SpecFile), Boot{Spec: sandbox.Spec{RunID: "r1", Env: []string{"TOKEN=s3cret"}}}, false); err != nil {
+		t.Fatal(err)
+	}
+	if err := ReadSpec(dir, &b); err != nil || b.Spec.RunID != "r1" || !HasSpec(dir) {
+		t.Fatalf("written: %+v, %v", b, err)
+	}
+	DropSpec(dir)
+	data, err := os.ReadFile(filepath.Join(dir, SpecFile))
+	if err != nil || len(data) != 0 {
+		t.Fatalf("taken: %q, %v (want the file kept, empty)", data, err)
+	}
+	if err := ReadSpec(dir, &b); !errors.Is(err, os.ErrNotExist) || HasSpec(dir) {
+		t.Fatalf("taken: %v, HasSpec %v", err, HasSpec(dir))
+	}
+	DropSpec(t.TempDir()) // none: nothing to do, nothing made
+}
