@@ -2,7 +2,6 @@ package host
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -230,31 +229,21 @@ func savePending(dir string, p *pendingRun) error {
 	return jsonfile.Write(filepath.Join(dir, pendingFile), pendingJSON{Spec: p.spec, Smoke: p.smoke, SnapshotFrom: p.snapshotFrom}, false)
 }
 
+// loadPending reads a queued run's spec: os.ErrNotExist once the run has
+// started (removeSecrets emptied it).
 func loadPending(dir string) (*pendingRun, error) {
-	b, err := os.ReadFile(filepath.Join(dir, pendingFile))
-	if err != nil {
-		return nil, err
-	}
-	if len(b) == 0 { // emptied when the run started (removeSecrets)
-		return nil, fmt.Errorf("%s: %w (the run has started)", pendingFile, os.ErrNotExist)
-	}
 	var pj pendingJSON
-	if err := json.Unmarshal(b, &pj); err != nil {
+	if err := jsonfile.ReadHeld(filepath.Join(dir, pendingFile), &pj); err != nil {
 		return nil, err
 	}
 	return &pendingRun{spec: pj.Spec, smoke: pj.Smoke, snapshotFrom: pj.SnapshotFrom}, nil
 }
 
-// removeSecrets empties the queued spec once the run has started. It is
-// truncated, not removed: removing a file a run costs every later file
-// creation on an ext4 disk without a journal, which passes over the
-// inodes freed in the last minutes one by one (back-to-back runs slowed
-// down run after run; BENCHMARKS.md, issue 23). Empty, it says the run
-// has started, as its absence did (loadPending).
+// removeSecrets empties the queued spec once the run has started
+// (jsonfile.Empty: emptied, not removed); empty, it says the run has
+// started, as its absence did.
 func removeSecrets(dir string) {
-	if err := os.Truncate(filepath.Join(dir, pendingFile), 0); err != nil && !errors.Is(err, os.ErrNotExist) {
-		_ = os.Remove(filepath.Join(dir, pendingFile))
-	}
+	jsonfile.Empty(filepath.Join(dir, pendingFile))
 	_ = os.Remove(filepath.Join(dir, pendingFile+jsonfile.TmpSuffix))
 }
 

@@ -70,13 +70,8 @@ func TakeSnapshot(ctx context.Context, workdir, dest string) (*Snapshot, error) 
 			_ = os.Symlink(src, dst)
 			continue
 		}
-		if err := copyFile(src, dst, st.Mode().Perm()); err != nil {
+		if err := copyKeepingTime(src, dst, st); err != nil {
 			return nil, fmt.Errorf("snapshot: copy %s: %w", rel, err)
-		}
-		// The copy keeps the file's time, so that the run's end can tell
-		// what the run changed, and the workspace's what the user did.
-		if err := os.Chtimes(dst, st.ModTime(), st.ModTime()); err != nil {
-			return nil, fmt.Errorf("snapshot: %w", err)
 		}
 		stamps[filepath.ToSlash(rel)] = stampOf(st)
 		s.Files++
@@ -171,6 +166,16 @@ func walkFiles(dir string) ([]string, error) {
 	return files, err
 }
 
+// copyKeepingTime copies src, whose info is st, to dst with its mode and
+// time: the time lets a run's end tell what the run changed in its copy,
+// and what the user changed in the workspace.
+func copyKeepingTime(src, dst string, st fs.FileInfo) error {
+	if err := copyFile(src, dst, st.Mode().Perm()); err != nil {
+		return err
+	}
+	return os.Chtimes(dst, st.ModTime(), st.ModTime())
+}
+
 func copyFile(src, dst string, perm fs.FileMode) error {
 	in, err := os.Open(src)
 	if err != nil {
@@ -227,10 +232,7 @@ func CopySnapshot(src, dest string) error {
 		case !d.Type().IsRegular():
 			return nil
 		}
-		if err := copyFile(p, dst, st.Mode().Perm()); err != nil {
-			return err
-		}
-		return os.Chtimes(dst, st.ModTime(), st.ModTime())
+		return copyKeepingTime(p, dst, st)
 	})
 	if err != nil {
 		return fmt.Errorf("snapshot: copy %s: %w", src, err)

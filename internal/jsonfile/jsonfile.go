@@ -86,16 +86,50 @@ func Read(path string, v any) error {
 	return nil
 }
 
+// Empty takes a record's contents away and keeps its file: a record that
+// may hold secrets (a queued spec) is emptied once it has served, where it
+// used to be removed. Each removed file costs later file creations on an
+// ext4 disk without a journal, for minutes: it never reuses an inode freed
+// lately and passes over each one, reading its entry, at every creation in
+// the group, so a run that removed its files slowed down the runs after it
+// (BENCHMARKS.md, issue 23). Where truncating fails, the file is removed.
+// An emptied record reads as none (ReadHeld, Held).
+func Empty(path string) {
+	if err := os.Truncate(path, 0); err != nil && !errors.Is(err, os.ErrNotExist) {
+		os.Remove(path)
+	}
+}
+
+// Held reports whether the record at path exists and was not emptied.
+func Held(path string) bool {
+	st, err := os.Lstat(path)
+	return err == nil && st.Size() > 0
+}
+
+// ReadHeld is Read for a record that may have been emptied (Empty): an
+// emptied one is os.ErrNotExist, as a removed one was.
+func ReadHeld(path string, v any) error {
+	b, err := os.ReadFile(path)
+	if err == nil && len(b) == 0 {
+		err = fmt.Errorf("%s emptied: %w", filepath.Base(path), os.ErrNotExist)
+	}
+	if err != nil {
+		return err
+	}
+	if err := json.Unmarshal(b, v); err != nil {
+		return fmt.Errorf("decode %s: %w", filepath.Base(path), err)
+	}
+	return nil
+}
+
 // Replace is Write (unsynced) for a record rewritten several times in a
-// row: the new record takes the old one's place by exchanging the two
-// files (renameat2's RENAME_EXCHANGE where the filesystem has it), and the
-// old one, now the temporary twin, is truncated and reused by the next
-// write. A rename over the old record would free its inode, and each freed
-// inode costs every later file creation on an ext4 disk without a journal
-// for minutes (it passes over recently freed inodes one by one): back to
-// back runs slowed down run after run (BENCHMARKS.md, issue 23). The twin
-// stays behind, empty. Only for records that hold no secrets: the old one
-// lives on under the twin's name until it is truncated, just after.
+// row, without freeing a file (see Empty): the new record takes the old
+// one's place by exchanging the two files (renameat2's RENAME_EXCHANGE
+// where the filesystem has it; a rename elsewhere), and the old one, now
+// the temporary twin, is emptied and reused by the next write. Readers see
+// the old record or the new one whole. Only for records that hold no
+// secrets: the old one lives on under the twin's name until it is emptied,
+// just after.
 func Replace(path string, v any) error {
 	b, err := json.Marshal(v)
 	if err != nil {
@@ -112,7 +146,7 @@ func Replace(path string, v any) error {
 		return err
 	}
 	if exchange(tmp, path) == nil {
-		_ = os.Truncate(tmp, 0)
+		Empty(tmp)
 		return nil
 	}
 	if err := os.Rename(tmp, path); err != nil {

@@ -110,18 +110,16 @@ func compile(src string) (t template, err error) {
 	return t, nil
 }
 
-// splitKeepEdges splits s at runs of blanks, keeping an empty field for
-// a blank at either edge (so " = " stays a blank, "=", a blank).
+// splitKeepEdges splits s (not empty) at runs of blanks, the blanks the
+// matcher knows (isBlank: other white space is text), keeping an empty
+// field for a blank at either edge (so " = " stays a blank, "=", a blank).
 func splitKeepEdges(s string) []string {
-	f := strings.Fields(s)
-	if s[0] == ' ' || s[0] == '\t' {
+	f := strings.FieldsFunc(s, func(r rune) bool { return r == ' ' || r == '\t' })
+	if isBlank(s[0]) {
 		f = append([]string{""}, f...)
 	}
-	if c := s[len(s)-1]; (c == ' ' || c == '\t') && len(s) > 0 {
+	if isBlank(s[len(s)-1]) {
 		f = append(f, "")
-	}
-	if len(f) == 0 {
-		return []string{"", ""}
 	}
 	return f
 }
@@ -138,29 +136,17 @@ func defaultKind(name string) kind {
 func (t *template) find(line string, v *values) bool {
 	p0 := &t.pieces[0]
 	if t.start {
-		i := 0
-		for i < len(line) && isBlank(line[i]) {
-			i++
-		}
-		return t.matchAt(line, i, 0, v)
+		return t.matchAt(line, skipBlanks(line, 0), 0, v)
 	}
 	if p0.lit != "" {
 		key, _, _ := strings.Cut(strings.TrimLeft(p0.lit, " "), " ")
 		lead := strings.Index(p0.lit, key) // blanks before key in p0.lit (0 or 1)
-		for off := 0; off <= len(line); {
-			k := strings.Index(line[off:], key)
-			if k < 0 {
-				return false
-			}
-			k += off
-			off = k + 1
+		for k := indexFrom(line, key, 0); k >= 0; k = indexFrom(line, key, k+1) {
 			at := k
 			if lead > 0 { // the literal's leading blank matches the blanks before key
-				for at > 0 && isBlank(line[at-1]) {
-					at--
-				}
+				at = blanksBefore(line, k)
 			}
-			if isLetter(key[0]) && k > 0 && (isLetter(line[k-1]) || isDigit(line[k-1]) || line[k-1] == '_') {
+			if isLetter(key[0]) && k > 0 && isWord(line[k-1]) {
 				continue // not the start of a word
 			}
 			var w values
@@ -174,18 +160,10 @@ func (t *template) find(line string, v *values) bool {
 	// a leading hole: find the literal after it, read the value before it
 	lit := t.pieces[1].lit
 	key, _, _ := strings.Cut(strings.TrimLeft(lit, " "), " ")
-	for off := 0; off <= len(line); {
-		k := strings.Index(line[off:], key)
-		if k < 0 {
-			return false
-		}
-		k += off
-		off = k + 1
+	for k := indexFrom(line, key, 0); k >= 0; k = indexFrom(line, key, k+1) {
 		end := k
 		if lit[0] == ' ' {
-			for end > 0 && isBlank(line[end-1]) {
-				end--
-			}
+			end = blanksBefore(line, k)
 		}
 		b := end
 		for b > 0 && (isDigit(line[b-1]) || line[b-1] == '.' || line[b-1] == ':' || line[b-1] == ',' && p0.kind == kCount) {
@@ -228,10 +206,7 @@ func (t *template) matchAt(line string, i, k int, v *values) bool {
 		i = j
 	}
 	if t.end {
-		for i < len(line) && isBlank(line[i]) {
-			i++
-		}
-		return i == len(line)
+		return skipBlanks(line, i) == len(line)
 	}
 	return true
 }
@@ -246,10 +221,7 @@ func matchLit(line string, i int, lit string, holeBefore, holeAfter bool) (int, 
 		if lit[k] == ' ' {
 			before := holeBefore && k == 0 || k > 0 && isWord(lit[k-1])
 			after := holeAfter && k == len(lit)-1 || k+1 < len(lit) && isWord(lit[k+1])
-			j := i
-			for j < len(line) && isBlank(line[j]) {
-				j++
-			}
+			j := skipBlanks(line, i)
 			if j == i && before && after {
 				return i, false
 			}
@@ -265,6 +237,34 @@ func matchLit(line string, i int, lit string, holeBefore, holeAfter bool) (int, 
 }
 
 func isWord(c byte) bool { return isLetter(c) || isDigit(c) || c == '_' }
+
+// indexFrom is the index in line of key's first place at or after off, -1
+// if none.
+func indexFrom(line, key string, off int) int {
+	if off > len(line) {
+		return -1
+	}
+	if k := strings.Index(line[off:], key); k >= 0 {
+		return off + k
+	}
+	return -1
+}
+
+// skipBlanks is the index of the first non-blank at or after i.
+func skipBlanks(line string, i int) int {
+	for i < len(line) && isBlank(line[i]) {
+		i++
+	}
+	return i
+}
+
+// blanksBefore is where the run of blanks that ends at i starts.
+func blanksBefore(line string, i int) int {
+	for i > 0 && isBlank(line[i-1]) {
+		i--
+	}
+	return i
+}
 
 // readHole reads p's value at line[i:] into v.
 func readHole(line string, i int, p *piece, v *values) (int, bool) {

@@ -50,17 +50,6 @@ func reserveSpace(path string) error {
 	return nil
 }
 
-// releaseReserve gives the reserved space back, just before the exit
-// record is written into it. The reserve is the record's temporary twin
-// (ReserveFile), which writeRecord opens truncated: the space comes back
-// there and then, and no file is removed. (Each removal cost every later
-// file creation on the same disk: ext4 without a journal passes over the
-// inodes freed in the last minutes one by one, and back-to-back runs
-// slowed down run after run, BENCHMARKS.md, issue 23.)
-func (s *supervisor) releaseReserve() {
-	s.reserve = false
-}
-
 // writeRecord is protocol.WriteTemp (synced) that waits out a full disk.
 func writeRecord(path string, b []byte) (commit func() error, err error) {
 	deadline := time.Now().Add(recordDeadline)

@@ -38,15 +38,13 @@ type supervisor struct {
 	readyOnce sync.Once
 	announced bool // "exited RECORD" was said
 
-	log  *runlog.Writer
-	cg   *runCgroup
-	tree protocol.TreeRecord // where the run's processes are (TreeFile)
-	// reserve holds the exit record's space (ReserveFile) until finish.
-	reserve bool
-	wd      *watchdog
-	pgid    int    // process group of the running step
-	ending  string // first cause that ended the run early
-	unfit   string // why this process should not serve another run
+	log    *runlog.Writer
+	cg     *runCgroup
+	tree   protocol.TreeRecord // where the run's processes are (TreeFile)
+	wd     *watchdog
+	pgid   int    // process group of the running step
+	ending string // first cause that ended the run early
+	unfit  string // why this process should not serve another run
 
 	// startedInside says the last spawn forked inside the run's v1
 	// cgroups; startOutside makes spawn fork outside them (a retry).
@@ -89,7 +87,10 @@ func (s *supervisor) run() error {
 	}
 	protocol.DropSpec(s.stateDir) // it may hold secrets (env, stdin)
 	_ = becomeSubreaper()
-	s.reserve = reserveSpace(s.path(protocol.ReserveFile)) == nil
+	// The exit record's space, held in its temporary twin (ReserveFile):
+	// writeRecord opens that truncated, so the space comes back just as
+	// the record is written into it, and no file is removed.
+	reserved := reserveSpace(s.path(protocol.ReserveFile)) == nil
 
 	exit := sandbox.Exit{StartedAt: s.started}
 	log, err := runlog.Create(s.spec.LogPath)
@@ -108,7 +109,7 @@ func (s *supervisor) run() error {
 	if s.spec.Timeout > 0 {
 		s.timeout = time.After(s.spec.Timeout - time.Since(s.started))
 	}
-	if !s.reserve {
+	if !reserved {
 		s.note("could not reserve disk space for the exit record: a full disk may lose the run's end")
 	}
 	s.setupCgroup()
@@ -423,7 +424,6 @@ func (s *supervisor) finish(exit sandbox.Exit) error {
 	if err != nil {
 		return err
 	}
-	s.releaseReserve()
 	recDone := make(chan error, 1)
 	var commit func() error
 	go func() {
@@ -459,7 +459,6 @@ func (s *supervisor) writeExit(exit sandbox.Exit) error {
 	if err != nil {
 		return err
 	}
-	s.releaseReserve()
 	commit, err := writeRecord(s.path(protocol.ExitFile), b)
 	if err == nil {
 		err = commit()

@@ -8,8 +8,6 @@ package protocol
 
 import (
 	"encoding/json"
-	"errors"
-	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -154,36 +152,17 @@ var (
 )
 
 // ReadSpec reads the run's spec in stateDir: os.ErrNotExist when there is
-// none, or a supervisor has taken it (DropSpec emptied it).
+// none, or a supervisor has taken it (DropSpec).
 func ReadSpec(stateDir string, b *Boot) error {
-	data, err := os.ReadFile(filepath.Join(stateDir, SpecFile))
-	if err == nil && len(data) == 0 {
-		err = fmt.Errorf("%s taken: %w", SpecFile, os.ErrNotExist)
-	}
-	if err != nil {
-		return err
-	}
-	if err := json.Unmarshal(data, b); err != nil {
-		return fmt.Errorf("decode %s: %w", SpecFile, err)
-	}
-	return nil
+	return jsonfile.ReadHeld(filepath.Join(stateDir, SpecFile), b)
 }
 
 // HasSpec reports whether stateDir holds a spec no supervisor has taken.
-func HasSpec(stateDir string) bool {
-	st, err := os.Lstat(filepath.Join(stateDir, SpecFile))
-	return err == nil && st.Size() > 0
-}
+func HasSpec(stateDir string) bool { return jsonfile.Held(filepath.Join(stateDir, SpecFile)) }
 
 // DropSpec empties the spec once the supervisor has read it: it may hold
-// secrets (env, stdin). Emptied, not removed: each file a run removes
-// costs later file creations (jsonfile.Replace says why).
-func DropSpec(stateDir string) {
-	p := filepath.Join(stateDir, SpecFile)
-	if err := os.Truncate(p, 0); err != nil && !errors.Is(err, os.ErrNotExist) {
-		os.Remove(p)
-	}
-}
+// secrets (env, stdin). Emptied, not removed (jsonfile.Empty says why).
+func DropSpec(stateDir string) { jsonfile.Empty(filepath.Join(stateDir, SpecFile)) }
 
 // ReadExit returns the exit record in stateDir; os.ErrNotExist when there
 // is none yet.
