@@ -55,7 +55,10 @@ type Globals struct {
 	JSON bool   `help:"Print machine-readable JSON." name:"json"`
 	Home string `help:"State directory (runs, logs, store)." env:"RUNBOX_HOME" placeholder:"DIR"`
 	// ProgressLines matters only to attached runs.
-	ProgressLines bool `help:"Also print the ##PROGRESS## lines of an attached run (hidden by default: a live bar shows them on a terminal, a plain line per epoch elsewhere; the log always keeps them)." name:"progress-lines"`
+	// Version is --version, what users try first; the version command
+	// says the same.
+	Version       kong.VersionFlag `help:"Print runbox's version and exit." name:"version"`
+	ProgressLines bool             `help:"Also print the ##PROGRESS## lines of an attached run (hidden by default: a live bar shows them on a terminal, a plain line per epoch elsewhere; the log always keeps them)." name:"progress-lines"`
 }
 
 // exitError carries a process exit code out of a command.
@@ -143,7 +146,7 @@ func newParser(grammar any, extra ...kong.Option) (*kong.Kong, error) {
 		kong.Description(description),
 		kong.UsageOnError(),
 		kong.ConfigureHelp(kong.HelpOptions{Compact: true, NoExpandSubcommands: true}),
-		kong.Vars{"version": Version, "run_help": runHelp},
+		kong.Vars{"version": "runbox " + Version, "run_help": runHelp},
 	}, extra...)...)
 }
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"reflect"
+	"strings"
 	"testing"
 
 	"github.com/alecthomas/kong"
@@ -130,6 +131,28 @@ func TestBadLimitsAreUsageErrors(t *testing.T) {
 	} {
 		if _, _, err := parseFull(t, args); err != nil {
 			t.Errorf("%q: %v", args, err)
+		}
+	}
+}
+
+// TestVersionFlag: --version, what users try first, prints what the
+// version command prints and exits 0, anywhere before the command's own
+// arguments; after them it is the command's.
+func TestVersionFlag(t *testing.T) {
+	for _, line := range []string{"--version", "run --version -- true", "--json --version", "status --version"} {
+		var c CLI
+		out := parseWith(t, &c, &c.Globals, strings.Fields(line))
+		if !out.exited || out.help != "runbox "+Version+"\n" {
+			t.Errorf("%q: exited %v, printed %q; want exit and %q", line, out.exited, out.help, "runbox "+Version+"\n")
+		}
+	}
+	for _, line := range []string{"run -- python --version", "run python --version"} {
+		c, _, err := parseFull(t, strings.Fields(line))
+		if err != nil {
+			t.Fatalf("%q: %v", line, err)
+		}
+		if cmd, err := commandArgs(c.Run.Command, "run"); err != nil || !reflect.DeepEqual(cmd, []string{"python", "--version"}) {
+			t.Errorf("%q: command %q (%v), want python --version", line, cmd, err)
 		}
 	}
 }

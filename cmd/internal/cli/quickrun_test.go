@@ -73,6 +73,7 @@ func TestQuickRunLeavesTheRestToKong(t *testing.T) {
 		"run --sandbox process --",      // nothing after it
 		"run --help -- true",            // help
 		"run -h -- true",                //
+		"run --version -- true",         // kong prints the version
 		"run --sandbox nowhere -- true", // kong's error message
 		"run --sandbox process --sandbox docker -- true",
 		"run --json=true -- true",
