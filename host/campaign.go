@@ -37,10 +37,10 @@ type campaigns struct {
 	waiting map[string]waitReason
 	// ended caches the final state of runs others wait for.
 	ended map[string]store.State
-	// array holds the started members of Slurm job arrays, which the
-	// cluster limits, not the daemon's slots (slurmarray.go); recovering
-	// holds new arrays back while Recover re-queues runs one by one.
-	array      map[string]bool
+	// grouped holds the started members of a backend's groups, which the
+	// backend limits, not the daemon's slots (backendheld.go); recovering
+	// holds new groups back while Recover re-queues runs one by one.
+	grouped    map[string]bool
 	recovering bool
 	// retry serialises retries of sweep members: a member has one live
 	// attempt at a time (sweep.go: retryMember).
@@ -75,7 +75,7 @@ func newCampaigns(inv gpu.Inventory) *campaigns {
 		sweeps:  map[string]*sweepState{},
 		waiting: map[string]waitReason{},
 		ended:   map[string]store.State{},
-		array:   map[string]bool{},
+		grouped: map[string]bool{},
 	}
 }
 
@@ -155,7 +155,7 @@ func (e *Engine) campaignEnded(id string) {
 	c := e.camp.info[id]
 	delete(e.camp.info, id)
 	delete(e.camp.waiting, id)
-	delete(e.camp.array, id)
+	delete(e.camp.grouped, id)
 	e.camp.alloc.Release(id)
 	e.mu.Unlock()
 	run, err := e.cfg.Store.GetRun(e.ctx, id)
@@ -167,7 +167,7 @@ func (e *Engine) campaignEnded(id string) {
 	if run.State.Terminal() {
 		e.camp.ended[id] = run.State
 	}
-	dependents := e.heldBySlurmLocked(id, run.State)
+	dependents := e.heldAfterLocked(id, run.State)
 	var stop *sweepStop
 	if c != nil && c.Sweep != "" && memberFailed(run.State) {
 		if st := e.sweepStateLocked(c.Sweep); st != nil && !st.replaced[id] {
@@ -187,7 +187,7 @@ func (e *Engine) campaignEnded(id string) {
 	}
 	if stop != nil {
 		e.persistStop(stop)
-		go e.stopPendingMembers(stop.id, stop.reason) // slurmarray.go
+		go e.stopPendingMembers(stop.id, stop.reason) // backendheld.go
 	}
 	for _, r := range dependents {
 		r.mu.Lock()
@@ -269,19 +269,19 @@ type queueDecision struct {
 	start   []string
 	devices map[string][]string
 	cancel  map[string]string
-	// dependency is the sbatch --dependency of a Slurm run started
-	// before the Slurm runs it comes after have ended.
-	dependency map[string]string
-	// array: the started runs that go in their sweep's Slurm job array
-	// (run → sweep).
-	array map[string]string
+	// chain makes a run started before the runs it comes after have
+	// ended wait for them in its backend (sandbox.Chainer).
+	chain map[string]func(*sandbox.Spec)
+	// group: the started runs that go in their sweep's group in their
+	// backend (run → sweep; sandbox.Grouper).
+	group map[string]string
 }
 
 // decideLocked walks the queue in order and decides, without starting
 // anything. Called with e.mu held.
 func (e *Engine) decideLocked() queueDecision {
-	d := queueDecision{devices: map[string][]string{}, cancel: map[string]string{}, dependency: map[string]string{}, array: map[string]string{}}
-	active := len(e.active) - e.arrayActiveLocked() // the cluster limits those (slurmarray.go)
+	d := queueDecision{devices: map[string][]string{}, cancel: map[string]string{}, chain: map[string]func(*sandbox.Spec){}, group: map[string]string{}}
+	active := len(e.active) - e.groupedActiveLocked() // their backend limits those (backendheld.go)
 	limit := e.cfg.MaxParallel
 	sweepActive := map[string]int{}
 	for id := range e.active {
@@ -309,12 +309,12 @@ func (e *Engine) decideLocked() queueDecision {
 				continue
 			}
 			if !ok {
-				dep := e.slurmChainLocked(id, c)
-				if dep == "" {
+				chain := e.chainLocked(id, c)
+				if chain == nil {
 					e.camp.waiting[id] = wait
 					continue
 				}
-				d.dependency[id] = dep // Slurm holds it (slurmchain.go)
+				d.chain[id] = chain // its backend holds it (backendheld.go)
 			}
 		}
 		if c != nil && c.Sweep != "" {
@@ -323,14 +323,14 @@ func (e *Engine) decideLocked() queueDecision {
 					d.cancel[id] = "CANCELLED: " + st.stopped
 					continue
 				}
-				if e.slurmArrayLocked(id) { // slurmarray.go
+				if e.groupedLocked(id) { // backendheld.go
 					if !st.complete || e.camp.recovering {
-						e.camp.waiting[id] = waitReason{text: "waiting for the sweep's other members (one Slurm job array)"}
+						e.camp.waiting[id] = waitReason{text: "waiting for the sweep's other members (one " + e.groupName(id) + ")"}
 						continue
 					}
 					delete(e.camp.waiting, id)
 					d.start = append(d.start, id)
-					d.array[id] = c.Sweep
+					d.group[id] = c.Sweep
 					continue
 				}
 				if st.parallel > 0 && sweepActive[c.Sweep] >= st.parallel {

@@ -42,9 +42,13 @@ type Parser interface {
 
 // Config wires an Engine.
 type Config struct {
-	Home        string // runs/ lives here
-	Store       *store.Store
-	Sandboxes   map[string]sandbox.Sandbox
+	Home      string // runs/ lives here
+	Store     *store.Store
+	Sandboxes map[string]sandbox.Sandbox
+	// Missing says, for a backend this daemon has not got, why and what
+	// to do (the error of a request that names it); registered beside
+	// Sandboxes.
+	Missing     map[string]string
 	Judge       Judge // may be nil: no plans, progress or classification
 	MaxParallel int   // runs at once; default runtime.NumCPU()
 	// DefaultImage is used for docker runs that name no image.
@@ -320,7 +324,7 @@ func (e *Engine) schedule() {
 		return
 	}
 	d := e.decideLocked()
-	e.arrayPassLocked(d) // slurmarray.go
+	e.groupPassLocked(d) // backendheld.go
 	go1 := map[string]bool{}
 	for _, id := range d.start {
 		go1[id] = true
@@ -340,8 +344,8 @@ func (e *Engine) schedule() {
 			continue
 		}
 		delete(e.pending, id)
-		if dep := d.dependency[id]; dep != "" {
-			withDependency(&p.spec, dep) // slurmchain.go
+		if chain := d.chain[id]; chain != nil {
+			chain(&p.spec) // backendheld.go
 		}
 		if devs := d.devices[id]; len(devs) > 0 {
 			if g, ok := e.cfg.Sandboxes[p.backend].(sandbox.GPUGiver); ok {

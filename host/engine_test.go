@@ -232,3 +232,21 @@ func TestRecoverStartsAPreparedRunThatNeverStarted(t *testing.T) {
 		t.Errorf("run without a queued spec: %s (%s), want lost, never started", r2.State, r2.Reason)
 	}
 }
+
+// A request that names a backend this daemon has not got is refused with
+// the reason the daemon registered for it (Config.Missing); one it has no
+// reason for, or no such backend at all, with what is known.
+func TestMissingBackendSaysWhy(t *testing.T) {
+	te := newTestEngine(t, t.TempDir(), 1)
+	te.cfg.Missing = map[string]string{sandbox.Slurm: "no sbatch on PATH (install slurm-client)"}
+	for _, tc := range []struct{ sandbox, want string }{
+		{sandbox.Slurm, "sandbox slurm is not available: no sbatch on PATH (install slurm-client)"},
+		{sandbox.Docker, `sandbox "docker" is not available on this host`},
+		{"nowhere", `unknown sandbox "nowhere"`},
+	} {
+		_, err := te.Submit(context.Background(), api.RunRequest{Command: []string{"true"}, Workdir: t.TempDir(), Sandbox: tc.sandbox})
+		if !errors.Is(err, ErrBadRequest) || (err == nil || !strings.Contains(err.Error(), tc.want)) {
+			t.Errorf("--sandbox %s: %v, want a bad request saying %q", tc.sandbox, err, tc.want)
+		}
+	}
+}

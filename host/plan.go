@@ -66,8 +66,8 @@ func (e *Engine) Plan(ctx context.Context, req api.RunRequest) (*store.Plan, err
 		rec = &sdk.Recommendation{}
 	}
 	backend, reason, err := "", "", error(nil)
-	if why := e.slurmFits(ctx, req, facts, in.Experience); why != "" {
-		backend, reason = sandbox.Slurm, why
+	if cluster, why := e.clusterFits(ctx, req, facts, in.Experience); why != "" {
+		backend, reason = cluster, why
 	} else if backend, reason, err = e.planSandbox(ctx, &req, rec); err != nil {
 		return nil, err
 	}
@@ -147,38 +147,47 @@ func limitsNote(caps sandbox.Capabilities, spec sandbox.Spec) string {
 	return mem + "; " + pids
 }
 
-// slurmLongRun is how long similar runs must have taken for a plan to send
-// the next one to the cluster rather than keep a local machine busy.
-const slurmLongRun = 30 * time.Minute
+// clusterLongRun is how long similar runs must have taken for a plan to
+// send the next one to the cluster rather than keep a local machine busy.
+const clusterLongRun = 30 * time.Minute
 
-// slurmFits says why a plan with no sandbox named should go to the Slurm
-// cluster, or "" when it should not: a cluster must be configured and
-// answering, and the run be long by experience or ask for more memory or
-// GPUs than this machine has.
-func (e *Engine) slurmFits(ctx context.Context, req api.RunRequest, facts sdk.HostFacts, exp *sdk.Experience) string {
+// clusterFits says why a plan with no sandbox named should go to a
+// cluster, and to which backend (the first in sandbox.Names whose
+// capabilities name a cluster), or "" when it should not: a cluster must
+// be configured and answering, and the run be long by experience or ask
+// for more memory or GPUs than this machine has.
+func (e *Engine) clusterFits(ctx context.Context, req api.RunRequest, facts sdk.HostFacts, exp *sdk.Experience) (backend, why string) {
 	if req.Sandbox != "" && req.Sandbox != sandbox.Auto {
-		return ""
+		return "", ""
 	}
-	sb, ok := e.cfg.Sandboxes[sandbox.Slurm]
-	if !ok {
-		return ""
+	var sb sandbox.Sandbox
+	var cluster string
+	for _, name := range sandbox.Names {
+		if s, ok := e.cfg.Sandboxes[name]; ok {
+			if c := e.probes.capsOf(ctx, s).Cluster; c != "" {
+				backend, sb, cluster = name, s, c
+				break
+			}
+		}
 	}
-	var why string
+	if sb == nil {
+		return "", ""
+	}
 	switch {
-	case exp != nil && exp.MedianDurationSeconds > slurmLongRun.Seconds():
+	case exp != nil && exp.MedianDurationSeconds > clusterLongRun.Seconds():
 		why = fmt.Sprintf("similar runs took %s (median of %d), longer than %s: the cluster keeps this machine free",
-			time.Duration(exp.MedianDurationSeconds*float64(time.Second)).Round(time.Minute), exp.Runs, slurmLongRun)
+			time.Duration(exp.MedianDurationSeconds*float64(time.Second)).Round(time.Minute), exp.Runs, clusterLongRun)
 	case req.Limits.MemoryBytes > 0 && facts.MemoryBytes > 0 && uint64(req.Limits.MemoryBytes) > facts.MemoryBytes:
 		why = fmt.Sprintf("it asks for %d MiB of memory and this machine has %d MiB", req.Limits.MemoryBytes>>20, facts.MemoryBytes>>20)
 	case gpusAsked(req.GPUs) > len(facts.GPUs):
 		why = fmt.Sprintf("it asks for GPUs (%s) and this machine has %d", req.GPUs, len(facts.GPUs))
 	default:
-		return ""
+		return "", ""
 	}
 	if h := e.probes.healthOf(ctx, sb); !h.Available {
-		return "" // the reasons stand, but a cluster that does not answer cannot take it
+		return "", "" // the reasons stand, but a cluster that does not answer cannot take it
 	}
-	return "Slurm: " + why
+	return backend, cluster + ": " + why
 }
 
 // gpusAsked is how many GPUs a --gpus value asks for (all: at least one).
@@ -303,10 +312,14 @@ func (e *Engine) HostFacts(ctx context.Context, workdir string) sdk.HostFacts {
 	if du, err := disk.UsageWithContext(ctx, workdir); err == nil {
 		f.DiskFreeBytes = du.Free
 	}
-	if d, ok := e.cfg.Sandboxes[sandbox.Docker]; ok {
-		h := d.Health(ctx)
-		f.DockerAvailable = h.Available
-		f.DockerRuntimes = h.Runtimes
+	// What the planner calls Docker: the backend that runs images.
+	for _, name := range sandbox.Names {
+		if d, ok := e.cfg.Sandboxes[name]; ok && e.probes.capsOf(ctx, d).Images {
+			h := d.Health(ctx)
+			f.DockerAvailable = h.Available
+			f.DockerRuntimes = h.Runtimes
+			break
+		}
 	}
 	f.GPUs = detectGPUs(ctx)
 	return f

@@ -18,8 +18,9 @@ func (e *Engine) Recover(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("recover: %w", err)
 	}
-	// Oldest first, so the queue keeps its FIFO order. A sweep's Slurm
-	// members wait until all are back, to go in one job array.
+	// Oldest first, so the queue keeps its FIFO order. A sweep's members
+	// that go in one group of their backend (a Slurm job array) wait
+	// until all are back.
 	e.mu.Lock()
 	e.camp.recovering = true
 	e.mu.Unlock()
@@ -110,8 +111,8 @@ func (e *Engine) recoverRun(ctx context.Context, run *store.Run) {
 	}
 	e.trackCampaign(run.ID, run.Campaign, true)
 	e.mu.Lock()
-	if run.Sandbox == sandbox.Slurm && run.Campaign != nil && run.Campaign.Sweep != "" {
-		e.camp.array[run.ID] = true // a task of its sweep's job array (slurmarray.go)
+	if _, ok := e.cfg.Sandboxes[run.Sandbox].(sandbox.Grouper); ok && run.Campaign != nil && run.Campaign.Sweep != "" {
+		e.camp.grouped[run.ID] = true // in its sweep's group (backendheld.go)
 	}
 	e.track(run.ID)
 	r := newRunner(e, run.ID)

@@ -211,9 +211,9 @@ func (e *Engine) chooseSandbox(ctx context.Context, want, image string) (string,
 		if _, ok := e.cfg.Sandboxes[want]; ok {
 			return want, "asked for with --sandbox " + want, nil
 		}
-		switch {
-		case want == sandbox.Slurm:
-			return "", "", badRequest("sandbox slurm is not available: no sbatch on PATH and SLURM_RESTD_URL unset (install slurm-client and point it at the cluster)")
+		switch why, known := e.cfg.Missing[want]; {
+		case known:
+			return "", "", badRequest("sandbox %s is not available: %s", want, why)
 		case slices.Contains(sandbox.Names, want):
 			return "", "", badRequest("sandbox %q is not available on this host", want)
 		}

@@ -284,7 +284,7 @@ func memberFailed(s store.State) bool {
 // sweep's table shows it in the member's row (the earlier attempts as
 // its previous ones), sweep wait and stop reach it, and the sweep's
 // --parallel holds it (on Slurm: it goes as an array of the sweep, held
-// by the cluster until the sweep's live arrays end, slurmarray.go). A
+// by the cluster until the sweep's live arrays end, backendheld.go). A
 // retry reopens a stopped sweep: the user asked for this run after the
 // stop; the members the stop cancelled stay cancelled until retried
 // themselves (docs/RATIONALE.md, campaigns).
@@ -513,7 +513,7 @@ func (e *Engine) StopSweep(ctx context.Context, id string) (*api.Sweep, error) {
 	if err != nil {
 		return nil, err
 	}
-	e.stopArrays(ctx, runs) // a Slurm sweep's array, in one scancel (slurmarray.go)
+	e.stopGroups(ctx, runs) // a sweep's groups, each at once (backendheld.go)
 	for _, r := range runs {
 		if !r.State.Terminal() {
 			if _, err := e.Stop(ctx, r.ID, 0); err != nil {

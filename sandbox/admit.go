@@ -45,6 +45,10 @@ type Capabilities struct {
 	// AllowNet: it can keep a run to an allow-list of hosts (--allow-net,
 	// --setup-allow-net) through an egress proxy; others refuse a list.
 	AllowNet bool
+	// Cluster names the kind of cluster it submits runs to ("Slurm"):
+	// they run on other machines, and a plan with no sandbox named sends
+	// a run there when it outgrows this one. Empty: runs run here.
+	Cluster string
 }
 
 // Whose GPUs a run gets (Capabilities.GPUs).
@@ -143,6 +147,52 @@ type Admitter interface {
 // spec in the backend's own form.
 type GPUGiver interface {
 	GiveGPUs(spec *Spec, devs []string)
+}
+
+// Chainer is a backend whose own scheduler can hold a run until runs it
+// already has end (Slurm: sbatch --dependency). A queued run that comes
+// after such runs is then handed to it at once, not kept in the daemon,
+// which may be down by the time they end; if one of them fails where the
+// run needed it to succeed, the daemon stops the held run itself.
+type Chainer interface {
+	// ChainAfter returns what makes a spec start after the runs whose
+	// handles' Ref are refs end: once each has succeeded, or with anyEnd
+	// once each has ended whatever its state. It returns nil when a ref
+	// is not one this backend can wait on: the run waits in the daemon.
+	ChainAfter(refs []string, anyEnd bool) func(*Spec)
+}
+
+// Grouper is a backend that takes a sweep's members as one submission
+// (Slurm: one job array) and holds them to the sweep's --parallel itself:
+// the daemon starts them together once every member is created, and
+// gates them neither by the sweep's limit nor by its own slots.
+type Grouper interface {
+	// Group puts spec in group g.
+	Group(spec *Spec, g Group)
+	// StopGroups cancels at once the groups that the runs with refs are
+	// in, each group once. A run not yet in its group is not reached:
+	// the caller stops it on its own.
+	StopGroups(ctx context.Context, refs []string) error
+	// GroupName is what a group is in the backend's words ("Slurm job
+	// array"), for the reason a member waits.
+	GroupName() string
+}
+
+// Group is a member's place among a sweep's members started together.
+type Group struct {
+	// Key names the group (its first member's run id): the runs that
+	// share it are submitted together.
+	Key string
+	// Dir is where the backend may keep the group's own files.
+	Dir string
+	// Index orders the members (their sweep index); Size is how many
+	// the group waits for before it is submitted.
+	Index, Size int
+	// Sweep is the sweep's id: groups of one sweep started at different
+	// times (a retried member) run one after another.
+	Sweep string
+	// Parallel is the sweep's --parallel (0: no limit).
+	Parallel int
 }
 
 // ErrRefused marks a request a backend cannot admit as given.

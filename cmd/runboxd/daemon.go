@@ -49,15 +49,21 @@ func runDaemon(ctx context.Context, a *cli.App, c *cli.DaemonCmd) error {
 		defer d.Close() // an idle daemon exits, and takes its warm containers with it
 		sbs[sandbox.Docker] = d
 	}
+	missing := map[string]string{}
 	if slurm.Configured() { // sbatch on PATH or SLURM_RESTD_URL set
 		sbs[sandbox.Slurm] = slurm.New(slurm.Options{})
+	} else {
+		missing[sandbox.Slurm] = slurm.NotConfigured
+	}
+	if c.NoDocker {
+		missing[sandbox.Docker] = "this daemon was started with --no-docker"
 	}
 	judge := newJudge(log, c.PluginIdle)
 	defer judge.Close()
 	return daemon.Run(ctx, daemon.Options{
 		Home: a.G.Home, Socket: paths.SocketPath(a.G.Home), IdleTimeout: c.IdleTimeout,
 		MaxParallel: c.MaxParallel, Version: cli.Version, Logger: log,
-		Sandboxes: sbs, Judge: judge, DefaultImage: c.DefaultImage, GPUs: gpus,
+		Sandboxes: sbs, Missing: missing, Judge: judge, DefaultImage: c.DefaultImage, GPUs: gpus,
 	})
 }
 

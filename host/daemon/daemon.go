@@ -31,6 +31,7 @@ type Options struct {
 	// Sandboxes and Judge are built by the caller (cmd/runbox wires the
 	// real backends and plugins).
 	Sandboxes    map[string]sandbox.Sandbox
+	Missing      map[string]string // why a backend is not in Sandboxes (host.Config)
 	Judge        host.Judge
 	DefaultImage string
 	// GPUs are this host's GPUs (gpu.Detect), the same set the caller
@@ -62,7 +63,7 @@ func Run(ctx context.Context, o Options) error {
 	}
 	defer st.Close()
 	eng, err := host.New(host.Config{
-		Home: o.Home, Store: st, Sandboxes: o.Sandboxes, Judge: o.Judge,
+		Home: o.Home, Store: st, Sandboxes: o.Sandboxes, Missing: o.Missing, Judge: o.Judge,
 		MaxParallel: o.MaxParallel, DefaultImage: o.DefaultImage, Logger: log,
 		GPUs: o.GPUs,
 	})

@@ -17,6 +17,7 @@ func (s *Sandbox) Capabilities(ctx context.Context) sandbox.Capabilities {
 		Limits:           map[string]string{"memory": "Slurm (--mem)", "cpus": "Slurm (--cpus-per-task)", "pids": "as the cluster sets"},
 		SchedulerOptions: true,
 		GPUs:             sandbox.GPUsCluster,
+		Cluster:          "Slurm",
 	}
 }
 

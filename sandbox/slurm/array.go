@@ -302,12 +302,12 @@ func arraySpec(tasks []int, parallel int) string {
 }
 
 // trackTask and untrackTask keep the live handles of each array, for
-// StopArray.
+// stopArray.
 func (s *Sandbox) trackTask(h *handle) {
 	s.arrMu.Lock()
 	defer s.arrMu.Unlock()
 	if s.stopped[h.jobID] {
-		// StopArray ran while this task's run was being started: it was
+		// stopArray ran while this task's run was being started: it was
 		// cancelled with the array, by runbox.
 		h.rec.update(func(r *record) {
 			if r.StopReason == "" {
@@ -337,17 +337,10 @@ func (s *Sandbox) untrackTask(h *handle) {
 	s.arrayMaybeEnded(h.jobID)
 }
 
-// StopArray cancels the whole job array that ref ("slurm:123_4", the
-// Ref of any of its tasks' runs) belongs to, with one scancel: every
+// stopArray cancels job array id with one scancel (StopGroups): every
 // task this process follows is marked stopped by runbox first, so each
 // run ends cancelled, not "cancelled outside runbox".
-func (s *Sandbox) StopArray(ctx context.Context, ref string) error {
-	k := strings.TrimPrefix(ref, "slurm:")
-	k, _, _ = strings.Cut(k, "_")
-	id, err := strconv.ParseInt(k, 10, 64)
-	if err != nil || id <= 0 {
-		return fmt.Errorf("%q is not a Slurm job array", ref)
-	}
+func (s *Sandbox) stopArray(ctx context.Context, id int64) error {
 	s.arrMu.Lock()
 	if s.stopped == nil {
 		s.stopped = map[int64]bool{}
@@ -375,7 +368,7 @@ func (s *Sandbox) StopArray(ctx context.Context, ref string) error {
 		h.arrayStopped = true
 		h.mu.Unlock()
 	}
-	_, err = s.command(ctx, "scancel", strconv.FormatInt(id, 10))
+	_, err := s.command(ctx, "scancel", strconv.FormatInt(id, 10))
 	for _, h := range hs {
 		h.stopOnce.Do(func() { close(h.stopSignal) })
 	}

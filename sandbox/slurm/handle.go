@@ -47,7 +47,7 @@ type handle struct {
 	startOnce  sync.Once
 	stopSignal chan struct{} // closed by Stop: look at the job now
 	stopOnce   sync.Once
-	// arrayStopped: StopArray cancelled the whole array (this task with
+	// arrayStopped: stopArray cancelled the whole array (this task with
 	// it); a Stop after it has nothing left to do.
 	arrayStopped bool
 }
@@ -178,7 +178,7 @@ func (h *handle) stop(ctx context.Context, reason string, grace time.Duration) e
 	whole := h.arrayStopped
 	h.mu.Unlock()
 	if whole {
-		return nil // cancelled with its array (StopArray)
+		return nil // cancelled with its array (stopArray)
 	}
 	if grace <= 0 {
 		grace = h.spec.Grace

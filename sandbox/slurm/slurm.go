@@ -49,7 +49,7 @@ type Sandbox struct {
 	arrMu   sync.Mutex
 	batches map[string]*arrayBatch         // arrays gathering members (array.go)
 	tasks   map[int64]map[*handle]struct{} // live array tasks by array id
-	stopped map[int64]bool                 // arrays StopArray cancelled
+	stopped map[int64]bool                 // arrays stopArray cancelled
 	arrays  map[int64]*liveArray           // arrays not yet ended (arraylife.go)
 	reaped  map[int64]bool                 // arrays whose dir was looked at
 
@@ -106,6 +106,9 @@ func New(opts Options) *Sandbox {
 	s.q = &queue{run: s.command, maxAge: opts.Poll / 2}
 	return s
 }
+
+// NotConfigured says why a host has no Slurm backend and what to do.
+const NotConfigured = "no sbatch on PATH and SLURM_RESTD_URL unset (install slurm-client and point it at the cluster)"
 
 // Configured reports whether this host can reach a Slurm cluster at all:
 // sbatch on PATH, or a slurmrestd URL in the environment.
