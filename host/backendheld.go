@@ -169,7 +169,9 @@ func (e *Engine) stopGroups(ctx context.Context, runs []*store.Run) {
 
 // stopPendingMembers cancels the members of a sweep still pending in
 // their backend's group (the members not yet started, as --max-failures
-// says), each with the reason; running members go on.
+// says), each with the reason; running members go on. Where the backend
+// can cancel a run only while it is pending (sandbox.PendingCanceller),
+// it decides: a member it starts meanwhile is not cut short.
 func (e *Engine) stopPendingMembers(sweep, reason string) {
 	e.mu.Lock()
 	var rs []*runner
@@ -187,13 +189,29 @@ func (e *Engine) stopPendingMembers(sweep, reason string) {
 		}
 		r.mu.Lock()
 		h := r.handle
-		r.mu.Unlock()
-		if p, ok := h.(interface{ Pending(context.Context) bool }); ok && !p.Pending(ctx) {
-			continue // the backend started it since the last look: it goes on
+		// Set before the backend is asked: the run may end cancelled
+		// before the answer comes. Shown as "CANCELLED: " + reason, as
+		// for a queued member.
+		r.stopWhy = reason
+		pc, ok := h.(sandbox.PendingCanceller)
+		if ok {
+			r.stopping = true
 		}
-		r.mu.Lock()
-		r.stopWhy = reason // shown as "CANCELLED: " + reason, as for a queued member
 		r.mu.Unlock()
-		go r.stop(ctx, 0)
+		if !ok {
+			go r.stop(ctx, 0) // not yet in its group, or a backend that cannot tell
+			continue
+		}
+		go func() {
+			cancelled, err := pc.CancelPending(ctx)
+			if err != nil {
+				e.log.Warn("sweep: cancel a pending member", "run", r.id, "err", err)
+			}
+			if !cancelled {
+				r.mu.Lock()
+				r.stopping, r.stopWhy = false, "" // it had started: it goes on
+				r.mu.Unlock()
+			}
+		}()
 	}
 }

@@ -255,3 +255,59 @@ func TestRequeuedJobFollowedToTheEnd(t *testing.T) {
 		t.Errorf("the log does not say the job was requeued: %q", meta)
 	}
 }
+
+// CancelPending cancels a job only while the cluster still holds it
+// pending, as runbox's own stop; a job the cluster has started goes on
+// unmarked, even when this process has not yet seen it start (a poll of a
+// minute here). The controller filters the scancel itself, so no window
+// is left between a look and a cancel (the one --max-failures met under
+// load, which cannot be provoked on demand).
+func TestCancelPending(t *testing.T) {
+	sb := needCluster(t, New(Options{Poll: time.Minute}))
+
+	spec := testSpec(t, `echo never`)
+	spec.Slurm = &sandbox.SlurmSpec{Options: map[string]string{"begin": "now+1hour"}}
+	h := start(t, sb, spec)
+	pc, ok := h.(sandbox.PendingCanceller)
+	if !ok {
+		t.Fatal("a Slurm handle must be a sandbox.PendingCanceller")
+	}
+	if cancelled, err := pc.CancelPending(context.Background()); err != nil || !cancelled {
+		t.Fatalf("pending job: CancelPending = %v, %v; want cancelled", cancelled, err)
+	}
+	e := wait(t, h, time.Minute)
+	if !e.Cancelled || e.Outside != "" || !e.StartedAt.IsZero() {
+		t.Errorf("pending job after CancelPending: %+v; want cancelled by runbox, never started", e)
+	}
+
+	spec = testSpec(t, `sleep 30`)
+	spec.Slurm = &sandbox.SlurmSpec{Options: map[string]string{"begin": "now+1hour"}}
+	h = start(t, sb, spec)
+	job := strings.TrimPrefix(h.Ref(), "slurm:")
+	// Started by the cluster behind this process's back: its next look is
+	// a minute away, so the handle still takes the job for pending.
+	if out, err := exec.Command("scontrol", "update", "jobid="+job, "StartTime=now").CombinedOutput(); err != nil {
+		t.Fatalf("scontrol update: %v: %s", err, out)
+	}
+	eventually(t, 30*time.Second, "the job running", func() bool {
+		out, _ := exec.Command("squeue", "-h", "-j", job, "-o", "%T").Output()
+		return strings.TrimSpace(string(out)) == "RUNNING"
+	})
+	cancelled, err := h.(sandbox.PendingCanceller).CancelPending(context.Background())
+	if err != nil || cancelled {
+		t.Fatalf("running job: CancelPending = %v, %v; want left alone", cancelled, err)
+	}
+	time.Sleep(time.Second)
+	if !liveJob(t, h.Ref()) {
+		t.Fatal("CancelPending ended a job the cluster had started")
+	}
+	if why := h.(*handle).rec.get().StopReason; why != "" {
+		t.Errorf("a job left alone is still marked stopped by runbox (%q): its own end would read as cancelled", why)
+	}
+	if err := h.Stop(context.Background(), time.Second); err != nil {
+		t.Fatal(err)
+	}
+	if e := wait(t, h, time.Minute); !e.Cancelled || e.Outside != "" {
+		t.Errorf("running job stopped after CancelPending left it: %+v; want cancelled by runbox", e)
+	}
+}
