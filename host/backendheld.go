@@ -169,9 +169,7 @@ func (e *Engine) stopGroups(ctx context.Context, runs []*store.Run) {
 
 // stopPendingMembers cancels the members of a sweep still pending in
 // their backend's group (the members not yet started, as --max-failures
-// says), each with the reason; running members go on. Where the backend
-// can cancel a run only while it is pending (sandbox.PendingCanceller),
-// it decides: a member it starts meanwhile is not cut short.
+// says), each with the reason; running members go on.
 func (e *Engine) stopPendingMembers(sweep, reason string) {
 	e.mu.Lock()
 	var rs []*runner
@@ -189,29 +187,13 @@ func (e *Engine) stopPendingMembers(sweep, reason string) {
 		}
 		r.mu.Lock()
 		h := r.handle
-		// Set before the backend is asked: the run may end cancelled
-		// before the answer comes. Shown as "CANCELLED: " + reason, as
-		// for a queued member.
-		r.stopWhy = reason
-		pc, ok := h.(sandbox.PendingCanceller)
-		if ok {
-			r.stopping = true
-		}
 		r.mu.Unlock()
-		if !ok {
-			go r.stop(ctx, 0) // not yet in its group, or a backend that cannot tell
-			continue
+		if p, ok := h.(interface{ Pending(context.Context) bool }); ok && !p.Pending(ctx) {
+			continue // the backend started it since the last look: it goes on
 		}
-		go func() {
-			cancelled, err := pc.CancelPending(ctx)
-			if err != nil {
-				e.log.Warn("sweep: cancel a pending member", "run", r.id, "err", err)
-			}
-			if !cancelled {
-				r.mu.Lock()
-				r.stopping, r.stopWhy = false, "" // it had started: it goes on
-				r.mu.Unlock()
-			}
-		}()
+		r.mu.Lock()
+		r.stopWhy = reason // shown as "CANCELLED: " + reason, as for a queued member
+		r.mu.Unlock()
+		go r.stop(ctx, 0)
 	}
 }

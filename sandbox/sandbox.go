@@ -284,19 +284,6 @@ type Queued interface {
 	Started(ctx context.Context, report func(reason string)) error
 }
 
-// PendingCanceller is a Queued handle whose backend can cancel the run
-// only while it still waits in the backend's queue, in one step the
-// backend decides (Slurm: scancel --state=PENDING): a run the backend has
-// just started is not cut short, as it would be by a look at the queue
-// and a Stop after it.
-type PendingCanceller interface {
-	Queued
-	// CancelPending cancels the run if it is still in the backend's
-	// queue, and reports whether it was; a run that has left the queue
-	// goes on untouched.
-	CancelPending(ctx context.Context) (bool, error)
-}
-
 // Handle is a started run.
 type Handle interface {
 	// Ref identifies the run inside the backend (supervisor pid, container id).

@@ -301,48 +301,19 @@ func (h *handle) finish(e sandbox.Exit) {
 	close(h.done)
 }
 
-// CancelPending cancels the job (or array task) only if the cluster still
-// holds it pending: --max-failures cancels only members not yet started,
-// and a task Slurm started since the watcher's last look (up to a poll
-// ago), or starts while it is asked, must go on. Asking squeue first and
-// then cancelling left a moment in which Slurm started the task and the
-// scancel cut it short (TestSlurmSweepMaxFailuresCancelsPendingTasks
-// met it under load).
-func (h *handle) CancelPending(ctx context.Context) (bool, error) {
+// Pending asks the cluster, not the last look, whether the job (or array
+// task) has still not started: --max-failures cancels only members not
+// yet started, and a task Slurm started since the watcher's last look
+// (up to a poll ago) must go on. A job squeue no longer lists, or an
+// answer that cannot be read, is not pending.
+func (h *handle) Pending(ctx context.Context) bool {
 	select {
 	case <-h.started:
-		return false, nil
+		return false
 	case <-h.done:
-		return false, nil
+		return false
 	default:
 	}
-	// Marked before the scancel: the watcher may see the job end
-	// cancelled before scancel returns, and the mark is what makes it a
-	// run runbox stopped rather than one cancelled outside it.
-	marked := false
-	if err := h.rec.update(func(r *record) {
-		if r.StopReason == "" {
-			r.StopReason, marked = stopCancelled, true
-		}
-	}); err != nil {
-		return false, err
-	}
-	// The controller keeps to the state filter as it cancels, and -v
-	// names each job it cancelled ("Terminating job 12_3"); one that had
-	// started is left alone ("No active jobs match ALL job filters").
-	_, stderr, err := h.sb.commandErr(ctx, nil, nil, "scancel", "-v", "--state=PENDING", h.ref())
-	if err == nil && strings.Contains(string(stderr), "Terminating job") {
-		h.stopOnce.Do(func() { close(h.stopSignal) })
-		return true, nil
-	}
-	if marked {
-		if uerr := h.rec.update(func(r *record) {
-			if r.StopReason == stopCancelled {
-				r.StopReason = ""
-			}
-		}); uerr != nil {
-			err = errors.Join(err, uerr)
-		}
-	}
-	return false, err
+	out, err := h.sb.command(ctx, "squeue", "-h", "-r", "-j", h.ref(), "-o", "%T")
+	return err == nil && strings.TrimSpace(string(out)) == "PENDING"
 }

@@ -133,16 +133,9 @@ func (s *Sandbox) command(ctx context.Context, name string, args ...string) ([]b
 }
 
 func (s *Sandbox) commandEnv(ctx context.Context, env []string, stdin []byte, name string, args ...string) ([]byte, error) {
-	out, _, err := s.commandErr(ctx, env, stdin, name, args...)
-	return out, err
-}
-
-// commandErr is commandEnv that also returns what the command wrote to
-// stderr (scancel -v says there which jobs it cancelled).
-func (s *Sandbox) commandErr(ctx context.Context, env []string, stdin []byte, name string, args ...string) (stdout, stderr []byte, err error) {
 	path, err := exec.LookPath(name)
 	if err != nil {
-		return nil, nil, fmt.Errorf("%w: %s is not on PATH (is slurm-client installed?)", sandbox.ErrUnavailable, name)
+		return nil, fmt.Errorf("%w: %s is not on PATH (is slurm-client installed?)", sandbox.ErrUnavailable, name)
 	}
 	ctx, cancel := context.WithTimeout(ctx, cmdTimeout)
 	defer cancel()
@@ -163,11 +156,11 @@ func (s *Sandbox) commandErr(ctx context.Context, env []string, stdin []byte, na
 			msg = strings.TrimSpace(out.String())
 		}
 		if ctx.Err() != nil {
-			return nil, nil, fmt.Errorf("%s: no answer in %s: %w", name, cmdTimeout, ctx.Err())
+			return nil, fmt.Errorf("%s: no answer in %s: %w", name, cmdTimeout, ctx.Err())
 		}
-		return nil, nil, fmt.Errorf("%s: %s: %w", name, msg, err)
+		return nil, fmt.Errorf("%s: %s: %w", name, msg, err)
 	}
-	return out.Bytes(), errb.Bytes(), nil
+	return out.Bytes(), nil
 }
 
 // Health reports whether the controller answers, its partitions and how
