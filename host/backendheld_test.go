@@ -55,7 +55,7 @@ func TestSlurmSweepMembersStartAsOneArray(t *testing.T) {
 	e.groupPassLocked(d)
 	for i, id := range ids {
 		a := e.pending[id].spec.Slurm.Array
-		if a == nil || a.Key != "m0" || a.Index != i || a.Size != 4 || a.Parallel != 2 || a.Group != "s" {
+		if a == nil || a.Key != "m0" || a.Index != i || a.Size != 4 || a.Parallel != 2 || a.Sweep != "s" {
 			t.Errorf("%s: array %+v", id, a)
 		}
 		e.active[id] = &runner{} // as schedule does

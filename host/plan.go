@@ -160,16 +160,7 @@ func (e *Engine) clusterFits(ctx context.Context, req api.RunRequest, facts sdk.
 	if req.Sandbox != "" && req.Sandbox != sandbox.Auto {
 		return "", ""
 	}
-	var sb sandbox.Sandbox
-	var cluster string
-	for _, name := range sandbox.Names {
-		if s, ok := e.cfg.Sandboxes[name]; ok {
-			if c := e.probes.capsOf(ctx, s).Cluster; c != "" {
-				backend, sb, cluster = name, s, c
-				break
-			}
-		}
-	}
+	backend, sb := e.backendWith(ctx, func(c sandbox.Capabilities) bool { return c.Cluster != "" })
 	if sb == nil {
 		return "", ""
 	}
@@ -187,7 +178,18 @@ func (e *Engine) clusterFits(ctx context.Context, req api.RunRequest, facts sdk.
 	if h := e.probes.healthOf(ctx, sb); !h.Available {
 		return "", "" // the reasons stand, but a cluster that does not answer cannot take it
 	}
-	return backend, cluster + ": " + why
+	return backend, e.probes.capsOf(ctx, sb).Cluster + ": " + why
+}
+
+// backendWith is the first backend, in sandbox.Names order, whose
+// capabilities have what has asks for; nil if none.
+func (e *Engine) backendWith(ctx context.Context, has func(sandbox.Capabilities) bool) (string, sandbox.Sandbox) {
+	for _, name := range sandbox.Names {
+		if sb, ok := e.cfg.Sandboxes[name]; ok && has(e.probes.capsOf(ctx, sb)) {
+			return name, sb
+		}
+	}
+	return "", nil
 }
 
 // gpusAsked is how many GPUs a --gpus value asks for (all: at least one).
@@ -313,13 +315,10 @@ func (e *Engine) HostFacts(ctx context.Context, workdir string) sdk.HostFacts {
 		f.DiskFreeBytes = du.Free
 	}
 	// What the planner calls Docker: the backend that runs images.
-	for _, name := range sandbox.Names {
-		if d, ok := e.cfg.Sandboxes[name]; ok && e.probes.capsOf(ctx, d).Images {
-			h := d.Health(ctx)
-			f.DockerAvailable = h.Available
-			f.DockerRuntimes = h.Runtimes
-			break
-		}
+	if _, d := e.backendWith(ctx, func(c sandbox.Capabilities) bool { return c.Images }); d != nil {
+		h := d.Health(ctx)
+		f.DockerAvailable = h.Available
+		f.DockerRuntimes = h.Runtimes
 	}
 	f.GPUs = detectGPUs(ctx)
 	return f

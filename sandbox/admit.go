@@ -182,17 +182,23 @@ type Grouper interface {
 type Group struct {
 	// Key names the group (its first member's run id): the runs that
 	// share it are submitted together.
-	Key string
-	// Dir is where the backend may keep the group's own files.
-	Dir string
-	// Index orders the members (their sweep index); Size is how many
-	// the group waits for before it is submitted.
-	Index, Size int
-	// Sweep is the sweep's id: groups of one sweep started at different
-	// times (a retried member) run one after another.
-	Sweep string
-	// Parallel is the sweep's --parallel (0: no limit).
-	Parallel int
+	Key string `json:"key"`
+	// Dir is where the backend may keep the group's own files (Slurm:
+	// its batch script, the per-task output links).
+	Dir string `json:"dir"`
+	// Index orders the members (their sweep index).
+	Index int `json:"index"`
+	// Size is how many members the group waits for before it is
+	// submitted.
+	Size int `json:"size"`
+	// Parallel caps the members running at once, the sweep's --parallel
+	// (0: no limit).
+	Parallel int `json:"parallel,omitempty"`
+	// Sweep is the sweep's id, which the groups of one sweep share: a
+	// group started later (a retried member) is held until the sweep's
+	// groups started before it have ended, so the sweep never runs more
+	// than Parallel at once. Empty: the group is on its own.
+	Sweep string `json:"group,omitempty"`
 }
 
 // ErrRefused marks a request a backend cannot admit as given.

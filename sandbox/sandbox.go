@@ -156,32 +156,12 @@ type SlurmSpec struct {
 	QueueTimeout time.Duration `json:"queue_timeout,omitempty"`
 	// Array, when set, makes the run one task of a job array: the runs
 	// with the same Key are submitted together by one sbatch --array
-	// (a sweep's members on Slurm). Set by the engine when it starts the
-	// run; not part of the stored spec.
-	Array *SlurmArray `json:"array,omitempty"`
-}
-
-// SlurmArray places a run in a Slurm job array.
-type SlurmArray struct {
-	// Key names the array: the runs that share it go in one sbatch.
-	Key string `json:"key"`
-	// Dir holds the array's own files (its batch script, the per-task
-	// output links), on the filesystem the nodes share.
-	Dir string `json:"dir"`
-	// Index orders the runs of one array (its sweep member index); the
-	// task ids are 0..n-1 in that order, in arrays of at most the
-	// cluster's MaxArraySize tasks.
-	Index int `json:"index"`
-	// Size is how many runs the array waits for before it is submitted.
-	Size int `json:"size"`
-	// Parallel caps the tasks running at once (--array=...%Parallel); 0
-	// leaves it to the cluster.
-	Parallel int `json:"parallel,omitempty"`
-	// Group names the arrays that share Parallel (a sweep's): an array
-	// of a group is held by the cluster until the group's arrays
-	// submitted before it have ended, so the group never runs more than
-	// Parallel at once. Empty: the array is on its own.
-	Group string `json:"group,omitempty"`
+	// (a sweep's members on Slurm), its Dir on the filesystem the nodes
+	// share, its task ids 0..n-1 in Index order, in arrays of at most the
+	// cluster's MaxArraySize tasks, --array=...%Parallel. Set by its
+	// Group (Grouper) when the engine starts the run; not part of the
+	// stored spec.
+	Array *Group `json:"array,omitempty"`
 }
 
 // Usage is what a run consumed.

@@ -37,7 +37,7 @@ const arrayGather = 5 * time.Second
 const arrayFile = "array.sh"
 
 // arrayOf is the spec's place in a job array, nil for a job of its own.
-func arrayOf(spec sandbox.Spec) *sandbox.SlurmArray {
+func arrayOf(spec sandbox.Spec) *sandbox.Group {
 	if spec.Slurm == nil || spec.Slurm.Array == nil {
 		return nil
 	}
@@ -62,7 +62,7 @@ type arrayMember struct {
 
 // arrayBatch gathers the members of one array until all have come.
 type arrayBatch struct {
-	a       sandbox.SlurmArray
+	a       sandbox.Group
 	members []*arrayMember
 	timer   *time.Timer
 	done    chan struct{} // closed once sbatch answered
@@ -139,7 +139,7 @@ func (s *Sandbox) submitArray(b *arrayBatch) {
 			return
 		}
 	}
-	group := b.a.Group
+	group := b.a.Sweep
 	deps := s.liveArrays(group)
 	size := s.maxArray(ctx)
 	for c, lo := 0, 0; lo < len(ms); c, lo = c+1, lo+size {

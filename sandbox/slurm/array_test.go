@@ -29,7 +29,7 @@ func arraySpecs(t *testing.T, n, parallel int, secret, dir string) []sandbox.Spe
 		s := testSpec(t, fmt.Sprintf(`echo "member $RUNBOX_PARAM_I:$HF_TOKEN"; while [ ! -e %s/go ]; do sleep 0.1; done; exit $RUNBOX_PARAM_I`, dir))
 		s.RunID = fmt.Sprintf("%s-%d", key, i)
 		s.Env = append(s.Env, "HF_TOKEN="+secret, fmt.Sprintf("RUNBOX_PARAM_I=%d", i))
-		s.Slurm = &sandbox.SlurmSpec{Array: &sandbox.SlurmArray{Key: key, Dir: filepath.Join(dir, "array"), Index: i, Size: n, Parallel: parallel}}
+		s.Slurm = &sandbox.SlurmSpec{Array: &sandbox.Group{Key: key, Dir: filepath.Join(dir, "array"), Index: i, Size: n, Parallel: parallel}}
 		specs = append(specs, s)
 	}
 	return specs
@@ -291,7 +291,7 @@ func TestSweepLargerThanMaxArrayIsChainedArrays(t *testing.T) {
 	dir := t.TempDir()
 	specs := arraySpecs(t, 5, 2, secret, dir)
 	for _, s := range specs {
-		s.Slurm.Array.Group = "sweep-" + s.Slurm.Array.Key
+		s.Slurm.Array.Sweep = "sweep-" + s.Slurm.Array.Key
 	}
 	hs := startAll(t, sb, specs)
 
@@ -373,7 +373,7 @@ func TestLaterArrayOfGroupWaitsForEarlier(t *testing.T) {
 	first := arraySpecs(t, 2, 2, "s", dir)
 	group := "sweep-" + first[0].Slurm.Array.Key
 	for _, s := range first {
-		s.Slurm.Array.Group = group
+		s.Slurm.Array.Sweep = group
 	}
 	hs := startAll(t, sb, first)
 	a1, _ := arrayOfRef(t, hs[0].Ref())
@@ -382,7 +382,7 @@ func TestLaterArrayOfGroupWaitsForEarlier(t *testing.T) {
 	})
 
 	later := arraySpecs(t, 1, 2, "s", dir) // exits 0 once go exists
-	later[0].Slurm.Array.Group = group
+	later[0].Slurm.Array.Sweep = group
 	later[0].Slurm.Array.Dir = filepath.Join(dir, "array-later")
 	hl := startAll(t, sb, later)[0]
 	a2, task := arrayOfRef(t, hl.Ref())

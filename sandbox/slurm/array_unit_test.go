@@ -115,7 +115,7 @@ func TestArraySpecAndScript(t *testing.T) {
 	member := func(i int, id string) *arrayMember {
 		return &arrayMember{task: i, spec: sandbox.Spec{RunID: id, Workdir: "/w/" + id, StateDir: "/s/" + id,
 			Env:   []string{"HF_TOKEN=s3cr3t"},
-			Slurm: &sandbox.SlurmSpec{Array: &sandbox.SlurmArray{Key: "k", Index: i}}}}
+			Slurm: &sandbox.SlurmSpec{Array: &sandbox.Group{Key: "k", Index: i}}}}
 	}
 	sc := arrayScript("k", []*arrayMember{member(0, "a"), member(1, "b b")})
 	for _, want := range []string{`case "$SLURM_ARRAY_TASK_ID" in`, "0) cd /w/a && exec /s/a/job.sh ;;", "1) cd '/w/b b' && exec '/s/b b/job.sh' ;;", "exit 125"} {

@@ -45,28 +45,29 @@ func (s *Sandbox) ChainAfter(refs []string, anyEnd bool) func(*sandbox.Spec) {
 	}
 	dep += strings.Join(jobs, ":")
 	return func(spec *sandbox.Spec) {
-		// A copy of the options: the stored spec is not changed.
-		sl := sandbox.SlurmSpec{}
-		if spec.Slurm != nil {
-			sl = *spec.Slurm
-		}
+		sl := ownSlurm(spec)
 		sl.Options = maps.Clone(sl.Options)
 		if sl.Options == nil {
 			sl.Options = map[string]string{}
 		}
 		sl.Options["dependency"] = dep
-		spec.Slurm = &sl
 	}
 }
 
 // Group makes the run one task of its group's job array (array.go).
 func (s *Sandbox) Group(spec *sandbox.Spec, g sandbox.Group) {
+	ownSlurm(spec).Array = &g
+}
+
+// ownSlurm gives spec a copy of its Slurm options of its own to change,
+// and returns it: the stored spec is not changed.
+func ownSlurm(spec *sandbox.Spec) *sandbox.SlurmSpec {
 	sl := sandbox.SlurmSpec{}
 	if spec.Slurm != nil {
 		sl = *spec.Slurm
 	}
-	sl.Array = &sandbox.SlurmArray{Key: g.Key, Dir: g.Dir, Index: g.Index, Size: g.Size, Group: g.Sweep, Parallel: g.Parallel}
 	spec.Slurm = &sl
+	return &sl
 }
 
 // GroupName: a group is one job array (split into arrays of at most the

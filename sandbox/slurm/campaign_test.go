@@ -62,7 +62,7 @@ func TestGroup(t *testing.T) {
 	spec := sandbox.Spec{Slurm: &sandbox.SlurmSpec{Partition: "p"}}
 	New(Options{}).Group(&spec, sandbox.Group{Key: "k", Dir: "/d", Index: 2, Size: 5, Sweep: "s", Parallel: 3})
 	a := spec.Slurm.Array
-	if a == nil || *a != (sandbox.SlurmArray{Key: "k", Dir: "/d", Index: 2, Size: 5, Group: "s", Parallel: 3}) || spec.Slurm.Partition != "p" {
+	if a == nil || *a != (sandbox.Group{Key: "k", Dir: "/d", Index: 2, Size: 5, Sweep: "s", Parallel: 3}) || spec.Slurm.Partition != "p" {
 		t.Errorf("spec after Group: %+v, array %+v", spec.Slurm, a)
 	}
 }
