@@ -188,7 +188,7 @@ func (e *Engine) stopPendingMembers(sweep, reason string) {
 		r.mu.Lock()
 		h := r.handle
 		r.mu.Unlock()
-		if p, ok := h.(interface{ Pending(context.Context) bool }); ok && !p.Pending(ctx) {
+		if q, ok := h.(sandbox.Queued); ok && !q.HoldIfQueued(ctx) {
 			continue // the backend started it since the last look: it goes on
 		}
 		r.mu.Lock()

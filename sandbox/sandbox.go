@@ -262,6 +262,12 @@ type Queued interface {
 	// new one-line reason the run waits or is held up ("PENDING
 	// (Resources)", "controller unreachable"), before and after the start.
 	Started(ctx context.Context, report func(reason string)) error
+	// HoldIfQueued keeps the run in the backend's queue if it has not
+	// left it, and says whether it had not. A caller that stops only runs
+	// not yet started (--max-failures) stops a held one then, with no
+	// moment in which the backend could start it between the look and
+	// the stop. A run already started is left as it was.
+	HoldIfQueued(ctx context.Context) bool
 }
 
 // Handle is a started run.

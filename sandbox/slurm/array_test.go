@@ -411,3 +411,78 @@ func TestLaterArrayOfGroupWaitsForEarlier(t *testing.T) {
 	gone(t, filepath.Join(dir, "array"))
 	gone(t, filepath.Join(dir, "array-later"))
 }
+
+// --max-failures cancels only members not yet started. The attack is the
+// moment a failed member frees its array's slot: Slurm starts the next
+// pending task then, and a look-then-cancel cut it short. HoldIfQueued
+// holds a pending task first: with the slot freed, the held task stays
+// queued while the task after it, not held, is started in its place
+// (the window is real), and its cancel ends a run that never started. A
+// running task is not queued, and its hold is released.
+func TestHoldIfQueuedKeepsTheTaskFromStarting(t *testing.T) {
+	sb := needSlurm(t)
+	dir := t.TempDir()
+	key := fmt.Sprintf("h%d", time.Now().UnixNano())
+	var specs []sandbox.Spec
+	for i := range 3 {
+		s := testSpec(t, fmt.Sprintf(`echo "member $RUNBOX_PARAM_I"; while [ ! -e %s/go$RUNBOX_PARAM_I ]; do sleep 0.1; done`, dir))
+		s.RunID = fmt.Sprintf("%s-%d", key, i)
+		s.Env = append(s.Env, fmt.Sprintf("RUNBOX_PARAM_I=%d", i))
+		s.Slurm = &sandbox.SlurmSpec{Array: &sandbox.Group{Key: key, Dir: filepath.Join(dir, "array"), Index: i, Size: 3, Parallel: 1}}
+		specs = append(specs, s)
+	}
+	hs := startAll(t, sb, specs)
+	q := make([]sandbox.Queued, len(hs))
+	for i, h := range hs {
+		q[i] = h.(sandbox.Queued)
+	}
+	started := func(i int) {
+		t.Helper()
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+		defer cancel()
+		if err := q[i].Started(ctx, nil); err != nil {
+			t.Fatalf("member %d did not start: %v", i, err)
+		}
+	}
+	ref := func(i int) string { return strings.TrimPrefix(hs[i].Ref(), "slurm:") }
+	show := func(i int) string {
+		out, _ := exec.Command("squeue", "-h", "-r", "-j", ref(i), "-o", "%T %r").Output()
+		return strings.TrimSpace(string(out))
+	}
+
+	started(0)
+	if q[0].HoldIfQueued(context.Background()) {
+		t.Fatal("the running member reads as queued")
+	}
+	if s := show(0); s != "RUNNING None" {
+		t.Errorf("running member 0 after HoldIfQueued: %q, want RUNNING None (released)", s)
+	}
+	// %1 keeps task 1 queued while task 0 runs.
+	if !q[1].HoldIfQueued(context.Background()) {
+		t.Fatalf("pending member 1 not held as queued: %s", show(1))
+	}
+	if s := show(1); s != "PENDING JobHeldUser" {
+		t.Fatalf("member 1 after the hold: %q, want PENDING JobHeldUser", s)
+	}
+	os.WriteFile(filepath.Join(dir, "go0"), nil, 0o644) // task 0 ends: its slot is free
+	started(2)                                          // the unheld task takes it
+	if s := show(1); !strings.HasPrefix(s, "PENDING") {
+		t.Fatalf("held member 1 is %q after the slot freed, want PENDING", s)
+	}
+	if err := hs[1].Stop(context.Background(), time.Second); err != nil {
+		t.Fatal(err)
+	}
+	if e := wait(t, hs[1], 30*time.Second); !e.Cancelled || !e.StartedAt.IsZero() {
+		t.Errorf("held member after its stop: exit %+v, want cancelled, never started", e)
+	}
+	if got := streams(t, specs[1].LogPath)[runlog.Stdout]; got != "" {
+		t.Errorf("held member printed %q", got)
+	}
+	if e := wait(t, hs[0], 30*time.Second); e.Code != 0 || e.Cancelled {
+		t.Errorf("member 0 (released after its hold): exit %+v", e)
+	}
+	os.WriteFile(filepath.Join(dir, "go2"), nil, 0o644)
+	if e := wait(t, hs[2], 60*time.Second); e.Code != 0 || e.Cancelled || e.StartedAt.IsZero() {
+		t.Errorf("member 2: exit %+v", e)
+	}
+}

@@ -301,12 +301,16 @@ func (h *handle) finish(e sandbox.Exit) {
 	close(h.done)
 }
 
-// Pending asks the cluster, not the last look, whether the job (or array
-// task) has still not started: --max-failures cancels only members not
-// yet started, and a task Slurm started since the watcher's last look
-// (up to a poll ago) must go on. A job squeue no longer lists, or an
-// answer that cannot be read, is not pending.
-func (h *handle) Pending(ctx context.Context) bool {
+// HoldIfQueued holds the job (or array task) in Slurm's queue if it has
+// not started, and says whether it had not: --max-failures cancels only
+// members not yet started. Asking squeue first and cancelling after left
+// a window in which Slurm could start the task (a failed member frees
+// its array's slot just then) and the cancel cut it short; a held task
+// cannot start, so the caller's cancel finds it where the answer said.
+// A hold reaches a running job too (it only zeroes its priority), so one
+// found running is released again. A job the controller no longer
+// holds, or an answer that cannot be read, is not queued.
+func (h *handle) HoldIfQueued(ctx context.Context) bool {
 	select {
 	case <-h.started:
 		return false
@@ -314,6 +318,16 @@ func (h *handle) Pending(ctx context.Context) bool {
 		return false
 	default:
 	}
-	out, err := h.sb.command(ctx, "squeue", "-h", "-r", "-j", h.ref(), "-o", "%T")
-	return err == nil && strings.TrimSpace(string(out)) == "PENDING"
+	id := h.ref()
+	if _, err := h.sb.command(ctx, "scontrol", "uhold", id); err != nil {
+		return false // ended, or no longer known
+	}
+	out, err := h.sb.command(ctx, "squeue", "-h", "-r", "-j", id, "-o", "%T")
+	if err == nil && strings.TrimSpace(string(out)) == "PENDING" {
+		return true
+	}
+	if _, err := h.sb.command(ctx, "scontrol", "release", id); err != nil {
+		h.say("could not release Slurm's hold on job " + id + ": " + firstLine(err.Error()))
+	}
+	return false
 }
