@@ -250,3 +250,34 @@ func TestMissingBackendSaysWhy(t *testing.T) {
 		}
 	}
 }
+
+// A queued run's spec on disk names the backend it was admitted to: a
+// store that loses the run's record (daemon.FromDisk) gets it back from
+// that file alone, and must not send a Slurm or Docker run to the process
+// backend. Emptied once the run starts, it reads as none.
+func TestQueuedSpecNamesItsBackend(t *testing.T) {
+	te := newTestEngine(t, t.TempDir(), 2)
+	ctx := context.Background()
+	first, err := te.Submit(ctx, processRequest(t, "sh", "-c", "sleep 30"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req := processRequest(t, "echo", "queued")
+	req.After = []string{first.ID}
+	queued, err := te.Submit(ctx, req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	spec, backend, err := QueuedSpec(te.runDir(queued.ID))
+	if err != nil || backend != sandbox.Process || strings.Join(spec.Command, " ") != "echo queued" {
+		t.Fatalf("QueuedSpec of a queued run: %q %q %v, want [echo queued] on %q", spec.Command, backend, err, sandbox.Process)
+	}
+	if _, err := te.Stop(ctx, first.ID, time.Second); err != nil {
+		t.Fatal(err)
+	}
+	te.wait(t, first.ID)
+	te.wait(t, queued.ID) // afterok: cancelled with its predecessor
+	if _, _, err := QueuedSpec(te.runDir(first.ID)); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("QueuedSpec of a started run: %v, want ErrNotExist", err)
+	}
+}

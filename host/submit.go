@@ -215,9 +215,12 @@ func storedSpec(s sandbox.Spec, req api.RunRequest) sandbox.Spec {
 const pendingFile = "pending.json"
 
 type pendingJSON struct {
-	Spec         sandbox.Spec  `json:"spec"`
-	Smoke        *sandbox.Spec `json:"smoke,omitempty"`
-	SnapshotFrom string        `json:"snapshot_from,omitempty"`
+	Spec  sandbox.Spec  `json:"spec"`
+	Smoke *sandbox.Spec `json:"smoke,omitempty"`
+	// Backend is the run's sandbox, for a store that lost the run's
+	// record (QueuedSpec): the spec alone does not say where it runs.
+	Backend      string `json:"backend,omitempty"`
+	SnapshotFrom string `json:"snapshot_from,omitempty"`
 }
 
 func savePending(dir string, p *pendingRun) error {
@@ -226,7 +229,7 @@ func savePending(dir string, p *pendingRun) error {
 	}
 	// Written whole or not at all: a daemon killed mid-write must not
 	// leave a torn spec that the next one cannot read.
-	return jsonfile.Write(filepath.Join(dir, pendingFile), pendingJSON{Spec: p.spec, Smoke: p.smoke, SnapshotFrom: p.snapshotFrom}, false)
+	return jsonfile.Write(filepath.Join(dir, pendingFile), pendingJSON{Spec: p.spec, Smoke: p.smoke, Backend: p.backend, SnapshotFrom: p.snapshotFrom}, false)
 }
 
 // loadPending reads a queued run's spec: os.ErrNotExist once the run has
@@ -236,7 +239,22 @@ func loadPending(dir string) (*pendingRun, error) {
 	if err := jsonfile.ReadHeld(filepath.Join(dir, pendingFile), &pj); err != nil {
 		return nil, err
 	}
-	return &pendingRun{spec: pj.Spec, smoke: pj.Smoke, snapshotFrom: pj.SnapshotFrom}, nil
+	return &pendingRun{spec: pj.Spec, smoke: pj.Smoke, backend: pj.Backend, snapshotFrom: pj.SnapshotFrom}, nil
+}
+
+// QueuedSpec reads the spec that a run's directory (home/runs/ID) keeps
+// until the run starts, and the backend it was admitted to ("" in a file
+// older than that field): what a store that lost the run's record gets
+// it back from. os.ErrNotExist once the run has started.
+func QueuedSpec(dir string) (sandbox.Spec, string, error) {
+	p, err := loadPending(dir)
+	if err != nil {
+		return sandbox.Spec{}, "", err
+	}
+	if len(p.spec.Command) == 0 {
+		return sandbox.Spec{}, "", fmt.Errorf("%s holds no command", pendingFile)
+	}
+	return p.spec, p.backend, nil
 }
 
 // removeSecrets empties the queued spec once the run has started

@@ -2,7 +2,6 @@ package daemon
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -13,6 +12,7 @@ import (
 
 	"github.com/oklog/ulid/v2"
 
+	"github.com/runbox/runbox/host"
 	"github.com/runbox/runbox/sandbox"
 	"github.com/runbox/runbox/store"
 )
@@ -82,10 +82,16 @@ func fromDisk(ctx context.Context, dir, id string, st *store.Store, sbs map[stri
 	case run.ID != id || !(run.State == store.Queued || run.State == store.Smoke):
 		return nil, nil
 	}
-	pending, hasPending := readPending(dir)
-	name := sandbox.Process
-	if run != nil {
+	pending, backend, perr := host.QueuedSpec(dir)
+	hasPending := perr == nil
+	name := backend
+	switch {
+	case run != nil:
 		name = run.Sandbox
+	case name == "":
+		// A queued spec written before it named its backend, or none:
+		// the one backend every daemon has.
+		name = sandbox.Process
 	}
 	spec := sandbox.Spec{RunID: id, StateDir: filepath.Join(dir, "sandbox"), LogPath: filepath.Join(dir, "output.log")}
 	if run != nil && run.Spec.StateDir != "" {
@@ -149,18 +155,6 @@ func trace(ctx context.Context, sb sandbox.Sandbox, spec sandbox.Spec) (evidence
 		return "its exit record says it timed out", true
 	}
 	return fmt.Sprintf("its exit record says exit %d", exit.Code), true
-}
-
-// readPending reads the queued spec a run's directory keeps until it starts.
-func readPending(dir string) (sandbox.Spec, bool) {
-	var p struct {
-		Spec sandbox.Spec `json:"spec"`
-	}
-	b, err := os.ReadFile(filepath.Join(dir, "pending.json"))
-	if err != nil || json.Unmarshal(b, &p) != nil || len(p.Spec.Command) == 0 {
-		return sandbox.Spec{}, false
-	}
-	return p.Spec, true
 }
 
 // idTime is when a run id was made (ids are ULIDs), else now.
