@@ -108,6 +108,20 @@ func TestDockerDaemonDownIsSandboxError(t *testing.T) {
 	}
 }
 
+// A daemon started with --no-docker (RUNBOX_NO_DOCKER=1, as every newEnv)
+// refuses a docker run saying why, whether or not Docker is up, and
+// creates no run.
+func TestNoDockerDaemonSaysWhyDockerIsMissing(t *testing.T) {
+	e := newEnv(t)
+	r := e.run("", "run", "--sandbox", "docker", "--", "true")
+	if r.code == 0 || !strings.Contains(r.stderr, "sandbox docker is not available: this daemon was started with --no-docker") {
+		t.Fatalf("exit %d, stderr %q: want the refusal naming --no-docker", r.code, r.stderr)
+	}
+	if out := e.must("ls", "-n", "5"); strings.Contains(out, "true") {
+		t.Errorf("a refused run was created:\n%s", out)
+	}
+}
+
 // A container run whose image is not present locally is refused at once,
 // with what to do, and creates no run; a pull happens only with --pull.
 func TestDockerMissingImageRefusedWithoutPull(t *testing.T) {
