@@ -156,20 +156,5 @@ func firstLine(s string) string {
 	return s
 }
 
-func joinArgs(a []string) string {
-	var b strings.Builder
-	for i, s := range a {
-		if i > 0 {
-			b.WriteByte(' ')
-		}
-		if s == "" || strings.ContainsAny(s, " \t\n'\"\\$`|&;<>()*?[]{}~#!") {
-			b.WriteString("'" + strings.ReplaceAll(s, "'", `'\''`) + "'")
-		} else {
-			b.WriteString(s)
-		}
-	}
-	return b.String()
-}
-
 // cancelledInput is the classifier input of a run stopped before it started.
 var cancelledInput = sdk.ClassifyInput{Cancelled: true, ExitCode: 130}

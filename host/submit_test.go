@@ -101,12 +101,6 @@ func TestFallbackFailure(t *testing.T) {
 	}
 }
 
-func TestJoinArgsQuotes(t *testing.T) {
-	if got := joinArgs([]string{"sh", "-c", "echo 'hi' > x", ""}); got != `sh -c 'echo '\''hi'\'' > x' ''` {
-		t.Errorf("joinArgs: %s", got)
-	}
-}
-
 func TestFillFromSpec(t *testing.T) {
 	stored := sandbox.Spec{
 		Command: []string{"python3", "train.py"}, Workdir: "/w", ContainerOptions: sandbox.ContainerOptions{Image: "img"},

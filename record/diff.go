@@ -6,6 +6,8 @@ import (
 	"slices"
 	"sort"
 	"strings"
+
+	"github.com/runbox/runbox/internal/printable"
 )
 
 // Side is one run as a diff sees it: its record and how it ended.
@@ -98,7 +100,7 @@ func Diff(a, b Side) []Change {
 		cs = append(cs, Change{Kind: "record", Detail: "one run has no record of what ran: only what both have is compared"})
 	}
 	if !slices.Equal(withoutParams(ra.Command), withoutParams(rb.Command)) {
-		cs = append(cs, Change{Kind: "command", A: strings.Join(ra.Command, " "), B: strings.Join(rb.Command, " ")})
+		cs = append(cs, Change{Kind: "command", A: printable.Command(ra.Command), B: printable.Command(rb.Command)})
 	}
 	cs = append(cs, mapChanges("param", ra.Params, rb.Params)...)
 	cs = append(cs, envChanges(ra, rb)...)

@@ -40,30 +40,31 @@ func (c *AnalyzeCmd) Ending() (exitCode int, signal string) {
 
 // PrintAnalysis prints an analysis for people.
 func PrintAnalysis(res api.Analysis) {
+	out := shown()
 	if p := res.Progress; p != nil {
-		fmt.Printf("progress: %s\n", strings.TrimPrefix(progressLine(p), "▶ "))
+		fmt.Fprintf(out, "progress: %s\n", strings.TrimPrefix(progressLine(p), "▶ "))
 	} else {
-		fmt.Println("progress: none found")
+		fmt.Fprintln(out, "progress: none found")
 	}
 	f := res.Failure
 	if f == nil {
-		fmt.Println("failure:  none (exit status 0)")
+		fmt.Fprintln(out, "failure:  none (exit status 0)")
 		return
 	}
-	fmt.Printf("failure:  %s (confidence %.2f, retryable %v)\n", f.Code, f.Confidence, f.Retryable)
-	fmt.Printf("why:      %s\n", f.Message)
+	fmt.Fprintf(out, "failure:  %s (confidence %.2f, retryable %v)\n", f.Code, f.Confidence, f.Retryable)
+	fmt.Fprintf(out, "why:      %s\n", f.Message)
 	for i, s := range f.Suggestions {
 		label := "          "
 		if i == 0 {
 			label = "next:     "
 		}
-		fmt.Printf("%s• %s\n", label, s)
+		fmt.Fprintf(out, "%s• %s\n", label, s)
 	}
 	for i, e := range f.Evidence {
 		label := "          "
 		if i == 0 {
 			label = "evidence: "
 		}
-		fmt.Printf("%s%s\n", label, e)
+		fmt.Fprintf(out, "%s%s\n", label, e)
 	}
 }

@@ -4,11 +4,13 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 
 	"github.com/runbox/runbox/api/client"
 	"github.com/runbox/runbox/internal/paths"
+	"github.com/runbox/runbox/internal/printable"
 )
 
 // App is what every command gets: the globals, the engine and a lazily
@@ -83,3 +85,9 @@ func Sibling(name string) (sib, self string, err error) {
 }
 
 func errorf(format string, a ...any) error { return fmt.Errorf(format, a...) }
+
+// shown is standard output for runbox's views of runs (status, ls, plan,
+// sweep, diff, analyze): what a run supplied is shown there, not obeyed
+// (package printable). `runbox logs`, an attached run's output and JSON
+// go out as they are.
+func shown() io.Writer { return printable.Writer(os.Stdout) }

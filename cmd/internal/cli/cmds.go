@@ -13,6 +13,7 @@ import (
 
 	"github.com/runbox/runbox/api"
 	"github.com/runbox/runbox/api/client"
+	"github.com/runbox/runbox/internal/printable"
 )
 
 // runHelp is the help of every argument that names a run. The daemon
@@ -40,7 +41,7 @@ func (c *StatusCmd) Run(ctx context.Context, a *App) error {
 // extra are more "label:\tvalue" lines (the metric history) shown after
 // the progress.
 func printRun(r *api.Run, extra ...string) {
-	w := tabwriter.NewWriter(os.Stdout, 0, 4, 2, ' ', 0)
+	w := tabwriter.NewWriter(shown(), 0, 4, 2, ' ', 0)
 	if r.ShortID != "" {
 		fmt.Fprintf(w, "run:\t%s (%s)\n", r.ShortID, r.ID)
 	} else {
@@ -53,7 +54,7 @@ func printRun(r *api.Run, extra ...string) {
 	if r.Reason != "" && r.Reason != string(r.State) {
 		fmt.Fprintf(w, "reason:\t%s\n", r.Reason)
 	}
-	fmt.Fprintf(w, "command:\t%s\n", strings.Join(r.Spec.Command, " "))
+	fmt.Fprintf(w, "command:\t%s\n", printable.Command(r.Spec.Command))
 	fmt.Fprintf(w, "sandbox:\t%s", r.Sandbox)
 	if r.SandboxReason != "" {
 		fmt.Fprintf(w, " (%s)", r.SandboxReason)
@@ -136,7 +137,7 @@ func (c *WaitCmd) Run(ctx context.Context, a *App) error {
 			return err
 		}
 	} else if r.State.Terminal() {
-		fmt.Printf("%s %s\n", runName(r), describe(r))
+		fmt.Fprintf(shown(), "%s %s\n", runName(r), describe(r))
 	} else {
 		fmt.Printf("%s still %s after %s\n", runName(r), r.State, c.Timeout)
 	}
@@ -289,7 +290,7 @@ func (c *LsCmd) Run(ctx context.Context, a *App) error {
 		}
 		return a.PrintJSON(api.RunList{Runs: runs})
 	}
-	w := tabwriter.NewWriter(os.Stdout, 0, 4, 2, ' ', 0)
+	w := tabwriter.NewWriter(shown(), 0, 4, 2, ' ', 0)
 	fmt.Fprintln(w, "RUN\tSTATE\tSANDBOX\tCREATED\tDURATION\tCOMMAND\tRESULT")
 	// RUN is the short id: what people type (the full id is in --json).
 	for _, r := range runs {
@@ -302,7 +303,7 @@ func (c *LsCmd) Run(ctx context.Context, a *App) error {
 			result = r.Reason // why it waits (host/campaign.go)
 		}
 		fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", runName(r), r.State, r.Sandbox,
-			r.CreatedAt.Local().Format("01-02 15:04:05"), runDuration(r), truncate(strings.Join(r.Spec.Command, " "), 40), result)
+			r.CreatedAt.Local().Format("01-02 15:04:05"), runDuration(r), truncate(printable.Command(r.Spec.Command), 40), result)
 	}
 	return w.Flush()
 }
@@ -336,13 +337,13 @@ func (c *BackendsCmd) Run(ctx context.Context, a *App) error {
 	if a.G.JSON {
 		return a.PrintJSON(b)
 	}
-	w := tabwriter.NewWriter(os.Stdout, 0, 4, 2, ' ', 0)
+	w := tabwriter.NewWriter(shown(), 0, 4, 2, ' ', 0)
 	fmt.Fprintln(w, "BACKEND\tAVAILABLE\tVERSION\tRUNTIMES\tDETAIL")
 	for _, h := range b.Backends {
 		fmt.Fprintf(w, "%s\t%v\t%s\t%s\t%s\n", h.Name, h.Available, h.Version, strings.Join(h.Runtimes, ","), h.Detail)
 	}
 	w.Flush()
-	fmt.Printf("\nauto → %s: %s\n", b.Default, b.Reason)
+	fmt.Fprintf(shown(), "\nauto → %s: %s\n", b.Default, b.Reason)
 	warnDamage(ctx, a)
 	printIsolationInfo(b)
 	return nil

@@ -11,6 +11,7 @@ import (
 
 	"github.com/runbox/runbox/api"
 	"github.com/runbox/runbox/api/client"
+	"github.com/runbox/runbox/internal/printable"
 )
 
 // PlanCmd is `runbox plan`.
@@ -44,9 +45,9 @@ func (c *PlanCmd) Run(ctx context.Context, a *App) error {
 }
 
 func printPlan(p *api.Plan) {
-	w := tabwriter.NewWriter(os.Stdout, 0, 4, 2, ' ', 0)
+	w := tabwriter.NewWriter(shown(), 0, 4, 2, ' ', 0)
 	fmt.Fprintf(w, "plan:\t%s\n", p.ID)
-	fmt.Fprintf(w, "command:\t%s\n", strings.Join(p.Command, " "))
+	fmt.Fprintf(w, "command:\t%s\n", printable.Command(p.Command))
 	if p.ScriptPath != "" {
 		fmt.Fprintf(w, "script:\t%s\n", p.ScriptPath)
 	}
@@ -75,7 +76,7 @@ func printPlan(p *api.Plan) {
 	printIsolation(w, p.Isolation)
 	printAllowNet(w, p) // allownet.go
 	if s := r.Smoke; s != nil {
-		fmt.Fprintf(w, "smoke test:\t%s (%s)\n", strings.Join(s.Command, " "), s.Reason)
+		fmt.Fprintf(w, "smoke test:\t%s (%s)\n", printable.Command(s.Command), s.Reason)
 	} else {
 		fmt.Fprintf(w, "smoke test:\tnone found\n")
 	}

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"net/url"
-	"os"
 	"sort"
 	"strconv"
 	"strings"
@@ -41,7 +40,7 @@ func (c *DiffCmd) Run(ctx context.Context, a *App) error {
 	if a.G.JSON {
 		return a.PrintJSON(d)
 	}
-	printDiff(os.Stdout, d, c.Patch)
+	printDiff(shown(), d, c.Patch)
 	return nil
 }
 
@@ -121,7 +120,7 @@ func (c *CompareCmd) Run(ctx context.Context, a *App) error {
 	if a.G.JSON {
 		return a.PrintJSON(cmp)
 	}
-	printComparison(os.Stdout, cmp)
+	printComparison(shown(), cmp)
 	return nil
 }
 

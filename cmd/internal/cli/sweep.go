@@ -17,6 +17,7 @@ import (
 	"golang.org/x/term"
 
 	"github.com/runbox/runbox/api"
+	"github.com/runbox/runbox/internal/printable"
 )
 
 // SweepCmd is `runbox sweep`: a grid of runs of one command.
@@ -223,7 +224,7 @@ func (c *SweepStatusCmd) Run(ctx context.Context, a *App) error {
 	if a.G.JSON {
 		return a.PrintJSON(sw)
 	}
-	printSweep(os.Stdout, sw)
+	printSweep(shown(), sw)
 	return nil
 }
 
@@ -264,7 +265,7 @@ func (a *App) waitSweep(ctx context.Context, id string) error {
 			return err
 		}
 	} else {
-		printSweep(os.Stdout, sw)
+		printSweep(shown(), sw)
 	}
 	if sw.Counts[api.Succeeded] != sw.Members {
 		return ExitCode(1)
@@ -319,14 +320,14 @@ func (c *SweepLsCmd) Run(ctx context.Context, a *App) error {
 	if a.G.JSON {
 		return a.PrintJSON(api.SweepList{Sweeps: l})
 	}
-	tw := tabwriter.NewWriter(os.Stdout, 0, 4, 2, ' ', 0)
+	tw := tabwriter.NewWriter(shown(), 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "SWEEP\tNAME\tMEMBERS\tPARALLEL\tSTATE\tCOMMAND")
 	for _, sw := range l {
 		state := summaryCounts(sw)
 		if sw.Stopped != "" {
 			state += " (" + sw.Stopped + ")"
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\t%s\n", sw.ID, sw.Name, sw.Members, limitText(sw.Parallel), state, strings.Join(sw.Command, " "))
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\t%s\n", sw.ID, sw.Name, sw.Members, limitText(sw.Parallel), state, printable.Command(sw.Command))
 	}
 	return tw.Flush()
 }
