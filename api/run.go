@@ -88,18 +88,22 @@ type EgressBlocked struct {
 // Spec is what a run runs and with which limits. Values of secret-looking
 // environment variables are redacted.
 type Spec struct {
-	Command   []string `json:"command"`
-	Shell     bool     `json:"shell,omitempty"`
-	Workdir   string   `json:"workdir"`
-	Env       []string `json:"env,omitempty"`
-	CleanEnv  bool     `json:"clean_env,omitempty"`
-	EnvAllow  []string `json:"env_allow,omitempty"`
-	StdinFile string   `json:"stdin_file,omitempty"`
-	Setup     []string `json:"setup,omitempty"`
-	Assets    []Asset  `json:"assets,omitempty"`
-	Timeout   Duration `json:"timeout,omitempty"`
-	Grace     Duration `json:"grace,omitempty"`
-	Limits    Limits   `json:"limits"`
+	Command []string `json:"command"`
+	// CommandLine is Command as one line a shell reads back as the same
+	// arguments, with control characters escaped (a shell run as its sh
+	// -c): what the views show (package printable).
+	CommandLine string   `json:"command_line,omitempty"`
+	Shell       bool     `json:"shell,omitempty"`
+	Workdir     string   `json:"workdir"`
+	Env         []string `json:"env,omitempty"`
+	CleanEnv    bool     `json:"clean_env,omitempty"`
+	EnvAllow    []string `json:"env_allow,omitempty"`
+	StdinFile   string   `json:"stdin_file,omitempty"`
+	Setup       []string `json:"setup,omitempty"`
+	Assets      []Asset  `json:"assets,omitempty"`
+	Timeout     Duration `json:"timeout,omitempty"`
+	Grace       Duration `json:"grace,omitempty"`
+	Limits      Limits   `json:"limits"`
 	// Isolate is how a process run is confined (none, net, fs, full):
 	// what the supervisor enforced, or refused to start without. RW are
 	// the paths it may write besides its workspace.

@@ -183,7 +183,7 @@ const startSyncDelay = 50 * time.Millisecond
 
 // smoke runs the smoke command; it reports whether the full run may go on.
 func (r *runner) smoke(ctx context.Context, sb sandbox.Sandbox, spec sandbox.Spec) bool {
-	if _, err := r.e.cfg.Store.Transition(ctx, r.id, store.Smoke, "smoke: "+printable.Command(spec.Command), nil); err != nil {
+	if _, err := r.e.cfg.Store.Transition(ctx, r.id, store.Smoke, "smoke: "+printable.Run(spec.Command, spec.Shell), nil); err != nil {
 		r.e.log.Error("run: smoke", "run", r.id, "err", err)
 	}
 	if err := prepareDirs(spec); err != nil {

@@ -108,6 +108,30 @@ func TestBrowserLongLogLineWraps(t *testing.T) {
 	}
 }
 
+// A command shows as the shell line `runbox status` gives, in the runs
+// list and on the run's page: quoted where a shell needs it, and its
+// newline and right-to-left override as escapes, not acted on (the
+// override would show the rest of the line reversed).
+func TestBrowserCommandIsItsShellLine(t *testing.T) {
+	e := startEnv(t)
+	ctx := browser(t)
+	script := "echo 'hi there'\n# \u202eevil"
+	r := e.submit(t, "cmdline", script)
+	want := `sh -c $'echo \'hi there\'\n# \u202eevil'`
+	var list, page string
+	run(t, ctx,
+		chromedp.Navigate(e.url),
+		chromedp.Poll(`document.querySelector("td.cmd") !== null`, nil),
+		chromedp.Evaluate(`document.querySelector("td.cmd").textContent`, &list),
+		chromedp.Navigate(e.url+"#/run/"+r.ID),
+		chromedp.Poll(`document.querySelector("#head code") !== null`, nil),
+		chromedp.Evaluate(`document.querySelector("#head code").textContent`, &page),
+	)
+	if list != want || page != want {
+		t.Errorf("command shown as %q (list) and %q (run page), want %q", list, page, want)
+	}
+}
+
 // The runs list's filter takes a run's number as `runbox ls` shows it.
 func TestMatchText(t *testing.T) {
 	r := &api.Run{ID: "01m8abc42", ShortID: "7", Name: "train-42", Spec: api.Spec{Command: []string{"python3", "train.py"}}}

@@ -2,6 +2,7 @@ package daemon
 
 import (
 	"github.com/runbox/runbox/api"
+	"github.com/runbox/runbox/internal/printable"
 	"github.com/runbox/runbox/sandbox"
 	"github.com/runbox/runbox/sdk"
 	"github.com/runbox/runbox/store"
@@ -57,6 +58,7 @@ func runViews(rs []*store.Run) []*api.Run {
 func specView(s sandbox.Spec) api.Spec {
 	v := api.Spec{
 		Command:       s.Command,
+		CommandLine:   printable.Run(s.Command, s.Shell),
 		Shell:         s.Shell,
 		Workdir:       s.Workdir,
 		Env:           s.Env,

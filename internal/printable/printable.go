@@ -97,6 +97,15 @@ func Command(args []string) string {
 	return sb.String()
 }
 
+// Run is a run's command as Command writes it; a shell run's (--shell:
+// its words joined and given to sh -c) as the sh -c that runs it.
+func Run(command []string, shell bool) string {
+	if shell {
+		return Command([]string{"sh", "-c", strings.Join(command, " ")})
+	}
+	return Command(command)
+}
+
 func quote(s string, first bool) string {
 	switch {
 	case s == "":

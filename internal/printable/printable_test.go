@@ -46,6 +46,15 @@ func TestCommand(t *testing.T) {
 	}
 }
 
+func TestRunOfAShellRunIsItsShC(t *testing.T) {
+	if got, want := Run([]string{"echo hi |", "tr h H"}, true), "sh -c 'echo hi | tr h H'"; got != want {
+		t.Errorf("Run(shell) = %s, want %s", got, want)
+	}
+	if got, want := Run([]string{"echo", "hi there"}, false), "echo 'hi there'"; got != want {
+		t.Errorf("Run = %s, want %s", got, want)
+	}
+}
+
 // bash reads every line Command writes back as the arguments it was made
 // from: the quoting is the shell's, not a look-alike.
 func TestCommandReadsBackInBash(t *testing.T) {

@@ -34,7 +34,9 @@ function bar(r) {
   if (v == null) return "";
   return `<span class="bar"><i style="width:${Math.min(100, v).toFixed(1)}%"></i></span> ${v.toFixed(0)}%`;
 }
-function command(r) { return (r.spec && r.spec.command || []).join(" "); }
+// command is the run's command as one shell line, control characters
+// escaped (the daemon's command_line, as `runbox status` shows it).
+function command(r) { return r.spec && (r.spec.command_line || (r.spec.command || []).join(" ")) || ""; }
 // short is how a run is named to people: its number (what `runbox ls`
 // shows and commands take), or the start of its id from an older daemon.
 function short(r) { return r.short_id || (r.id || r.run_id || "").slice(0, 10); }

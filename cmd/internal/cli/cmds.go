@@ -54,7 +54,7 @@ func printRun(r *api.Run, extra ...string) {
 	if r.Reason != "" && r.Reason != string(r.State) {
 		fmt.Fprintf(w, "reason:\t%s\n", r.Reason)
 	}
-	fmt.Fprintf(w, "command:\t%s\n", printable.Command(r.Spec.Command))
+	fmt.Fprintf(w, "command:\t%s\n", printable.Run(r.Spec.Command, r.Spec.Shell))
 	fmt.Fprintf(w, "sandbox:\t%s", r.Sandbox)
 	if r.SandboxReason != "" {
 		fmt.Fprintf(w, " (%s)", r.SandboxReason)
@@ -303,7 +303,7 @@ func (c *LsCmd) Run(ctx context.Context, a *App) error {
 			result = r.Reason // why it waits (host/campaign.go)
 		}
 		fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", runName(r), r.State, r.Sandbox,
-			r.CreatedAt.Local().Format("01-02 15:04:05"), runDuration(r), truncate(printable.Command(r.Spec.Command), 40), result)
+			r.CreatedAt.Local().Format("01-02 15:04:05"), runDuration(r), truncate(printable.Run(r.Spec.Command, r.Spec.Shell), 40), result)
 	}
 	return w.Flush()
 }
