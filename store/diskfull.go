@@ -48,12 +48,15 @@ type diskGuard struct {
 	fatals atomic.Uint64
 	fatal  atomic.Pointer[error]
 	// bgFull is set when a flush or compaction hit ENOSPC; writes are then
-	// refused until there is room for a flush again (release bytes free,
-	// and at least the reserve). The few bytes Pebble frees by removing the
-	// sstable it could not finish, or an old WAL, are not enough: writes
-	// let in then only fill the memtable a flush cannot empty.
-	bgFull  atomic.Bool
-	release int64
+	// refused until a flush or compaction succeeds again, or, when none
+	// has failed for bgQuiet, until release bytes are free (and at least
+	// the reserve). Pebble retries a failed flush at once, again and
+	// again, each time writing part of an sstable and removing it, so the
+	// free space seen between two tries says nothing: it let a write in
+	// just after one was refused, into the memtable a flush cannot empty.
+	bgFull   atomic.Bool
+	bgFailed atomic.Int64 // when a background job last failed for space (unix ns)
+	release  int64
 	// off disables check; tests use it to let Pebble meet ENOSPC itself.
 	off bool
 }
@@ -114,12 +117,28 @@ func (g *diskGuard) listener() *pebble.EventListener {
 	return &pebble.EventListener{
 		BackgroundError: func(err error) {
 			if isNoSpace(err) {
+				g.bgFailed.Store(time.Now().UnixNano())
 				g.bgFull.Store(true)
 			}
 			g.Errorf("background error: %v", err)
 		},
+		FlushEnd: func(i pebble.FlushInfo) {
+			if i.Err == nil {
+				g.bgFull.Store(false)
+			}
+		},
+		CompactionEnd: func(i pebble.CompactionInfo) {
+			if i.Err == nil {
+				g.bgFull.Store(false)
+			}
+		},
 	}
 }
+
+// bgQuiet is how long no background job may have failed for space before
+// free space alone lets writes in again (a compaction Pebble does not
+// retry at once leaves nothing else to say there is room).
+const bgQuiet = 2 * time.Second
 
 // check refuses a write while the filesystem is (nearly) full.
 func (g *diskGuard) check() error {
@@ -135,7 +154,8 @@ func (g *diskGuard) check() error {
 	if bg {
 		limit = max(limit, g.release)
 	}
-	if free > limit {
+	quiet := time.Since(time.Unix(0, g.bgFailed.Load())) > bgQuiet
+	if free > limit && (!bg || quiet) {
 		g.bgFull.Store(false)
 		return nil
 	}
