@@ -17,11 +17,11 @@ import (
 	"unicode/utf8"
 )
 
-// unsafe is a rune a terminal may act on or that hides what text says:
+// hidden is a rune a terminal may act on or that hides what text says:
 // C0 and C1 controls but tab and newline, DEL, the line and paragraph
 // separators, and format characters (bidirectional overrides, zero-width
 // characters), which can make text read other than it is.
-func unsafe(r rune) bool {
+func hidden(r rune) bool {
 	switch {
 	case r == '\t' || r == '\n':
 		return false
@@ -31,7 +31,7 @@ func unsafe(r rune) bool {
 	return unicode.Is(unicode.Cf, r)
 }
 
-// escape writes r (an unsafe rune, or a byte b of invalid UTF-8 when r is
+// escape writes r (a hidden rune, or a byte b of invalid UTF-8 when r is
 // utf8.RuneError) as bash's $'…' and Go both read it.
 func escape(sb *strings.Builder, r rune, b byte) {
 	switch {
@@ -45,12 +45,14 @@ func escape(sb *strings.Builder, r rune, b byte) {
 		sb.WriteString(`\r`)
 	case r < 0x80:
 		fmt.Fprintf(sb, `\x%02x`, r)
-	default:
+	case r <= 0xffff:
 		fmt.Fprintf(sb, `\u%04x`, r)
+	default:
+		fmt.Fprintf(sb, `\U%08x`, r)
 	}
 }
 
-// String is s with every unsafe rune, and every byte that is not UTF-8,
+// String is s with every hidden rune, and every byte that is not UTF-8,
 // written as an escape (\x1b, \u202e); s itself when there is none.
 func String(s string) string {
 	if clean(s, false) {
@@ -59,7 +61,7 @@ func String(s string) string {
 	var sb strings.Builder
 	for i := 0; i < len(s); {
 		r, n := utf8.DecodeRuneInString(s[i:])
-		if (r == utf8.RuneError && n <= 1) || unsafe(r) {
+		if (r == utf8.RuneError && n <= 1) || hidden(r) {
 			escape(&sb, r, s[i])
 		} else {
 			sb.WriteString(s[i : i+n])
@@ -74,7 +76,7 @@ func String(s string) string {
 func clean(s string, lines bool) bool {
 	for i := 0; i < len(s); {
 		r, n := utf8.DecodeRuneInString(s[i:])
-		if (r == utf8.RuneError && n <= 1) || unsafe(r) || lines && (r == '\n' || r == '\t') {
+		if (r == utf8.RuneError && n <= 1) || hidden(r) || lines && (r == '\n' || r == '\t') {
 			return false
 		}
 		i += n
@@ -84,7 +86,7 @@ func clean(s string, lines bool) bool {
 
 // Command is args as one line that a POSIX shell (bash, for $'…') reads
 // back as the same arguments: plain words as they are, others in single
-// quotes, and one with a tab, a newline, an unsafe rune or a byte that is
+// quotes, and one with a tab, a newline, a hidden rune or a byte that is
 // not UTF-8 in $'…' with those escaped.
 func Command(args []string) string {
 	var sb strings.Builder
@@ -120,7 +122,7 @@ func quote(s string, first bool) string {
 	for i := 0; i < len(s); {
 		r, n := utf8.DecodeRuneInString(s[i:])
 		switch {
-		case (r == utf8.RuneError && n <= 1) || unsafe(r) || r == '\n' || r == '\t':
+		case (r == utf8.RuneError && n <= 1) || hidden(r) || r == '\n' || r == '\t':
 			escape(&sb, r, s[i])
 		case r == '\'' || r == '\\':
 			sb.WriteByte('\\')
@@ -151,7 +153,7 @@ func plain(s string, first bool) bool {
 	return true
 }
 
-// Writer passes what is written to w with its unsafe runes escaped, as
+// Writer passes what is written to w with its hidden runes escaped, as
 // String does (tab and newline pass: they are the layout). A rune split
 // between two writes is held until the next one completes it.
 func Writer(w io.Writer) io.Writer { return &writer{w: w} }

@@ -17,6 +17,7 @@ func TestString(t *testing.T) {
 		{"del\x7f c1\u0085 line\u2028sep", `del\x7f c1\u0085 line\u2028sep`},
 		{"evil\u202egnp.exe zero\u200bwidth", `evil\u202egnp.exe zero\u200bwidth`},
 		{"bad \xff\xfe utf8", `bad \xff\xfe utf8`},
+		{"tag\U000e0001", `tag\U000e0001`},
 	} {
 		if got := String(tc.in); got != tc.want {
 			t.Errorf("String(%q) = %q, want %q", tc.in, got, tc.want)
@@ -68,6 +69,7 @@ func TestCommandReadsBackInBash(t *testing.T) {
 		{"python3", "-c", "import os\nprint('x')\n\tdone"},
 		{"printf", "\x1b]0;t\x07\r\x7f\u0085\u202e\u2028end"},
 		{"bad\xff\xfeutf8", "日本語", "A=1", "x=y"},
+		{"tag\U000e0001", "e\u0301"},
 	} {
 		line := Command(args)
 		// The line's words become the script's arguments through eval.
