@@ -117,7 +117,7 @@ func TestBrowserCommandIsItsShellLine(t *testing.T) {
 	ctx := browser(t)
 	script := "echo 'hi there'\n# \u202eevil"
 	r := e.submit(t, "cmdline", script)
-	want := `sh -c $'echo \'hi there\'\n# \u202eevil'`
+	want := `sh -c $'echo \'hi there\'\n# \xe2\x80\xaeevil'`
 	var list, page string
 	run(t, ctx,
 		chromedp.Navigate(e.url),

@@ -85,9 +85,10 @@ func clean(s string, lines bool) bool {
 }
 
 // Command is args as one line that a POSIX shell (bash, for $'…') reads
-// back as the same arguments: plain words as they are, others in single
-// quotes, and one with a tab, a newline, a hidden rune or a byte that is
-// not UTF-8 in $'…' with those escaped.
+// back as the same arguments, in any locale: plain words as they are,
+// others in single quotes, and one with a tab, a newline, a hidden rune or
+// a byte that is not UTF-8 in $'…' with those escaped (a hidden rune past
+// ASCII as its UTF-8 bytes, \xe2\x80\xae).
 func Command(args []string) string {
 	var sb strings.Builder
 	for i, a := range args {
@@ -122,6 +123,12 @@ func quote(s string, first bool) string {
 	for i := 0; i < len(s); {
 		r, n := utf8.DecodeRuneInString(s[i:])
 		switch {
+		case r >= utf8.RuneSelf && hidden(r):
+			// Its bytes, not \uXXXX: bash turns \u into the character
+			// only in a UTF-8 locale, and leaves it as written in C.
+			for _, b := range []byte(s[i : i+n]) {
+				fmt.Fprintf(&sb, `\x%02x`, b)
+			}
 		case (r == utf8.RuneError && n <= 1) || hidden(r) || r == '\n' || r == '\t':
 			escape(&sb, r, s[i])
 		case r == '\'' || r == '\\':

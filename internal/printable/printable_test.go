@@ -38,7 +38,7 @@ func TestCommand(t *testing.T) {
 		{[]string{"~", "#x", "$HOME", "*"}, "'~' '#x' '$HOME' '*'"},
 		{[]string{"python3", "-c", "import os\nprint('x')"}, `python3 -c $'import os\nprint(\'x\')'`},
 		{[]string{"sh", "-c", "echo \x1b]0;pwned\x07 \\ b\tc"}, `sh -c $'echo \x1b]0;pwned\x07 \\ b\tc'`},
-		{[]string{"x\u202ey", "bad\xff"}, `$'x\u202ey' $'bad\xff'`},
+		{[]string{"x\u202ey", "bad\xff"}, `$'x\xe2\x80\xaey' $'bad\xff'`},
 		{[]string{"日本語", "é"}, "日本語 é"},
 	} {
 		if got := Command(tc.args); got != tc.want {
@@ -73,13 +73,19 @@ func TestCommandReadsBackInBash(t *testing.T) {
 	} {
 		line := Command(args)
 		// The line's words become the script's arguments through eval.
-		out, err := exec.Command(bash, "-c", "eval \"set -- $1\"; for a in \"$@\"; do printf '%s\\0' \"$a\"; done", "_", line).Output()
-		if err != nil {
-			t.Fatalf("bash on %s: %v", line, err)
-		}
-		got := strings.Split(strings.TrimSuffix(string(out), "\x00"), "\x00")
-		if !slices.Equal(got, args) {
-			t.Errorf("bash read %s as %q, want %q", line, got, args)
+		// In the C locale too (CI's env -i has no LANG), where bash leaves
+		// a \u escape as written.
+		for _, locale := range []string{"C", "C.UTF-8"} {
+			cmd := exec.Command(bash, "-c", "eval \"set -- $1\"; for a in \"$@\"; do printf '%s\\0' \"$a\"; done", "_", line)
+			cmd.Env = []string{"LC_ALL=" + locale, "PATH=/usr/bin:/bin"}
+			out, err := cmd.Output()
+			if err != nil {
+				t.Fatalf("bash (LC_ALL=%s) on %s: %v", locale, line, err)
+			}
+			got := strings.Split(strings.TrimSuffix(string(out), "\x00"), "\x00")
+			if !slices.Equal(got, args) {
+				t.Errorf("bash (LC_ALL=%s) read %s as %q, want %q", locale, line, got, args)
+			}
 		}
 		if !clean(strings.ReplaceAll(line, "\x00", ""), true) {
 			t.Errorf("the line itself has a control character: %q", line)
