@@ -47,16 +47,15 @@ type diskGuard struct {
 
 	fatals atomic.Uint64
 	fatal  atomic.Pointer[error]
-	// bgFull is set when a flush or compaction hit ENOSPC; writes are then
-	// refused until a flush or compaction succeeds again, or, when none
-	// has failed for bgQuiet, until release bytes are free (and at least
-	// the reserve). Pebble retries a failed flush at once, again and
+	// bgFull is when a flush or compaction last hit ENOSPC (unix ns; 0:
+	// none since the last success). Writes are then refused until a flush
+	// or compaction succeeds again, or, when none has failed for bgQuiet,
+	// until release bytes are free (and at least the reserve). Pebble retries a failed flush at once, again and
 	// again, each time writing part of an sstable and removing it, so the
 	// free space seen between two tries says nothing: it let a write in
 	// just after one was refused, into the memtable a flush cannot empty.
-	bgFull   atomic.Bool
-	bgFailed atomic.Int64 // when a background job last failed for space (unix ns)
-	release  int64
+	bgFull  atomic.Int64
+	release int64
 	// off disables check; tests use it to let Pebble meet ENOSPC itself.
 	off bool
 }
@@ -117,19 +116,18 @@ func (g *diskGuard) listener() *pebble.EventListener {
 	return &pebble.EventListener{
 		BackgroundError: func(err error) {
 			if isNoSpace(err) {
-				g.bgFailed.Store(time.Now().UnixNano())
-				g.bgFull.Store(true)
+				g.bgFull.Store(time.Now().UnixNano())
 			}
 			g.Errorf("background error: %v", err)
 		},
 		FlushEnd: func(i pebble.FlushInfo) {
 			if i.Err == nil {
-				g.bgFull.Store(false)
+				g.bgFull.Store(0)
 			}
 		},
 		CompactionEnd: func(i pebble.CompactionInfo) {
 			if i.Err == nil {
-				g.bgFull.Store(false)
+				g.bgFull.Store(0)
 			}
 		},
 	}
@@ -142,7 +140,8 @@ const bgQuiet = 2 * time.Second
 
 // check refuses a write while the filesystem is (nearly) full.
 func (g *diskGuard) check() error {
-	bg := g.bgFull.Load()
+	failed := g.bgFull.Load()
+	bg := failed != 0
 	if g.off || g.minFree < 0 && !bg {
 		return nil
 	}
@@ -154,9 +153,8 @@ func (g *diskGuard) check() error {
 	if bg {
 		limit = max(limit, g.release)
 	}
-	quiet := time.Since(time.Unix(0, g.bgFailed.Load())) > bgQuiet
-	if free > limit && (!bg || quiet) {
-		g.bgFull.Store(false)
+	if free > limit && (!bg || time.Since(time.Unix(0, failed)) > bgQuiet) {
+		g.bgFull.CompareAndSwap(failed, 0) // not a failure met since the load
 		return nil
 	}
 	if bg {

@@ -310,7 +310,7 @@ func (s *Store) commit(b *pebble.Batch, sync bool) error {
 			}
 			return nil
 		case <-time.After(stallPoll):
-			if !s.guard.bgFull.Load() {
+			if s.guard.bgFull.Load() == 0 {
 				stalled = 0
 				continue
 			}

@@ -31,6 +31,10 @@ func hidden(r rune) bool {
 	return unicode.Is(unicode.Cf, r)
 }
 
+// shownEscaped says whether the rune r, n bytes long, is written as an
+// escape: a hidden rune, or a byte that is not UTF-8.
+func shownEscaped(r rune, n int) bool { return r == utf8.RuneError && n <= 1 || hidden(r) }
+
 // escape writes r (a hidden rune, or a byte b of invalid UTF-8 when r is
 // utf8.RuneError) as bash's $'…' and Go both read it.
 func escape(sb *strings.Builder, r rune, b byte) {
@@ -61,7 +65,7 @@ func String(s string) string {
 	var sb strings.Builder
 	for i := 0; i < len(s); {
 		r, n := utf8.DecodeRuneInString(s[i:])
-		if (r == utf8.RuneError && n <= 1) || hidden(r) {
+		if shownEscaped(r, n) {
 			escape(&sb, r, s[i])
 		} else {
 			sb.WriteString(s[i : i+n])
@@ -76,7 +80,7 @@ func String(s string) string {
 func clean(s string, lines bool) bool {
 	for i := 0; i < len(s); {
 		r, n := utf8.DecodeRuneInString(s[i:])
-		if (r == utf8.RuneError && n <= 1) || hidden(r) || lines && (r == '\n' || r == '\t') {
+		if shownEscaped(r, n) || lines && (r == '\n' || r == '\t') {
 			return false
 		}
 		i += n
@@ -123,13 +127,13 @@ func quote(s string, first bool) string {
 	for i := 0; i < len(s); {
 		r, n := utf8.DecodeRuneInString(s[i:])
 		switch {
-		case r >= utf8.RuneSelf && hidden(r):
+		case r >= utf8.RuneSelf && shownEscaped(r, n):
 			// Its bytes, not \uXXXX: bash turns \u into the character
 			// only in a UTF-8 locale, and leaves it as written in C.
 			for _, b := range []byte(s[i : i+n]) {
 				fmt.Fprintf(&sb, `\x%02x`, b)
 			}
-		case (r == utf8.RuneError && n <= 1) || hidden(r) || r == '\n' || r == '\t':
+		case shownEscaped(r, n) || r == '\n' || r == '\t':
 			escape(&sb, r, s[i])
 		case r == '\'' || r == '\\':
 			sb.WriteByte('\\')
