@@ -27,6 +27,7 @@ type Sweep struct {
 	ID          string        `json:"id"`
 	Name        string        `json:"name,omitempty"`
 	Command     []string      `json:"command"`
+	CommandLine string        `json:"command_line,omitempty"` // Command as `runbox sweep ls` shows it: one shell line, hidden characters escaped
 	ParamNames  []string      `json:"param_names"`
 	Parallel    int           `json:"parallel,omitempty"`
 	MaxFailures int           `json:"max_failures,omitempty"`

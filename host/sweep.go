@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/runbox/runbox/api"
+	"github.com/runbox/runbox/internal/printable"
 	"github.com/runbox/runbox/store"
 )
 
@@ -388,7 +389,7 @@ func (e *Engine) SweepStatus(ctx context.Context, id, sortBy string) (*api.Sweep
 
 func sweepView(sw *store.Sweep) *api.Sweep {
 	return &api.Sweep{
-		ID: sw.ID, Name: sw.Name, Command: sw.Command, ParamNames: sw.ParamNames, Parallel: sw.Parallel,
+		ID: sw.ID, Name: sw.Name, Command: sw.Command, CommandLine: printable.Command(sw.Command), ParamNames: sw.ParamNames, Parallel: sw.Parallel,
 		MaxFailures: sw.MaxFailures, CreatedAt: sw.CreatedAt, Stopped: sw.Stopped, Members: len(sw.Sets),
 		Counts: map[api.State]int{},
 	}

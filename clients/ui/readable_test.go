@@ -7,10 +7,12 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"unicode"
 
 	"github.com/chromedp/chromedp"
 
 	"github.com/runbox/runbox/api"
+	"github.com/runbox/runbox/internal/printable"
 	"github.com/runbox/runbox/sandbox"
 )
 
@@ -150,6 +152,90 @@ func TestMatchText(t *testing.T) {
 	for _, tt := range tests {
 		if got := matchText(r, tt.text); got != tt.want {
 			t.Errorf("matchText(%q) = %v, want %v", tt.text, got, tt.want)
+		}
+	}
+}
+
+// The page shows a run's hidden characters as escapes where `runbox
+// status` does: a run named so that a right-to-left override makes it read
+// as another file ("report-\u202egnp.exe" reads "report-exe.png"), with a
+// screen clear in the name and the override in the command a classifier
+// quotes. The runs list, the run's title and its failure card show the
+// escapes, and none carries the override itself; the log, shown as the
+// run wrote it (as `runbox logs` gives it), does, which shows the
+// override reaches the page where runbox does not escape it.
+func TestBrowserShowsARunsHiddenCharactersAsEscapes(t *testing.T) {
+	e := startEnv(t)
+	ctx := browser(t)
+	name := "report-\u202egnp.exe\x1b[2J"
+	r := e.submit(t, name, "echo 'fetching \u202etxt.exe'; nosuchcmd-\u202eevil")
+	var list, title, failure, logText string
+	run(t, ctx,
+		chromedp.Navigate(e.url),
+		chromedp.Poll(`document.querySelector("tr.run td:nth-child(3)") !== null`, nil),
+		chromedp.Evaluate(`document.querySelector("tr.run td:nth-child(3)").textContent`, &list),
+		chromedp.Navigate(e.url+"#/run/"+r.ID),
+		chromedp.Poll(`document.querySelector("#failure .failure") !== null && document.querySelector("#log span") !== null`, nil),
+		chromedp.Evaluate(`document.getElementById("title").textContent`, &title),
+		chromedp.Evaluate(`document.getElementById("failure").textContent`, &failure),
+		chromedp.Evaluate(`document.getElementById("log").textContent`, &logText),
+	)
+	want := `report-\u202egnp.exe\x1b[2J`
+	if list != want {
+		t.Errorf("runs list shows the name as %q, want %q", list, want)
+	}
+	if !strings.HasPrefix(title, want) {
+		t.Errorf("run page title %q, want it to begin %q", title, want)
+	}
+	for where, s := range map[string]string{"list": list, "title": title, "failure": failure} {
+		if strings.ContainsAny(s, "\u202e\x1b") {
+			t.Errorf("%s carries the run's hidden characters themselves: %q", where, s)
+		}
+	}
+	if !strings.Contains(failure, `nosuchcmd-\u202eevil`) {
+		t.Errorf("failure card %q does not quote the command with its override shown", failure)
+	}
+	if !strings.Contains(logText, "fetching \u202etxt.exe") {
+		t.Errorf("log %q: want the run's own line, override and all", logText)
+	}
+}
+
+// The page's set of hidden characters is printable's, rune for rune:
+// each code point is given to the page's shown() and kept where it
+// comes back changed, and the list is compared with printable.Hidden's.
+// Code points that Go's Unicode tables and Chromium's disagree about
+// (a format character added in a newer Unicode) are listed apart and
+// allowed only where Go's tables do not assign the code point at all.
+func TestBrowserHiddenIsPrintables(t *testing.T) {
+	e := startEnv(t)
+	ctx := browser(t)
+	var page []int
+	run(t, ctx,
+		chromedp.Navigate(e.url),
+		chromedp.Poll(`typeof shown === "function"`, nil),
+		chromedp.Evaluate(`(() => { const out = []; for (let n = 0; n <= 0x10ffff; n++) { if (n >= 0xd800 && n <= 0xdfff) continue; const c = String.fromCodePoint(n); if (shown(c) !== c) out.push(n); } return out; })()`, &page),
+	)
+	inPage := map[rune]bool{}
+	for _, n := range page {
+		inPage[rune(n)] = true
+	}
+	for r := rune(0); r <= unicode.MaxRune; r++ {
+		if r >= 0xd800 && r <= 0xdfff || printable.Hidden(r) == inPage[r] {
+			continue
+		}
+		assigned := unicode.In(r, unicode.L, unicode.M, unicode.N, unicode.P, unicode.S, unicode.Z, unicode.C)
+		if assigned {
+			t.Errorf("U+%04X: printable.Hidden %v, the page's shown() %v", r, printable.Hidden(r), inPage[r])
+		}
+	}
+	for _, r := range []rune{0x1b, 0x7f, 0x85, 0x2028, 0x202e, 0x200b, 0xfeff, 0xe0001} {
+		if !inPage[r] {
+			t.Errorf("U+%04X is shown as it is", r)
+		}
+	}
+	for _, r := range []rune{'\t', '\n', 'a', 0xe9, 0x4e2d} {
+		if inPage[r] {
+			t.Errorf("U+%04X is escaped", r)
 		}
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"github.com/runbox/runbox/api"
+	"github.com/runbox/runbox/internal/printable"
 	"github.com/runbox/runbox/sandbox"
 )
 
@@ -35,10 +36,11 @@ func TestBrowserSweepPage(t *testing.T) {
 	if _, err := e.c.WaitSweep(bg, sw.ID); err != nil {
 		t.Fatal(err)
 	}
-	var first string
+	var first, cmdline string
 	run(t, ctx,
 		chromedp.Navigate(e.url+"#/sweeps"),
 		chromedp.WaitVisible(`tr.sweep[data-id="`+sw.ID+`"]`),
+		chromedp.Evaluate(`document.querySelector('tr.sweep[data-id="`+sw.ID+`"] td.cmd').textContent`, &cmdline),
 		chromedp.Click(`tr.sweep[data-id="`+sw.ID+`"] a`),
 		chromedp.WaitVisible(`#members tr.member:nth-child(3)`),
 		chromedp.WaitVisible(`.chart[data-metric="loss"][data-members="3"] canvas`),
@@ -46,6 +48,10 @@ func TestBrowserSweepPage(t *testing.T) {
 		chromedp.WaitVisible(`th[data-key="m:loss"]`),
 		chromedp.Text(`#members tbody tr:first-child td:nth-child(2)`, &first),
 	)
+	// The sweeps list shows the command as `runbox sweep ls` does.
+	if want := printable.Command([]string{"sh", "-c", script}); cmdline != want {
+		t.Errorf("sweeps list shows the command as %q, want %q", cmdline, want)
+	}
 	if first != "1" {
 		t.Errorf("sorted by loss, the first member is k=%q, want 1", first)
 	}

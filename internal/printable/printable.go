@@ -17,11 +17,12 @@ import (
 	"unicode/utf8"
 )
 
-// hidden is a rune a terminal may act on or that hides what text says:
+// Hidden says whether r is a rune a terminal may act on or that hides
+// what text says, and so is shown as an escape:
 // C0 and C1 controls but tab and newline, DEL, the line and paragraph
 // separators, and format characters (bidirectional overrides, zero-width
 // characters), which can make text read other than it is.
-func hidden(r rune) bool {
+func Hidden(r rune) bool {
 	switch {
 	case r == '\t' || r == '\n':
 		return false
@@ -33,7 +34,7 @@ func hidden(r rune) bool {
 
 // shownEscaped says whether the rune r, n bytes long, is written as an
 // escape: a hidden rune, or a byte that is not UTF-8.
-func shownEscaped(r rune, n int) bool { return r == utf8.RuneError && n <= 1 || hidden(r) }
+func shownEscaped(r rune, n int) bool { return r == utf8.RuneError && n <= 1 || Hidden(r) }
 
 // escape writes r (a hidden rune, or a byte b of invalid UTF-8 when r is
 // utf8.RuneError) as bash's $'…' and Go both read it.

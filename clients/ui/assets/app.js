@@ -8,9 +8,29 @@ const live = document.getElementById("live");
 let stream = null;
 window.runboxCharts = {};
 
-function esc(s) {
+// html is s escaped for HTML: a run's log lines, shown as the run wrote
+// them (as `runbox logs` gives them).
+function html(s) {
   return String(s ?? "").replace(/[&<>"']/g, c => ({ "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;" }[c]));
 }
+// HIDDEN matches what runbox's CLI views write as escapes
+// (internal/printable): controls but tab and newline, DEL, C1 controls,
+// the line and paragraph separators, and format characters (U+202E, the
+// right-to-left override, reverses what follows it; zero-width ones hide).
+// TestBrowserShowsHiddenRunesAsTheCLIDoes checks it against Go's set.
+const HIDDEN = /[\0-\x08\x0b-\x1f\x7f-\x9f\u2028\u2029\p{Cf}]/gu;
+// shown is s with its hidden characters written as escapes (\x1b,
+// \u202e), as `runbox status` shows them: a run's name, reason or a log
+// line a classifier quotes cannot make the page read other than it is.
+function shown(s) {
+  return String(s ?? "").replace(HIDDEN, c => {
+    const n = c.codePointAt(0), hex = w => n.toString(16).padStart(w, "0");
+    return n === 13 ? "\\r" : n < 0x80 ? "\\x" + hex(2) : n <= 0xffff ? "\\u" + hex(4) : "\\U" + hex(8);
+  });
+}
+// esc is what the page writes of any text a run supplied: shown, then
+// escaped for HTML.
+function esc(s) { return html(shown(s)); }
 function dur(sec) {
   if (!isFinite(sec) || sec < 0) return "";
   sec = Math.round(sec);
@@ -188,7 +208,7 @@ async function loadLog(r) {
   pre.innerHTML = lines.map(l => {
     const cls = [l.s === 2 || l.s === 4 ? "e" : l.s === 5 ? "m" : ""];
     if (ev.some(e => e && l.t.includes(e.trim()))) cls.push("hl");
-    return `<span class="${cls.join(" ")}">${esc(l.t)}</span>`;
+    return `<span class="${cls.join(" ")}">${html(l.t)}</span>`;
   }).join("");
   if (follow) pre.scrollTop = pre.scrollHeight;
 }
@@ -269,12 +289,12 @@ function renderCharts(m) {
   const none = document.getElementById("no-metrics");
   if (none) none.remove();
   // progress/percent is the bar above over again: not drawn.
-  const shown = m.series.filter(s => s.name !== "progress/percent");
-  if (!shown.length) {
+  const drawn = m.series.filter(s => s.name !== "progress/percent");
+  if (!drawn.length) {
     box.innerHTML = `<p class="muted" id="no-metrics">this run has reported no metrics${terminal(m.state) ? "" : " yet"} (its progress is the bar above)</p>`;
     return;
   }
-  const ordered = [...shown].sort((a, b) => (a.name.startsWith("progress/") - b.name.startsWith("progress/")) || a.name.localeCompare(b.name));
+  const ordered = [...drawn].sort((a, b) => (a.name.startsWith("progress/") - b.name.startsWith("progress/")) || a.name.localeCompare(b.name));
   for (const s of ordered) {
     const runs = [{ id: m.run_id, m, s }];
     for (const [id, rm] of Object.entries(related)) {
@@ -288,7 +308,7 @@ function renderCharts(m) {
     runs.forEach((r, i) => {
       const at = new Map(r.s.step.map((x, j) => [x, j]));
       data.push(xs.map(x => at.has(x) ? fin(r.s.value[at.get(x)]) : null));
-      series.push({ label: i === 0 ? s.name : short(r.m), stroke: COLORS[i % COLORS.length], width: 1.5, spanGaps: i > 0, value: legendValue });
+      series.push({ label: i === 0 ? shown(s.name) : short(r.m), stroke: COLORS[i % COLORS.length], width: 1.5, spanGaps: i > 0, value: legendValue });
       if (i === 0 && s.span > 1) {
         for (const k of ["min", "max"]) {
           data.push(xs.map(x => at.has(x) ? r.s[k][at.get(x)] : null));
@@ -310,7 +330,7 @@ function renderCharts(m) {
       div.className = "chart";
       div.dataset.metric = s.name;
       const h = document.createElement("h4");
-      h.textContent = s.name + (s.span > 1 ? ` (${s.total} samples, ${s.span} per point: line = last, faint = min/max)` : "");
+      h.textContent = shown(s.name) + (s.span > 1 ? ` (${s.total} samples, ${s.span} per point: line = last, faint = min/max)` : "");
       div.appendChild(h);
       box.appendChild(div);
       const axes = [
@@ -356,7 +376,7 @@ function sweepsPage() {
         <td><a href="#/sweep/${esc(sw.id)}">${esc(sw.id.slice(0, 12))}</a></td><td>${esc(sw.name)}</td>
         <td>${sw.members}</td><td>${sw.parallel || "-"}</td>
         <td>${counts(sw)}${sw.stopped ? ` <span class="muted">(${esc(sw.stopped)})</span>` : ""}</td>
-        <td class="cmd">${esc((sw.command || []).join(" "))}</td></tr>`).join("")
+        <td class="cmd">${esc(sw.command_line || (sw.command || []).join(" "))}</td></tr>`).join("")
       : `<tr><td colspan="6" class="muted">no sweeps</td></tr>`;
   });
 }
@@ -376,7 +396,7 @@ function sweepPage(id) {
     if (!res.ok) return;
     const sw = await res.json();
     if (!document.getElementById("members")) return;
-    document.getElementById("title").textContent = `sweep ${sw.name || sw.id.slice(0, 12)}`;
+    document.getElementById("title").textContent = `sweep ${shown(sw.name) || sw.id.slice(0, 12)}`;
     document.getElementById("summary").innerHTML = `${sw.members} members: ${counts(sw)}${sw.stopped ? " — " + esc(sw.stopped) : ""}`;
     renderMembers(sw);
     for (const r of sw.runs || []) {
@@ -444,7 +464,7 @@ function renderSweepCharts(sw) {
     div.dataset.metric = name;
     div.dataset.members = String(runs.length);
     const h = document.createElement("h4");
-    h.textContent = name;
+    h.textContent = shown(name);
     div.appendChild(h);
     box.appendChild(div);
     const axes = [{ label: "step", incrs: STEP_INCRS, values: (u, vs) => vs.map(num) }, { incrs: VALUE_INCRS, values: (u, vs) => vs.map(num), size: axisSize }];
