@@ -17,12 +17,7 @@ const maxPids = 4 << 20
 // not found.
 var errNoRunID = errors.New(`a run id is required (runbox ls lists them)`)
 
-func needRunID(id string) error {
-	if strings.TrimSpace(id) == "" {
-		return errNoRunID
-	}
-	return nil
-}
+func needRunID(id string) error { return needID(id, errNoRunID) }
 
 // Validate: see needRunID (kong calls it while parsing: exit 2).
 func (c *StatusCmd) Validate() error { return needRunID(c.ID) }
@@ -46,6 +41,9 @@ func (c *RetryCmd) Validate() error { return needRunID(c.ID) }
 
 // Validate: see needRunID.
 func (c *PlotCmd) Validate() error {
+	if len(c.Runs) == 0 {
+		return errNoRunID
+	}
 	for _, id := range c.Runs {
 		if err := needRunID(id); err != nil {
 			return err
@@ -69,3 +67,39 @@ func checkPids(v int64) error {
 	}
 	return nil
 }
+
+// The commands below name what they need, as needRunID does, rather than
+// kong's bare `expected "<run-a> <run-b>"` for a missing argument.
+
+var (
+	errTwoRuns   = errors.New(`two runs are required: runbox diff RUN_A RUN_B (runbox ls lists them; @last~1 @last are the newest two)`)
+	errNoSweepID = errors.New(`a sweep id is required (runbox sweep ls lists them)`)
+	errNoPlanID  = errors.New(`a plan id is required (runbox plan -- CMD makes one and prints it)`)
+)
+
+func needID(id string, err error) error {
+	if strings.TrimSpace(id) == "" {
+		return err
+	}
+	return nil
+}
+
+// Validate: both runs are named.
+func (c *DiffCmd) Validate() error {
+	if needID(c.A, errTwoRuns) != nil || needID(c.B, errTwoRuns) != nil {
+		return errTwoRuns
+	}
+	return nil
+}
+
+// Validate: a sweep is named.
+func (c *SweepStatusCmd) Validate() error { return needID(c.ID, errNoSweepID) }
+
+// Validate: a sweep is named.
+func (c *SweepWaitCmd) Validate() error { return needID(c.ID, errNoSweepID) }
+
+// Validate: a sweep is named.
+func (c *SweepStopCmd) Validate() error { return needID(c.ID, errNoSweepID) }
+
+// Validate: a plan is named.
+func (c *ExecCmd) Validate() error { return needID(c.Plan, errNoPlanID) }

@@ -30,6 +30,7 @@ func mainStderr(t *testing.T, args []string) (int, string) {
 // wrong: NaN reached the JSON encoder (exit 1, "unsupported value: NaN"),
 // 99999999999 pids was blamed on a missing pids controller, and an empty
 // run id asked for /v1/runs//logs and was told run "logs" was not found.
+// A missing id says which (kong's own words were `expected "<run-b>"`).
 func TestBadValuesAreUsageErrors(t *testing.T) {
 	for _, tt := range []struct {
 		args []string
@@ -50,6 +51,14 @@ func TestBadValuesAreUsageErrors(t *testing.T) {
 		{[]string{"stop", ""}, "a run id is required"},
 		{[]string{"retry", ""}, "a run id is required"},
 		{[]string{"plot", "abc", ""}, "a run id is required"},
+		{[]string{"plot"}, "a run id is required"},
+		{[]string{"diff"}, "diff: two runs are required: runbox diff RUN_A RUN_B"},
+		{[]string{"diff", "abc"}, "two runs are required"},
+		{[]string{"diff", "abc", " "}, "two runs are required"},
+		{[]string{"sweep", "status"}, "sweep status: a sweep id is required (runbox sweep ls lists them)"},
+		{[]string{"sweep", "wait", ""}, "a sweep id is required"},
+		{[]string{"sweep", "stop"}, "a sweep id is required"},
+		{[]string{"exec"}, "exec: a plan id is required"},
 	} {
 		code, stderr := mainStderr(t, tt.args)
 		if code != 2 || !strings.Contains(stderr, tt.want) {
