@@ -124,8 +124,8 @@ func (e *Engine) Plan(ctx context.Context, req api.RunRequest) (*store.Plan, err
 	return plan, nil
 }
 
-// limitsNote states the memory and process-count policy the run will get
-// on its backend: the limit, how it is enforced, or that there is none.
+// limitsNote states the memory, process-count and CPU policy the run will
+// get on its backend: the limit, how it is enforced, or that there is none.
 func limitsNote(caps sandbox.Capabilities, spec sandbox.Spec) string {
 	mem := "memory: no limit (set --memory to cap it)"
 	if spec.Limits.MemoryBytes > 0 {
@@ -141,10 +141,19 @@ func limitsNote(caps sandbox.Capabilities, spec sandbox.Spec) string {
 	if spec.Limits.Pids > 0 {
 		pids = fmt.Sprintf("pids: %d", spec.Limits.Pids)
 	}
-	if pids == "" {
-		return mem
+	note := mem
+	if pids != "" {
+		note += "; " + pids
 	}
-	return mem + "; " + pids
+	if c := spec.Limits.CPUs; c > 0 {
+		note += fmt.Sprintf("; cpus: %g", c)
+		if how := caps.Limits["cpus"]; how != "" {
+			note += ", enforced by " + how
+		} else {
+			note += ", not enforced here"
+		}
+	}
+	return note
 }
 
 // clusterLongRun is how long similar runs must have taken for a plan to

@@ -9,6 +9,7 @@ import (
 
 	"github.com/runbox/runbox/api"
 	"github.com/runbox/runbox/sandbox"
+	"github.com/runbox/runbox/sandbox/process/supervisor"
 	"github.com/runbox/runbox/sandbox/slurm"
 	"github.com/runbox/runbox/store"
 )
@@ -77,9 +78,13 @@ func TestGPUsAsked(t *testing.T) {
 	}
 }
 
-// A plan states the memory and pids policy the run will get.
+// A plan states the memory, pids and CPU policy the run will get.
 func TestPlanStatesLimits(t *testing.T) {
 	te := newTestEngine(t, t.TempDir(), 2)
+	cpusHow := "not enforced here"
+	if m := supervisor.CPULimitMode(); m != "" {
+		cpusHow = "enforced by " + m
+	}
 	ctx := context.Background()
 	for _, tt := range []struct {
 		req  api.RunRequest
@@ -87,6 +92,7 @@ func TestPlanStatesLimits(t *testing.T) {
 	}{
 		{api.RunRequest{Command: []string{"true"}, Sandbox: sandbox.Process}, []string{"memory: no limit (set --memory", "pids: "}},
 		{api.RunRequest{Command: []string{"true"}, Sandbox: sandbox.Process, Limits: api.Limits{MemoryBytes: 512 << 20, Pids: 64}}, []string{"memory: 512 MiB, enforced by ", "pids: 64"}},
+		{api.RunRequest{Command: []string{"true"}, Sandbox: sandbox.Process, Limits: api.Limits{CPUs: 1.5}}, []string{"cpus: 1.5, " + cpusHow}},
 	} {
 		tt.req.Workdir = t.TempDir()
 		p, err := te.Plan(ctx, tt.req)

@@ -15,7 +15,7 @@ import (
 )
 
 // Capabilities: the levels of confinement this host enforces (what
-// confine.Probe finds), and how memory and pids limits are enforced. A
+// confine.Probe finds), and how memory, pids and CPU limits are enforced. A
 // process run takes no --network mode of its own: it has the host's
 // network unless a level cuts it, and an allow-list where the host can
 // cut it (the egress proxy is then its only way out). It gets this host's
@@ -34,6 +34,9 @@ func (s *Sandbox) Capabilities(ctx context.Context) sandbox.Capabilities {
 	}
 	if p := s.pidsLine(); p != "" {
 		c.Limits["pids"] = p
+	}
+	if m := supervisor.CPULimitMode(); m != "" {
+		c.Limits["cpus"] = m
 	}
 	return c
 }

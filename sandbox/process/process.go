@@ -109,7 +109,10 @@ func (s *Sandbox) Health(ctx context.Context) sandbox.Health {
 	switch runtime.GOOS {
 	case "linux", "darwin":
 		h.Available = true
-		h.Info = map[string]string{"memory_limit": supervisor.MemoryLimitMode()}
+		h.Info = map[string]string{"memory_limit": supervisor.MemoryLimitMode(), "cpu_limit": "not enforced (no writable cpu cgroup)"}
+		if m := supervisor.CPULimitMode(); m != "" {
+			h.Info["cpu_limit"] = m
+		}
 		if p := s.pidsLine(); p != "" {
 			h.Info["pids_limit"] = p
 		}

@@ -150,7 +150,7 @@ func newParser(grammar any, extra ...kong.Option) (*kong.Kong, error) {
 	}, extra...)...)
 }
 
-const description = "runbox runs scripts — training jobs, data processing, generated code — in a Docker container or a supervised process, and tells you whether it is progressing and, when it fails, why and what to do next."
+const description = "runbox runs scripts — training jobs, data processing, generated code — in a Docker container, a supervised process or on a Slurm cluster, and tells you whether it is progressing and, when it fails, why and what to do next."
 
 // VersionCmd prints the version.
 type VersionCmd struct{}

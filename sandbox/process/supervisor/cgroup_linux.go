@@ -24,7 +24,7 @@ const cgroupRoot = "/sys/fs/cgroup"
 // processes are found (and, should the supervisor die, killed by the
 // daemon) whatever session or group they moved to. On cgroup v2 it is one
 // directory; on v1 one per controller used (pids also tracks, memory
-// only with a memory limit).
+// only with a memory limit, cpu only with a CPU limit).
 type runCgroup struct {
 	v2     string   // unified directory, "" if none
 	fd     int      // v2: directory fd for CLONE_INTO_CGROUP
@@ -34,23 +34,37 @@ type runCgroup struct {
 	mem    string   // directory enforcing the memory limit, "" if none
 	pids   string   // directory enforcing the pids limit, "" if none
 	pidMax int64    // the pids limit written there
+	cpu    string   // directory enforcing the CPU limit, "" if none
 	memErr error    // why the memory limit is not enforced here
 	pidErr error    // why the pids limit is not enforced here
+	cpuErr error    // why the CPU limit is not enforced here
 }
 
-// newRunCgroup makes the run's cgroup, with a memory limit when mem > 0
-// and a pids limit when pids > 0, each enforced where its controller can
-// be used: the unified hierarchy first, then v1. It fails only when no
-// cgroup at all could be made; a limit no controller could take is left
-// to the caller (memErr, pidErr).
-func newRunCgroup(name string, mem, pids int64) (*runCgroup, error) {
+// cpuPeriod is the CFS period a CPU limit is a quota of (100 ms, as
+// Docker's --cpus); the kernel takes no quota under 1 ms.
+const (
+	cpuPeriod   = 100_000
+	cpuMinQuota = 1_000
+)
+
+// cpuQuota is the CFS quota, in microseconds per cpuPeriod, of a limit
+// of cpus CPUs.
+func cpuQuota(cpus float64) int64 { return max(int64(cpus*cpuPeriod+0.5), cpuMinQuota) }
+
+// newRunCgroup makes the run's cgroup, with each limit of l (memory,
+// pids, CPU) that is set enforced where its controller can be used: the
+// unified hierarchy first, then v1. It fails only when no cgroup at all
+// could be made; a limit no controller could take is left to the caller
+// (memErr, pidErr, cpuErr).
+func newRunCgroup(name string, l cgLimits) (*runCgroup, error) {
 	own, err := ownCgroups()
 	if err != nil {
 		return nil, err
 	}
+	mem, pids := l.mem, l.pids
 	c := &runCgroup{fd: -1}
 	var errs []error
-	if err := c.makeV2(own, name, mem, pids); err != nil {
+	if err := c.makeV2(own, name, l); err != nil {
 		errs = append(errs, fmt.Errorf("v2: %w", err))
 	}
 	if mem > 0 && c.mem == "" {
@@ -81,12 +95,26 @@ func newRunCgroup(name string, mem, pids int64) (*runCgroup, error) {
 			c.pidErr = errors.Join(c.pidErr, fmt.Errorf("v1: %w", err))
 		}
 	}
+	if l.cpus > 0 && c.cpu == "" {
+		dir, err := c.makeV1(own, "cpu", name)
+		if err == nil {
+			err = writeCg(dir, "cpu.cfs_period_us", strconv.Itoa(cpuPeriod))
+		}
+		if err == nil {
+			err = writeCg(dir, "cpu.cfs_quota_us", strconv.FormatInt(cpuQuota(l.cpus), 10))
+		}
+		if err == nil {
+			c.cpu = dir
+		} else {
+			c.cpuErr = errors.Join(c.cpuErr, fmt.Errorf("v1: %w", err))
+		}
+	}
 	if c.track == "" && len(c.v1) > 0 {
 		c.track = c.v1[0]
 	}
 	if c.track == "" {
 		c.remove()
-		return nil, fmt.Errorf("no writable cgroup: %w", errors.Join(append(errs, c.memErr, c.pidErr)...))
+		return nil, fmt.Errorf("no writable cgroup: %w", errors.Join(append(errs, c.memErr, c.pidErr, c.cpuErr)...))
 	}
 	return c, nil
 }
@@ -94,7 +122,8 @@ func newRunCgroup(name string, mem, pids int64) (*runCgroup, error) {
 // makeV2 makes the unified directory and sets what limits its controllers
 // allow; on a hybrid host the unified hierarchy may have no controller and
 // still track the run.
-func (c *runCgroup) makeV2(own map[string]string, name string, mem, pids int64) error {
+func (c *runCgroup) makeV2(own map[string]string, name string, l cgLimits) error {
+	mem, pids := l.mem, l.pids
 	path, ok := own[""]
 	if !ok {
 		return errors.New("no unified hierarchy")
@@ -118,7 +147,7 @@ func (c *runCgroup) makeV2(own map[string]string, name string, mem, pids int64) 
 		}
 		return nil
 	}
-	memOK, pidsOK := false, false
+	memOK, pidsOK, cpuOK := false, false, false
 	if mem > 0 {
 		if c.memErr = enable("memory"); c.memErr == nil {
 			memOK = true
@@ -129,9 +158,14 @@ func (c *runCgroup) makeV2(own map[string]string, name string, mem, pids int64) 
 			pidsOK = true
 		}
 	}
+	if l.cpus > 0 {
+		if c.cpuErr = enable("cpu"); c.cpuErr == nil {
+			cpuOK = true
+		}
+	}
 	dir := filepath.Join(parent, name)
 	if err := os.Mkdir(dir, 0o755); err != nil {
-		c.memErr, c.pidErr = errors.Join(c.memErr, err), errors.Join(c.pidErr, err)
+		c.memErr, c.pidErr, c.cpuErr = errors.Join(c.memErr, err), errors.Join(c.pidErr, err), errors.Join(c.cpuErr, err)
 		return err
 	}
 	c.v2, c.track = dir, dir
@@ -148,6 +182,13 @@ func (c *runCgroup) makeV2(own map[string]string, name string, mem, pids int64) 
 			c.pids = dir
 		} else {
 			c.pidErr = err
+		}
+	}
+	if cpuOK {
+		if err := writeCg(dir, "cpu.max", fmt.Sprintf("%d %d", cpuQuota(l.cpus), cpuPeriod)); err == nil {
+			c.cpu = dir
+		} else {
+			c.cpuErr = err
 		}
 	}
 	fd, err := unix.Open(dir, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
@@ -204,8 +245,10 @@ func cgKind(dir string) string {
 
 func (c *runCgroup) memKind() string    { return cgKind(c.mem) }
 func (c *runCgroup) pidsKind() string   { return cgKind(c.pids) }
+func (c *runCgroup) cpuKind() string    { return cgKind(c.cpu) }
 func (c *runCgroup) enforcesMem() bool  { return c.mem != "" }
 func (c *runCgroup) enforcesPids() bool { return c.pids != "" }
+func (c *runCgroup) enforcesCPU() bool  { return c.cpu != "" }
 
 // dirs is every directory of the cgroup, for the tree record: the daemon
 // kills what they hold if the supervisor dies.
@@ -380,42 +423,54 @@ func removeCgroup(dir string) {
 	}
 }
 
-// MemoryLimitMode says how a memory limit would be enforced here, for Health.
-func MemoryLimitMode() string {
+// limitCgroup says which hierarchy would take a limit of controller ctl
+// for a run here: "cgroup v2", "cgroup v1", or "" when neither is
+// writable.
+func limitCgroup(ctl string) string {
 	own, err := ownCgroups()
 	if err != nil {
-		return "rss watchdog"
+		return ""
 	}
 	if p, ok := own[""]; ok {
 		base := unifiedRoot()
 		ctls, _ := os.ReadFile(filepath.Join(base, p, "cgroup.controllers"))
-		if hasWord(ctls, "memory") && unix.Access(filepath.Join(base, p), unix.W_OK) == nil {
-			return "cgroup v2 (rss watchdog if the controller cannot be enabled)"
+		if hasWord(ctls, ctl) && unix.Access(filepath.Join(base, p), unix.W_OK) == nil {
+			return "cgroup v2"
 		}
 	}
-	if p, ok := own["memory"]; ok && unix.Access(filepath.Join(cgroupRoot, "memory", p), unix.W_OK) == nil {
+	if p, ok := own[ctl]; ok && unix.Access(filepath.Join(cgroupRoot, ctl, p), unix.W_OK) == nil {
 		return "cgroup v1"
 	}
-	return "rss watchdog"
+	return ""
+}
+
+// MemoryLimitMode says how a memory limit would be enforced here, for Health.
+func MemoryLimitMode() string {
+	switch m := limitCgroup("memory"); m {
+	case "":
+		return "rss watchdog"
+	case "cgroup v2":
+		return "cgroup v2 (rss watchdog if the controller cannot be enabled)"
+	default:
+		return m
+	}
 }
 
 // PidsLimitMode says how a pids limit would be enforced here, for Health.
 func PidsLimitMode() string {
-	own, err := ownCgroups()
-	if err != nil {
-		return "not enforced (no cgroup)"
-	}
-	if p, ok := own[""]; ok {
-		base := unifiedRoot()
-		ctls, _ := os.ReadFile(filepath.Join(base, p, "cgroup.controllers"))
-		if hasWord(ctls, "pids") && unix.Access(filepath.Join(base, p), unix.W_OK) == nil {
-			return "cgroup v2"
-		}
-	}
-	if p, ok := own["pids"]; ok && unix.Access(filepath.Join(cgroupRoot, "pids", p), unix.W_OK) == nil {
-		return "cgroup v1"
+	if m := limitCgroup("pids"); m != "" {
+		return m
 	}
 	return "not enforced (no writable pids cgroup)"
+}
+
+// CPULimitMode says how a CPU limit (--cpus) would be enforced here, the
+// cpu controller's CFS quota, or "" when it would not be.
+func CPULimitMode() string {
+	if m := limitCgroup("cpu"); m != "" {
+		return m + " (CFS quota)"
+	}
+	return ""
 }
 
 // unifiedRoot is where the cgroup v2 hierarchy is mounted: the cgroup

@@ -12,17 +12,19 @@ import (
 )
 
 // setupCgroup makes the run's cgroup (see runCgroup) and says in the
-// run's log how each limit is enforced.
+// run's log how each limit is enforced (a CPU limit, like one the run
+// asked for, is always said).
 func (s *supervisor) setupCgroup() {
 	limit, pids := s.spec.Limits.MemoryBytes, s.spec.Limits.Pids
 	cgMem := limit
 	if s.forceWatchdog {
 		cgMem = 0
 	}
+	cpus := s.spec.Limits.CPUs
 	name := fmt.Sprintf("runbox-%s-%d", safeName(s.spec.RunID), s.self)
 	cg, err := (*runCgroup)(nil), errors.New("cgroups turned off (NoCgroup)")
 	if !s.noCgroup {
-		cg, err = newRunCgroup(name, cgMem, pids)
+		cg, err = newRunCgroup(name, cgLimits{mem: cgMem, pids: pids, cpus: cpus})
 	}
 	if err == nil {
 		s.cg = cg
@@ -33,7 +35,7 @@ func (s *supervisor) setupCgroup() {
 	case limit > 0 && s.forceWatchdog:
 		s.note("memory limit %s enforced by rss watchdog", mib(uint64(limit)))
 	case limit > 0:
-		s.note("memory limit %s enforced by rss watchdog (%v)", mib(uint64(limit)), cgErr(s.cg, err, true))
+		s.note("memory limit %s enforced by rss watchdog (%v)", mib(uint64(limit)), cgErr(s.cg, err, "memory"))
 	}
 	// A limit the run asked for is reported like a memory limit; the
 	// backend's default only where it could not be enforced (a line in
@@ -46,9 +48,15 @@ func (s *supervisor) setupCgroup() {
 	case pids > 0 && s.pidsDefault:
 		// Said on every run of a user without a delegated cgroup: one line,
 		// with the way to stop it.
-		s.note("default pids limit %d not enforced: no pids cgroup (%s; %s=0 turns the default off)", pids, firstLine(cgErr(s.cg, err, false)), protocol.PidsEnv)
+		s.note("default pids limit %d not enforced: no pids cgroup (%s; %s=0 turns the default off)", pids, firstLine(cgErr(s.cg, err, "pids")), protocol.PidsEnv)
 	case pids > 0:
-		s.note("pids limit %d not enforced: no pids cgroup (%v)", pids, cgErr(s.cg, err, false))
+		s.note("pids limit %d not enforced: no pids cgroup (%v)", pids, cgErr(s.cg, err, "pids"))
+	}
+	switch {
+	case cpus > 0 && s.cg != nil && s.cg.enforcesCPU():
+		s.note("cpu limit %g CPUs enforced by %s", cpus, s.cg.cpuKind())
+	case cpus > 0:
+		s.note("cpu limit %g CPUs not enforced: no cpu cgroup (%v)", cpus, cgErr(s.cg, err, "cpu"))
 	}
 	wdLimit := limit
 	if s.cg != nil && s.cg.enforcesMem() {
@@ -67,15 +75,23 @@ func firstLine(err error) string {
 	return l
 }
 
-// cgErr is why a limit is not enforced by a cgroup.
-func cgErr(cg *runCgroup, err error, mem bool) error {
+// cgErr is why the limit of controller ctl is not enforced by a cgroup.
+func cgErr(cg *runCgroup, err error, ctl string) error {
 	switch {
 	case cg == nil:
 		return err
-	case mem:
+	case ctl == "memory":
 		return cg.memErr
+	case ctl == "cpu":
+		return cg.cpuErr
 	}
 	return cg.pidErr
+}
+
+// cgLimits are the limits a run's cgroup enforces; zero is none.
+type cgLimits struct {
+	mem, pids int64
+	cpus      float64
 }
 
 // recordTree writes where the run's processes are (TreeFile), with the
