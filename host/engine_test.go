@@ -251,6 +251,47 @@ func TestMissingBackendSaysWhy(t *testing.T) {
 	}
 }
 
+// What only a container takes, sent with a backend that runs none, is
+// refused (it was taken and ignored: a "read-only" run could write its
+// root), for a run and for a plan, and creates no run. With no backend
+// named, or auto, the same request runs: auto may pick a container, and
+// says where it went and why when it does not.
+func TestContainerOptionsNeedAContainer(t *testing.T) {
+	te := newTestEngine(t, t.TempDir(), 1)
+	ctx := context.Background()
+	for _, tc := range []struct {
+		req  api.RunRequest
+		want string
+	}{
+		{api.RunRequest{ReadOnlyRoot: true}, "--read-only: only a container takes it; --sandbox process runs none: drop it, or use --sandbox docker"},
+		{api.RunRequest{Image: "alpine", Pull: true}, "--image, --pull: only a container takes them"},
+		{api.RunRequest{KeepContainer: true}, "--keep-container: only a container takes it"},
+	} {
+		tc.req.Command, tc.req.Workdir, tc.req.Sandbox = []string{"true"}, t.TempDir(), sandbox.Process
+		if _, err := te.Submit(ctx, tc.req); !errors.Is(err, ErrBadRequest) || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("submit %+v: %v, want a bad request saying %q", tc.req, err, tc.want)
+		}
+		if _, err := te.Plan(ctx, tc.req); !errors.Is(err, ErrBadRequest) || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("plan %+v: %v, want a bad request saying %q", tc.req, err, tc.want)
+		}
+	}
+	if runs, err := te.st.ListRuns(ctx, store.Filter{}); err != nil || len(runs) != 0 {
+		t.Fatalf("refused requests left %d runs (%v)", len(runs), err)
+	}
+	for _, sb := range []string{"", sandbox.Auto} {
+		r, err := te.Submit(ctx, api.RunRequest{Command: []string{"true"}, Workdir: t.TempDir(), Sandbox: sb, Image: "alpine", ReadOnlyRoot: true})
+		if err != nil {
+			t.Fatalf("--sandbox %q with container options: %v", sb, err)
+		}
+		if r.Sandbox != sandbox.Process {
+			t.Errorf("--sandbox %q went to %s, want process (the only backend here)", sb, r.Sandbox)
+		}
+		if r = te.wait(t, r.ID); r.State != store.Succeeded {
+			t.Errorf("--sandbox %q: %s (%s), want succeeded", sb, r.State, r.Reason)
+		}
+	}
+}
+
 // A queued run's spec on disk names the backend it was admitted to: a
 // store that loses the run's record (daemon.FromDisk) gets it back from
 // that file alone, and must not send a Slurm or Docker run to the process

@@ -31,6 +31,9 @@ func (e *Engine) Plan(ctx context.Context, req api.RunRequest) (*store.Plan, err
 	if err := validate(req); err != nil { // validate.go
 		return nil, err
 	}
+	if err := e.containerOnly(ctx, req); err != nil { // request.go
+		return nil, err
+	}
 	var parentID string
 	if req.ParentRunID != "" {
 		parent, err := e.cfg.Store.GetRun(ctx, req.ParentRunID)

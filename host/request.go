@@ -40,6 +40,9 @@ type prepared struct {
 // and queues what it returns. id is the run's, from its place in line.
 func (e *Engine) prepare(ctx context.Context, req api.RunRequest, retried *store.Run, base *store.Campaign, id string) (*prepared, error) {
 	pr := &prepared{req: req, parent: retried}
+	if err := e.containerOnly(ctx, req); err != nil {
+		return nil, err
+	}
 	if err := e.fillDefaults(ctx, pr); err != nil {
 		return nil, err
 	}
@@ -92,6 +95,36 @@ func (e *Engine) prepare(ctx context.Context, req api.RunRequest, retried *store
 		pr.rec.Image = &record.Image{Name: pr.spec.Image}
 	}
 	return pr, nil
+}
+
+// containerOnly refuses what only a container takes (an image, a
+// read-only root, a kept container, a pull) in a request that names a
+// backend running no images: it took them and ran the command unlike
+// what was asked, saying nothing. Only what the client sent is checked:
+// a container run retried with --sandbox process carries its image over
+// unasked, and keeps its command, not its container.
+func (e *Engine) containerOnly(ctx context.Context, req api.RunRequest) error {
+	var asked []string
+	for flag, set := range map[string]bool{"--image": req.Image != "", "--read-only": req.ReadOnlyRoot,
+		"--keep-container": req.KeepContainer, "--pull": req.Pull} {
+		if set {
+			asked = append(asked, flag)
+		}
+	}
+	if len(asked) == 0 || req.Sandbox == "" || req.Sandbox == sandbox.Auto {
+		return nil
+	}
+	sb, ok := e.cfg.Sandboxes[req.Sandbox]
+	if !ok || e.probes.capsOf(ctx, sb).Images {
+		return nil // chooseSandbox names a backend that is missing
+	}
+	slices.Sort(asked)
+	them := "it"
+	if len(asked) > 1 {
+		them = "them"
+	}
+	return badRequest("%s: only a container takes %s; --sandbox %s runs none: drop %[2]s, or use --sandbox docker",
+		strings.Join(asked, ", "), them, req.Sandbox)
 }
 
 // fillDefaults fills what the request leaves unset: from the run it
