@@ -292,6 +292,35 @@ func TestContainerOptionsNeedAContainer(t *testing.T) {
 	}
 }
 
+// A process run has this host's network unless its isolation cuts it:
+// --network none ran with the whole network, and --network bridge with
+// more than a container's. Both are refused, for a run and a plan, and
+// say what gives the run no network; --network host (let an isolated
+// run out) is taken.
+func TestProcessRunRefusesAContainerNetwork(t *testing.T) {
+	te := newTestEngine(t, t.TempDir(), 1)
+	ctx := context.Background()
+	for mode, want := range map[string]string{
+		"none":   "--network none is a container's: a process run has this host's network unless --isolate cuts it; use --isolate net",
+		"bridge": "--network bridge is a container network",
+	} {
+		req := api.RunRequest{Command: []string{"true"}, Workdir: t.TempDir(), Sandbox: sandbox.Process, Network: mode}
+		if _, err := te.Submit(ctx, req); !errors.Is(err, ErrBadRequest) || !strings.Contains(err.Error(), want) {
+			t.Errorf("submit --network %s: %v, want a bad request saying %q", mode, err, want)
+		}
+		if _, err := te.Plan(ctx, req); !errors.Is(err, ErrBadRequest) || !strings.Contains(err.Error(), want) {
+			t.Errorf("plan --network %s: %v, want a bad request saying %q", mode, err, want)
+		}
+	}
+	r, err := te.Submit(ctx, api.RunRequest{Command: []string{"true"}, Workdir: t.TempDir(), Sandbox: sandbox.Process, Network: "host"})
+	if err != nil {
+		t.Fatalf("--network host: %v", err)
+	}
+	if r = te.wait(t, r.ID); r.State != store.Succeeded {
+		t.Errorf("--network host: %s (%s)", r.State, r.Reason)
+	}
+}
+
 // A queued run's spec on disk names the backend it was admitted to: a
 // store that loses the run's record (daemon.FromDisk) gets it back from
 // that file alone, and must not send a Slurm or Docker run to the process

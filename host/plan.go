@@ -173,7 +173,7 @@ func (e *Engine) clusterFits(ctx context.Context, req api.RunRequest, facts sdk.
 		return "", ""
 	}
 	backend, sb := e.backendWith(ctx, func(c sandbox.Capabilities) bool { return c.Cluster != "" })
-	if sb == nil {
+	if sb == nil || !takes(e.probes.capsOf(ctx, sb), req) {
 		return "", ""
 	}
 	switch {
@@ -191,6 +191,22 @@ func (e *Engine) clusterFits(ctx context.Context, req api.RunRequest, facts sdk.
 		return "", "" // the reasons stand, but a cluster that does not answer cannot take it
 	}
 	return backend, e.probes.capsOf(ctx, sb).Cluster + ": " + why
+}
+
+// takes says whether a backend with caps takes what req asks of the
+// run's confinement and network (a cluster confines nothing: a run with
+// --isolate, --network or --allow-net stays here rather than be refused
+// there).
+func takes(caps sandbox.Capabilities, req api.RunRequest) bool {
+	switch {
+	case req.Isolate != "" && req.Isolate != sandbox.IsolateNone && !slices.Contains(caps.Isolation, req.Isolate):
+		return false
+	case req.Network != "" && !slices.Contains(caps.Networks, req.Network):
+		return false
+	case (len(req.AllowNet) > 0 || len(req.SetupAllowNet) > 0) && !caps.AllowNet:
+		return false
+	}
+	return true
 }
 
 // backendWith is the first backend, in sandbox.Names order, whose

@@ -48,6 +48,22 @@ func TestPlanRecommendsSlurm(t *testing.T) {
 	if p := plan(huge); p.Sandbox != sandbox.Slurm || !strings.Contains(p.SandboxReason, "memory") {
 		t.Errorf("more memory than the machine has: %s (%s), want slurm for memory", p.Sandbox, p.SandboxReason)
 	}
+	// What a cluster would refuse keeps the run here, where it is taken:
+	// a confined run, a --network mode, an allow-list.
+	for _, tc := range []struct {
+		name string
+		set  func(*api.RunRequest)
+	}{
+		{"--isolate net", func(r *api.RunRequest) { r.Isolate = sandbox.IsolateNet }},
+		{"--network host", func(r *api.RunRequest) { r.Network = "host" }},
+		{"--allow-net", func(r *api.RunRequest) { r.AllowNet = []string{"pypi.org"} }},
+	} {
+		req := huge
+		tc.set(&req)
+		if p := plan(req); p.Sandbox == sandbox.Slurm {
+			t.Errorf("%s, more memory than the machine has: went to Slurm (%s), which refuses it", tc.name, p.SandboxReason)
+		}
+	}
 	explicit := huge
 	explicit.Sandbox = sandbox.Process
 	if p := plan(explicit); p.Sandbox != sandbox.Process {

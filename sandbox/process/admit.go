@@ -41,12 +41,16 @@ func (s *Sandbox) Capabilities(ctx context.Context) sandbox.Capabilities {
 	return c
 }
 
-// Admit settles a process run's confinement: --isolate as asked (refused
+// Admit refuses a container's --network mode (networkMode) and settles a
+// process run's confinement: --isolate as asked (refused
 // if this host cannot enforce it), else what the plan promised or the
 // retried run had; then its allow-list, and the GPUs the daemon must
 // reserve for it. While planning, what the plan wants as far as this host
 // can enforce it, with the hosts the planner proposes.
 func (s *Sandbox) Admit(ctx context.Context, req sandbox.Request, spec *sandbox.Spec) (sandbox.Verdict, error) {
+	if err := networkMode(req.Network); err != nil {
+		return sandbox.Verdict{}, err
+	}
 	if req.Planning {
 		var out sdk.PlanOutput
 		if req.Plan != nil && req.Plan.Output != nil {
@@ -102,6 +106,20 @@ func (s *Sandbox) GiveGPUs(spec *sandbox.Spec, devs []string) {
 		return
 	}
 	spec.Env = append(slices.Clone(spec.Env), "CUDA_VISIBLE_DEVICES="+strings.Join(devs, ","))
+}
+
+// networkMode refuses a container's --network mode. A process run has
+// this host's network unless its isolation cuts it, and "host" (let an
+// isolated run out) is the one mode it takes: --network none ran with the
+// whole network, --network bridge with more than a container's.
+func networkMode(mode string) error {
+	switch mode {
+	case "", "host":
+		return nil
+	case "none":
+		return sandbox.Refuse("--network none is a container's: a process run has this host's network unless --isolate cuts it; use --isolate net (or full), or --sandbox docker")
+	}
+	return sandbox.Refuse("--network %s is a container network: a process run has this host's network (--isolate net cuts it; --network host lets an isolated run out); use --sandbox docker for a %[1]s network", mode)
 }
 
 // allowNet keeps the run to its allow-lists, once its isolation is

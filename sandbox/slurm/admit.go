@@ -21,8 +21,8 @@ func (s *Sandbox) Capabilities(ctx context.Context) sandbox.Capabilities {
 	}
 }
 
-// Admit refuses a level of isolation and an allow-list (promises nobody
-// would keep on the nodes), a --gpus the cluster cannot take as given
+// Admit refuses a level of isolation, a --network mode and an allow-list
+// (promises nobody would keep on the nodes), a --gpus the cluster cannot take as given
 // (how many GPUs it has is the cluster's to decide, when the job is
 // scheduled) and a negative queue timeout, and puts the scheduler
 // settings in the spec. While planning it says why the planner's hosts
@@ -30,6 +30,9 @@ func (s *Sandbox) Capabilities(ctx context.Context) sandbox.Capabilities {
 func (s *Sandbox) Admit(ctx context.Context, req sandbox.Request, spec *sandbox.Spec) (sandbox.Verdict, error) {
 	if l := req.Isolate; l != "" && l != sandbox.IsolateNone {
 		return sandbox.Verdict{}, sandbox.Refuse("--isolate %s confines process runs; a %s job runs on the cluster's nodes, which runbox does not confine: drop --isolate, or run it with --sandbox process or docker", l, sandbox.Slurm)
+	}
+	if req.Network != "" {
+		return sandbox.Verdict{}, sandbox.Refuse("--network %s sets a container's or a confined process run's network; a Slurm job gets the cluster's network: drop --network, or run it with --sandbox process or docker", req.Network)
 	}
 	if len(req.AllowNet) > 0 || len(req.SetupAllowNet) > 0 {
 		return sandbox.Verdict{}, sandbox.Refuse("--allow-net keeps a run to named hosts through a proxy on the machine that runs it; a Slurm job runs on the cluster's nodes, where runbox has no proxy: drop --allow-net (the cluster's own network policy applies), or run it with --sandbox process or docker")

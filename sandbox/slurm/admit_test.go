@@ -43,7 +43,7 @@ func TestAdmit(t *testing.T) {
 // TestAdmitGPUsAndAllowNet: a job asks the cluster for a number of GPUs
 // (how many it has is the cluster's to decide), never all of them or this
 // host's devices by name; an allow-list is refused, naming why (no proxy
-// on the nodes). While planning, the proposed hosts get a note.
+// on the nodes), and so is a --network mode (it was ignored). While planning, the proposed hosts get a note.
 func TestAdmitGPUsAndAllowNet(t *testing.T) {
 	sb := New(Options{})
 	for _, tc := range []struct {
@@ -57,6 +57,7 @@ func TestAdmitGPUsAndAllowNet(t *testing.T) {
 		{"not a number", sandbox.Request{GPUs: "x"}, `--gpus "x": want a number of GPUs`},
 		{"allow-list", sandbox.Request{AllowNet: []string{"pypi.org"}}, "a Slurm job runs on the cluster's nodes, where runbox has no proxy"},
 		{"setup list", sandbox.Request{SetupAllowNet: []string{"pypi.org"}}, "drop --allow-net"},
+		{"network mode", sandbox.Request{Network: "none"}, "--network none sets a container's or a confined process run's network; a Slurm job gets the cluster's network"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var spec sandbox.Spec
