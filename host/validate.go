@@ -39,6 +39,9 @@ func validate(req api.RunRequest) error {
 	if err := checkWorkdir(req.Workdir); err != nil {
 		return err
 	}
+	if err := checkAssets(req); err != nil {
+		return err
+	}
 	for _, kv := range req.Env {
 		if !strings.Contains(kv, "=") {
 			return badRequest("env %q is not KEY=VALUE", kv)
@@ -66,6 +69,28 @@ func checkWorkdir(wd string) error {
 	}
 	if st, err := os.Stat(wd); err != nil || !st.IsDir() {
 		return badRequest("working directory %s does not exist", wd)
+	}
+	return nil
+}
+
+// checkAssets refuses an asset that can never be placed: a source that
+// is not an absolute path to something that exists, a destination outside
+// the workspace. It was accepted, and the run failed as it started (a
+// process run) or took the asset and ignored it (a Slurm job).
+func checkAssets(req api.RunRequest) error {
+	for _, a := range req.Assets {
+		if strings.IndexByte(a.Src, 0) >= 0 || strings.IndexByte(a.Dst, 0) >= 0 {
+			return badRequest("asset %q holds a NUL byte", a.Src)
+		}
+		if !filepath.IsAbs(a.Src) {
+			return badRequest("asset %q: the source must be an absolute path", a.Src)
+		}
+		if _, err := os.Stat(a.Src); err != nil {
+			return badRequest("asset %s: %v", a.Src, errors.Unwrap(err))
+		}
+		if _, err := sandbox.Asset(a).Target(req.Workdir); err != nil {
+			return badRequest("%v", err)
+		}
 	}
 	return nil
 }

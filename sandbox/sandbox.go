@@ -10,6 +10,8 @@ package sandbox
 import (
 	"context"
 	"errors"
+	"fmt"
+	"path/filepath"
 	"time"
 )
 
@@ -45,11 +47,21 @@ var ErrUnavailable = errors.New("sandbox unavailable")
 // ErrNotFound means Recover found no trace of the run in this backend.
 var ErrNotFound = errors.New("run not found in sandbox")
 
-// Asset is a file or directory copied (process) or mounted read-only
-// (docker) into the workspace before the run starts.
+// Asset is a file or directory copied (process, Slurm) or mounted
+// read-only (docker) into the workspace before the run starts.
 type Asset struct {
 	Src string `json:"src"` // path on the host
 	Dst string `json:"dst"` // path relative to the workspace
+}
+
+// Target is where a lands in the workspace workdir, or an error when its
+// destination is not a relative path inside the workspace ("." is the
+// workspace itself).
+func (a Asset) Target(workdir string) (string, error) {
+	if !filepath.IsLocal(a.Dst) {
+		return "", fmt.Errorf("asset %q: destination must be a relative path inside the workspace", a.Dst)
+	}
+	return filepath.Join(workdir, filepath.Clean(a.Dst)), nil
 }
 
 // Limits bound a run. Zero means unlimited.

@@ -28,6 +28,12 @@ func TestSubmitRefusesWhatNoProcessCanTake(t *testing.T) {
 		{"/v1/runs", `{"command": ["true"], "sandbox": "process", "workdir": "/tmp/\u0000x"}`, `workdir`},
 		{"/v1/runs", `{"command": ["true"], "sandbox": "process", "limits": {"pids": 99999999999}}`, `pids 99999999999 is more than the kernel allows (4194304)`},
 		{"/v1/plans", `{"command": ["echo", "\u0000"]}`, `command argument 1`},
+		// An asset that can never be placed: refused here, not at the
+		// run's start (process) or taken and ignored (Slurm, before).
+		{"/v1/runs", `{"command": ["true"], "sandbox": "process", "workdir": "/tmp", "assets": [{"src": "/nonexistent/runbox-asset", "dst": "a"}]}`, `asset /nonexistent/runbox-asset: no such file or directory`},
+		{"/v1/runs", `{"command": ["true"], "sandbox": "process", "workdir": "/tmp", "assets": [{"src": "data.csv", "dst": "a"}]}`, `asset "data.csv": the source must be an absolute path`},
+		{"/v1/runs", `{"command": ["true"], "sandbox": "process", "workdir": "/tmp", "assets": [{"src": "/etc/hostname", "dst": "../../etc/passwd"}]}`, `asset "../../etc/passwd": destination must be a relative path inside the workspace`},
+		{"/v1/plans", `{"command": ["true"], "workdir": "/tmp", "assets": [{"src": "/nonexistent/runbox-asset", "dst": "a"}]}`, `asset /nonexistent/runbox-asset`},
 	} {
 		t.Run(tt.want, func(t *testing.T) {
 			code, e := d.raw(t, "POST", tt.path, tt.body)

@@ -96,10 +96,14 @@ func mounts(spec sandbox.Spec) ([]mount.Mount, error) {
 	}
 	ms := []mount.Mount{{Type: mount.TypeBind, Source: wd, Target: WorkspaceMount}}
 	for _, a := range spec.Assets {
-		if !filepath.IsLocal(a.Dst) || filepath.Clean(a.Dst) == "." {
-			return nil, fmt.Errorf("asset %q: destination must be a relative path inside the workspace", a.Dst)
+		target, err := a.Target(WorkspaceMount)
+		if err == nil && target == WorkspaceMount {
+			err = fmt.Errorf("asset %q: a container's asset is mounted, and cannot be mounted over the whole workspace: name a path inside it", a.Dst)
 		}
-		dst := path.Join(WorkspaceMount, filepath.ToSlash(a.Dst))
+		if err != nil {
+			return nil, err
+		}
+		dst := filepath.ToSlash(target)
 		src, err := filepath.Abs(a.Src)
 		if err != nil {
 			return nil, fmt.Errorf("asset %s: %w", a.Src, err)

@@ -37,12 +37,13 @@ func TestBuildPlanRejects(t *testing.T) {
 	o := Options{Exe: "/bin/true", DefaultPids: DefaultPids}
 	ok := sandbox.Spec{RunID: "r", Command: []string{"true"}, Workdir: ws}
 	for name, mod := range map[string]func(*sandbox.Spec){
-		"no command":    func(s *sandbox.Spec) { s.Command = nil },
-		"no workdir":    func(s *sandbox.Spec) { s.Workdir = "" },
-		"bad user":      func(s *sandbox.Spec) { s.User = "alice" },
-		"bad network":   func(s *sandbox.Spec) { s.Network = "overlay" },
-		"asset escapes": func(s *sandbox.Spec) { s.Assets = []sandbox.Asset{{Src: ws, Dst: "../x"}} },
-		"two stdins":    func(s *sandbox.Spec) { s.Stdin, s.StdinFile = []byte("x"), "/dev/null" },
+		"no command":               func(s *sandbox.Spec) { s.Command = nil },
+		"no workdir":               func(s *sandbox.Spec) { s.Workdir = "" },
+		"bad user":                 func(s *sandbox.Spec) { s.User = "alice" },
+		"bad network":              func(s *sandbox.Spec) { s.Network = "overlay" },
+		"asset escapes":            func(s *sandbox.Spec) { s.Assets = []sandbox.Asset{{Src: ws, Dst: "../x"}} },
+		"asset over the workspace": func(s *sandbox.Spec) { s.Assets = []sandbox.Asset{{Src: ws, Dst: "./"}} },
+		"two stdins":               func(s *sandbox.Spec) { s.Stdin, s.StdinFile = []byte("x"), "/dev/null" },
 	} {
 		s := ok
 		mod(&s)

@@ -3,6 +3,7 @@ package slurm
 import (
 	"fmt"
 	"math"
+	"os"
 	"path/filepath"
 	"sort"
 	"strconv"
@@ -39,7 +40,7 @@ func quote(s string) string {
 }
 
 // script is the batch script: the run's environment read from its file,
-// setup commands (their output to the setup files, a failure recorded and
+// its assets copied into the workspace (placeAsset), setup commands (their output to the setup files, a failure recorded and
 // ending the job with its code), then the command exec'd so that
 // scancel's signals reach it. It holds no env values (Slurm keeps every
 // batch script in its state directory).
@@ -51,6 +52,9 @@ func script(spec sandbox.Spec) string {
 	// (the run was ended) fails rather than run without its env.
 	fmt.Fprintf(&b, "[ -r %s ] || { echo \"runbox: %s is gone: the run's environment cannot be set\" >&2; exit 125; }\n. %s\n", env, env, env)
 	dir := spec.StateDir
+	for _, a := range spec.Assets {
+		b.WriteString(placeAsset(a, spec.Workdir))
+	}
 	for _, s := range spec.Setup {
 		fmt.Fprintf(&b, "sh -c %s >>%s 2>>%s </dev/null || { c=$?; echo $c >%s; exit $c; }\n",
 			quote(s), quote(filepath.Join(dir, setupOutFile)), quote(filepath.Join(dir, setupErrFile)), quote(filepath.Join(dir, setupFailed)))
@@ -65,6 +69,24 @@ func script(spec sandbox.Spec) string {
 		fmt.Fprintf(&b, "exec %s\n", strings.Join(q, " "))
 	}
 	return b.String()
+}
+
+// placeAsset is the script's line that copies an asset into the
+// workspace on the node, as a process run's supervisor does (a directory's
+// contents into its destination, a file to its destination; links kept as
+// links): the source is read where the job runs, on the filesystem the
+// nodes share with this host, like the workspace. A copy that fails ends
+// the job with 125 (runbox's "could not start"), saying which asset.
+func placeAsset(a sandbox.Asset, workdir string) string {
+	fail := fmt.Sprintf("{ echo %s >&2; exit 125; }", quote("runbox: asset "+a.Src+" could not be placed in the workspace"))
+	dst, err := a.Target(workdir)
+	if err != nil { // the engine checks it; a spec from elsewhere says why
+		return fmt.Sprintf("echo %s >&2; exit 125\n", quote("runbox: "+err.Error()))
+	}
+	if st, err := os.Stat(a.Src); err == nil && st.IsDir() {
+		return fmt.Sprintf("mkdir -p %s && cp -RP %s/. %[1]s || %s\n", quote(dst), quote(a.Src), fail)
+	}
+	return fmt.Sprintf("mkdir -p %s && cp -P %s %s || %s\n", quote(filepath.Dir(dst)), quote(a.Src), quote(dst), fail)
 }
 
 // The run's environment does not travel in sbatch's: slurmctld keeps a

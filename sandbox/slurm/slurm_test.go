@@ -42,6 +42,41 @@ func TestExitCodeAndOutput(t *testing.T) {
 	}
 }
 
+// A job's assets are in its workspace when its command starts, as a
+// process run's are: a file (and a link, kept a link) at its
+// destination, a directory's contents under its own. Before, a Slurm job
+// took --asset and ignored it. An asset that cannot be placed ends the
+// job before its command, saying which.
+func TestAssetsArePlacedInTheWorkspace(t *testing.T) {
+	sb := needSlurm(t)
+	src := t.TempDir()
+	must := func(err error) {
+		t.Helper()
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	must(os.WriteFile(src+"/weights.bin", []byte("w1"), 0o644))
+	must(os.MkdirAll(src+"/data/train", 0o755))
+	must(os.WriteFile(src+"/data/train/a.csv", []byte("x,y\n"), 0o644))
+	must(os.Symlink("a.csv", src+"/data/train/latest.csv"))
+	spec := testSpec(t, `cat models/weights.bin; echo; cat inputs/train/a.csv; readlink inputs/train/latest.csv`)
+	spec.Assets = []sandbox.Asset{{Src: src + "/weights.bin", Dst: "models/weights.bin"}, {Src: src + "/data", Dst: "inputs"}}
+	e := wait(t, start(t, sb, spec), time.Minute)
+	got := streams(t, spec.LogPath)
+	if e.Code != 0 || got[runlog.Stdout] != "w1\nx,y\na.csv\n" {
+		t.Fatalf("exit %+v, stdout %q, stderr %q: want the assets in the workspace", e, got[runlog.Stdout], got[runlog.Stderr])
+	}
+
+	gone := testSpec(t, `echo ran`)
+	gone.Assets = []sandbox.Asset{{Src: src + "/missing", Dst: "m"}}
+	e = wait(t, start(t, sb, gone), time.Minute)
+	got = streams(t, gone.LogPath)
+	if e.Code != 125 || got[runlog.Stdout] != "" || !strings.Contains(got[runlog.Stderr], "runbox: asset "+src+"/missing could not be placed in the workspace") {
+		t.Errorf("a missing asset: exit %+v, stdout %q, stderr %q; want 125 before the command, naming the asset", e, got[runlog.Stdout], got[runlog.Stderr])
+	}
+}
+
 func TestSetupFailureEndsWithItsCode(t *testing.T) {
 	sb := needSlurm(t)
 	spec := testSpec(t, `echo main`)

@@ -6,7 +6,6 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"strings"
 
 	"github.com/runbox/runbox/sandbox"
 )
@@ -14,7 +13,7 @@ import (
 // placeAssets copies each asset (file or directory tree) into the workspace.
 func placeAssets(workdir string, assets []sandbox.Asset) error {
 	for _, a := range assets {
-		dst, err := assetDst(workdir, a.Dst)
+		dst, err := a.Target(workdir)
 		if err != nil {
 			return err
 		}
@@ -23,15 +22,6 @@ func placeAssets(workdir string, assets []sandbox.Asset) error {
 		}
 	}
 	return nil
-}
-
-// assetDst keeps an asset inside the workspace.
-func assetDst(workdir, rel string) (string, error) {
-	clean := filepath.Clean(rel)
-	if rel == "" || filepath.IsAbs(rel) || clean == ".." || strings.HasPrefix(clean, "../") {
-		return "", fmt.Errorf("asset destination %q must be a relative path inside the workspace", rel)
-	}
-	return filepath.Join(workdir, clean), nil
 }
 
 func copyTree(src, dst string) error {

@@ -61,27 +61,6 @@ func TestLookPath(t *testing.T) {
 	}
 }
 
-func TestAssetDst(t *testing.T) {
-	tests := []struct {
-		rel  string
-		want string // "" for refused
-	}{
-		{"a/b", "/w/a/b"},
-		{"./a/../b", "/w/b"},
-		{"", ""},
-		{"/etc/passwd", ""},
-		{"..", ""},
-		{"../x", ""},
-		{"a/../../x", ""},
-	}
-	for _, tt := range tests {
-		got, err := assetDst("/w", tt.rel)
-		if (err != nil) != (tt.want == "") || got != tt.want {
-			t.Errorf("assetDst(%q) = %q, %v; want %q", tt.rel, got, err, tt.want)
-		}
-	}
-}
-
 func TestSafeName(t *testing.T) {
 	tests := map[string]string{
 		"run-1_a.b": "run-1_a.b",
