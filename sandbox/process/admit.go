@@ -15,11 +15,11 @@ import (
 )
 
 // Capabilities: the levels of confinement this host enforces (what
-// confine.Probe finds), and how memory, pids and CPU limits are enforced. A
-// process run takes no --network mode of its own: it has the host's
-// network unless a level cuts it, and an allow-list where the host can
-// cut it (the egress proxy is then its only way out). It gets this host's
-// GPUs in CUDA_VISIBLE_DEVICES.
+// confine.Probe finds), and how memory, pids and CPU limits are
+// enforced. A process run takes no --network mode of its own: it has the
+// host's network unless a level cuts it, and an allow-list where the host
+// can cut it (the egress proxy is then its only way out). It gets this
+// host's GPUs in CUDA_VISIBLE_DEVICES.
 func (s *Sandbox) Capabilities(ctx context.Context) sandbox.Capabilities {
 	host := confine.Probe()
 	c := sandbox.Capabilities{Limits: map[string]string{}, GPUs: sandbox.GPUsHost}
@@ -42,10 +42,9 @@ func (s *Sandbox) Capabilities(ctx context.Context) sandbox.Capabilities {
 }
 
 // Admit refuses a container's --network mode (networkMode) and settles a
-// process run's confinement: --isolate as asked (refused
-// if this host cannot enforce it), else what the plan promised or the
-// retried run had; then its allow-list, and the GPUs the daemon must
-// reserve for it. While planning, what the plan wants as far as this host
+// process run's confinement: --isolate as asked (refused if this host
+// cannot enforce it), else what the plan promised or the retried run
+// had; then its allow-list, and the GPUs the daemon must reserve for it. While planning, what the plan wants as far as this host
 // can enforce it, with the hosts the planner proposes.
 func (s *Sandbox) Admit(ctx context.Context, req sandbox.Request, spec *sandbox.Spec) (sandbox.Verdict, error) {
 	if err := networkMode(req.Network); err != nil {

@@ -40,8 +40,9 @@ func quote(s string) string {
 }
 
 // script is the batch script: the run's environment read from its file,
-// its assets copied into the workspace (placeAsset), setup commands (their output to the setup files, a failure recorded and
-// ending the job with its code), then the command exec'd so that
+// its assets copied into the workspace (placeAsset), setup commands
+// (their output to the setup files, a failure recorded and ending the
+// job with its code), then the command exec'd so that
 // scancel's signals reach it. It holds no env values (Slurm keeps every
 // batch script in its state directory).
 func script(spec sandbox.Spec) string {
