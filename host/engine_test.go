@@ -56,11 +56,17 @@ func newTestEngine(t *testing.T, home string, maxParallel int) *testEngine {
 
 func (te *testEngine) close() {
 	if te.Engine != nil {
-		te.Engine.Close()
-		te.st.Close()
-		te.Engine = nil
+		te.die()
 		te.supervisorsDone()
 	}
+}
+
+// die closes the engine and its store as a daemon that goes away does,
+// its runs left to their supervisors; close also waits for those to end.
+func (te *testEngine) die() {
+	te.Engine.Close()
+	te.st.Close()
+	te.Engine = nil
 }
 
 // supervisorsDone waits (up to 10 s) until every run's exit record is in

@@ -2,6 +2,8 @@ package host
 
 import (
 	"context"
+	"os"
+	"path/filepath"
 	"testing"
 	"time"
 
@@ -16,7 +18,11 @@ func TestRecoveredStartIsNotTheReattachTime(t *testing.T) {
 	ctx := context.Background()
 	// What a daemon does up to the lost write: the run created in
 	// preparing, its sandbox started, its queued spec removed.
-	run, spec := te.preparingRun(t, processRequest(t, "sh", "-c", "sleep 1.5"))
+	// The run lasts until the test has looked at it re-attached (the go
+	// file): a fixed sleep could end first on a loaded machine, before
+	// the second daemon re-attached, and the run be found ended.
+	goFile := filepath.Join(t.TempDir(), "go")
+	run, spec := te.preparingRun(t, processRequest(t, "sh", "-c", `while [ ! -e "$0" ]; do sleep 0.02; done`, goFile))
 	id := run.ID
 	if err := prepareDirs(spec); err != nil {
 		t.Fatal(err)
@@ -25,7 +31,7 @@ func TestRecoveredStartIsNotTheReattachTime(t *testing.T) {
 		t.Fatal(err)
 	}
 	startedBy := time.Now()
-	te.close()
+	te.die()
 	time.Sleep(400 * time.Millisecond) // a start taken at the re-attach would show
 
 	te2 := newTestEngine(t, home, 2)
@@ -53,6 +59,9 @@ func TestRecoveredStartIsNotTheReattachTime(t *testing.T) {
 		t.Errorf("started_at %s while it runs, want between its creation %s and its sandbox's start %s (re-attached at %s)",
 			live.StartedAt.Format(time.StampMicro), run.CreatedAt.Format(time.StampMicro),
 			startedBy.Format(time.StampMicro), reattach.Format(time.StampMicro))
+	}
+	if err := os.WriteFile(goFile, nil, 0o644); err != nil {
+		t.Fatal(err)
 	}
 	end := te2.wait(t, id)
 	if end.State != store.Succeeded || end.Exit == nil {
