@@ -104,21 +104,25 @@ func (e *Engine) prepare(ctx context.Context, req api.RunRequest, retried *store
 // a container run retried with --sandbox process carries its image over
 // unasked, and keeps its command, not its container.
 func (e *Engine) containerOnly(ctx context.Context, req api.RunRequest) error {
+	if req.Sandbox == "" || req.Sandbox == sandbox.Auto {
+		return nil
+	}
 	var asked []string
-	for flag, set := range map[string]bool{"--image": req.Image != "", "--read-only": req.ReadOnlyRoot,
-		"--keep-container": req.KeepContainer, "--pull": req.Pull} {
-		if set {
-			asked = append(asked, flag)
+	for _, o := range []struct {
+		flag string
+		set  bool
+	}{{"--image", req.Image != ""}, {"--keep-container", req.KeepContainer}, {"--pull", req.Pull}, {"--read-only", req.ReadOnlyRoot}} {
+		if o.set {
+			asked = append(asked, o.flag)
 		}
 	}
-	if len(asked) == 0 || req.Sandbox == "" || req.Sandbox == sandbox.Auto {
+	if len(asked) == 0 {
 		return nil
 	}
 	sb, ok := e.cfg.Sandboxes[req.Sandbox]
 	if !ok || e.probes.capsOf(ctx, sb).Images {
 		return nil // chooseSandbox names a backend that is missing
 	}
-	slices.Sort(asked)
 	them := "it"
 	if len(asked) > 1 {
 		them = "them"

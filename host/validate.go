@@ -79,9 +79,6 @@ func checkWorkdir(wd string) error {
 // process run) or took the asset and ignored it (a Slurm job).
 func checkAssets(req api.RunRequest) error {
 	for _, a := range req.Assets {
-		if strings.IndexByte(a.Src, 0) >= 0 || strings.IndexByte(a.Dst, 0) >= 0 {
-			return badRequest("asset %q holds a NUL byte", a.Src)
-		}
 		if !filepath.IsAbs(a.Src) {
 			return badRequest("asset %q: the source must be an absolute path", a.Src)
 		}
@@ -153,6 +150,11 @@ func checkInput(req api.RunRequest) error {
 	for _, p := range req.RW {
 		if has(p) {
 			return badRequest("rw path %q holds a NUL byte", p)
+		}
+	}
+	for _, a := range req.Assets {
+		if has(a.Src) || has(a.Dst) {
+			return badRequest("asset %q holds a NUL byte", a.Src)
 		}
 	}
 	return nil

@@ -1,6 +1,7 @@
 package process
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -109,10 +110,8 @@ func (s *Sandbox) Health(ctx context.Context) sandbox.Health {
 	switch runtime.GOOS {
 	case "linux", "darwin":
 		h.Available = true
-		h.Info = map[string]string{"memory_limit": supervisor.MemoryLimitMode(), "cpu_limit": "not enforced (no writable cpu cgroup)"}
-		if m := supervisor.CPULimitMode(); m != "" {
-			h.Info["cpu_limit"] = m
-		}
+		h.Info = map[string]string{"memory_limit": supervisor.MemoryLimitMode(),
+			"cpu_limit": cmp.Or(supervisor.CPULimitMode(), "not enforced (no writable cpu cgroup)")}
 		if p := s.pidsLine(); p != "" {
 			h.Info["pids_limit"] = p
 		}

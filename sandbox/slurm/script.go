@@ -79,11 +79,11 @@ func script(spec sandbox.Spec) string {
 // nodes share with this host, like the workspace. A copy that fails ends
 // the job with 125 (runbox's "could not start"), saying which asset.
 func placeAsset(a sandbox.Asset, workdir string) string {
-	fail := fmt.Sprintf("{ echo %s >&2; exit 125; }", quote("runbox: asset "+a.Src+" could not be placed in the workspace"))
 	dst, err := a.Target(workdir)
 	if err != nil { // the engine checks it; a spec from elsewhere says why
 		return fmt.Sprintf("echo %s >&2; exit 125\n", quote("runbox: "+err.Error()))
 	}
+	fail := fmt.Sprintf("{ echo %s >&2; exit 125; }", quote("runbox: asset "+a.Src+" could not be placed in the workspace"))
 	if st, err := os.Stat(a.Src); err == nil && st.IsDir() {
 		return fmt.Sprintf("mkdir -p %s && cp -RP %s/. %[1]s || %s\n", quote(dst), quote(a.Src), fail)
 	}

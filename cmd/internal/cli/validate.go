@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"math"
@@ -85,12 +86,7 @@ func needID(id string, err error) error {
 }
 
 // Validate: both runs are named.
-func (c *DiffCmd) Validate() error {
-	if needID(c.A, errTwoRuns) != nil || needID(c.B, errTwoRuns) != nil {
-		return errTwoRuns
-	}
-	return nil
-}
+func (c *DiffCmd) Validate() error { return cmp.Or(needID(c.A, errTwoRuns), needID(c.B, errTwoRuns)) }
 
 // Validate: a sweep is named.
 func (c *SweepStatusCmd) Validate() error { return needID(c.ID, errNoSweepID) }

@@ -68,10 +68,7 @@ func newRunCgroup(name string, l cgLimits) (*runCgroup, error) {
 		errs = append(errs, fmt.Errorf("v2: %w", err))
 	}
 	if mem > 0 && c.mem == "" {
-		dir, err := c.makeV1(own, "memory", name)
-		if err == nil {
-			err = writeCg(dir, "memory.limit_in_bytes", strconv.FormatInt(mem, 10))
-		}
+		dir, err := c.makeV1(own, "memory", name, "memory.limit_in_bytes", strconv.FormatInt(mem, 10))
 		if err == nil {
 			c.mem = dir
 			// Without these the limit only pushes the run into swap.
@@ -96,13 +93,8 @@ func newRunCgroup(name string, l cgLimits) (*runCgroup, error) {
 		}
 	}
 	if l.cpus > 0 && c.cpu == "" {
-		dir, err := c.makeV1(own, "cpu", name)
-		if err == nil {
-			err = writeCg(dir, "cpu.cfs_period_us", strconv.Itoa(cpuPeriod))
-		}
-		if err == nil {
-			err = writeCg(dir, "cpu.cfs_quota_us", strconv.FormatInt(cpuQuota(l.cpus), 10))
-		}
+		dir, err := c.makeV1(own, "cpu", name,
+			"cpu.cfs_period_us", strconv.Itoa(cpuPeriod), "cpu.cfs_quota_us", strconv.FormatInt(cpuQuota(l.cpus), 10))
 		if err == nil {
 			c.cpu = dir
 		} else {
@@ -199,8 +191,9 @@ func (c *runCgroup) makeV2(own map[string]string, name string, l cgLimits) error
 	return nil
 }
 
-// makeV1 makes the run's directory in the v1 hierarchy of ctl.
-func (c *runCgroup) makeV1(own map[string]string, ctl, name string) (string, error) {
+// makeV1 makes the run's directory in the v1 hierarchy of ctl and writes
+// the limit's files in it, given as name, value pairs, in order.
+func (c *runCgroup) makeV1(own map[string]string, ctl, name string, files ...string) (string, error) {
 	path, ok := own[ctl]
 	if !ok {
 		return "", fmt.Errorf("no v1 %s controller", ctl)
@@ -211,6 +204,11 @@ func (c *runCgroup) makeV1(own map[string]string, ctl, name string) (string, err
 	}
 	c.v1 = append(c.v1, dir)
 	c.v1From = append(c.v1From, filepath.Dir(dir))
+	for i := 0; i+1 < len(files); i += 2 {
+		if err := writeCg(dir, files[i], files[i+1]); err != nil {
+			return dir, err
+		}
+	}
 	return dir, nil
 }
 
