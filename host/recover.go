@@ -131,12 +131,12 @@ func (e *Engine) recoverRun(ctx context.Context, run *store.Run) {
 		defer e.wg.Done()
 		defer e.finish(run.ID)
 		if queued {
-			r.awaitStart(e.ctx, q) // the backend's reasons reach the run again
-			// Only now: a job still pending in the backend's queue stays
-			// in preparing, as awaitStart says; one that ended without
-			// ever starting goes from preparing to its end.
-			st, knows := h.(startTimer)
-			if run.State == store.Preparing && (!knows || !st.StartedAt().IsZero()) {
+			// The backend's reasons reach the run again. Only then: a job
+			// still pending in the backend's queue stays in preparing, as
+			// awaitStart says; one that ended without ever starting goes
+			// from preparing to its end.
+			unseen := r.awaitStart(e.ctx, q)
+			if run.State == store.Preparing && !unseen {
 				r.markStarted(e.ctx, h)
 			}
 		}

@@ -137,31 +137,21 @@ func (r *runner) start(p *pendingRun) {
 	}
 	unseen := false
 	if q, ok := h.(sandbox.Queued); ok {
-		r.awaitStart(ctx, q)
-		// Left the backend's queue with no start seen: cancelled while
-		// pending, or ended between two looks (a Slurm job). It goes
-		// from preparing to its end, which carries its true start if
-		// it had one (trueTimes).
-		st, knows := h.(startTimer)
-		unseen = knows && st.StartedAt().IsZero()
+		// One that left the queue unseen goes from preparing to its end.
+		unseen = r.awaitStart(ctx, q)
 	}
 	now := r.e.cfg.Now()
 	r.e.log.Debug("run: started", "run", r.id, "ref", h.Ref())
-	// Unsynced: if the machine loses power before the run's next synced
-	// write, recovery finds it in preparing and looks for it like a
-	// running one; a killed daemon loses nothing (see TransitionUnsynced).
-	if unseen {
-		if _, err := r.e.cfg.Store.UpdateRun(ctx, r.id, func(run *store.Run) error {
+	// Unsynced: if the daemon is killed or the machine loses power before
+	// the run's next synced write, recovery finds it in preparing and
+	// looks for it like a running one (see TransitionUnsynced).
+	if !unseen {
+		if _, err := r.e.cfg.Store.TransitionUnsynced(ctx, r.id, store.Running, "running", func(run *store.Run) {
 			run.Ref = h.Ref()
-			return nil
+			run.StartedAt = &now
 		}); err != nil {
-			r.e.log.Error("run: ref", "run", r.id, "err", err)
+			r.e.log.Error("run: running", "run", r.id, "err", err)
 		}
-	} else if _, err := r.e.cfg.Store.TransitionUnsynced(ctx, r.id, store.Running, "running", func(run *store.Run) {
-		run.Ref = h.Ref()
-		run.StartedAt = &now
-	}); err != nil {
-		r.e.log.Error("run: running", "run", r.id, "err", err)
 	}
 	go r.e.completeRecordSoon(ctx, r.id, p.spec, backend) // record.go: the slow part, off the start path
 	// Pebble holds that write in its own buffer, so a daemon killed now

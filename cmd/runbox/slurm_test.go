@@ -92,6 +92,9 @@ func TestSlurmPendingReasonThenStop(t *testing.T) {
 		t.Errorf("a PENDING job shows as running: %+v", r)
 	}
 	ref := e.getRun(id).Ref
+	if job := slurmJobOf(t, id); ref != "slurm:"+job {
+		t.Errorf("a pending run's ref is %q, want slurm:%s (its job exists from its sbatch)", ref, job)
+	}
 	e.must("stop", id)
 	if r := e.getRun(id); r.State != api.Cancelled {
 		t.Fatalf("after stop: %s (%s)", r.State, r.Reason)
@@ -101,6 +104,40 @@ func TestSlurmPendingReasonThenStop(t *testing.T) {
 		out, _ := exec.Command("squeue", "-h", "-j", job, "-o", "%T").Output()
 		return !strings.Contains(string(out), "PENDING") && !strings.Contains(string(out), "RUNNING")
 	})
+}
+
+// slurmJobOf is the id of the Slurm job of run id, as squeue names it.
+func slurmJobOf(t *testing.T, id string) string {
+	t.Helper()
+	out, err := exec.Command("squeue", "-h", "--states=all", "-n", "runbox-"+id, "-o", "%i").Output()
+	if err != nil || strings.TrimSpace(string(out)) == "" {
+		t.Fatalf("squeue for run %s: %v %q", id, err, out)
+	}
+	return strings.TrimSpace(string(out))
+}
+
+// A job cancelled in Slurm's queue while no daemon watched it: the next
+// daemon re-attaches to it, finds it gone without ever having started,
+// and ends the run saying so, its ref still naming the job.
+func TestSlurmPendingJobCancelledWhileTheDaemonWasDown(t *testing.T) {
+	needSlurm(t)
+	e := newEnv(t)
+	id := strings.TrimSpace(e.must("run", "-d", "--sandbox", "slurm",
+		"--slurm-opt", "begin=now+1hour", "--", "true"))
+	waitFor(t, func() bool { return strings.Contains(e.must("status", id), "PENDING (BeginTime)") })
+	job := slurmJobOf(t, id)
+	e.killDaemon(syscall.SIGKILL)
+	if out, err := exec.Command("scancel", job).CombinedOutput(); err != nil {
+		t.Fatalf("scancel %s: %v %s", job, err, out)
+	}
+	e.run("", "wait", id) // starts the next daemon
+	r := e.getRun(id)
+	if !r.State.Terminal() || !strings.Contains(r.Reason, "cancelled outside runbox") || !strings.Contains(r.Reason, "before it started") {
+		t.Errorf("after the restart: %s %q, want ended, cancelled outside runbox before it started", r.State, r.Reason)
+	}
+	if r.Ref != "slurm:"+job || r.StartedAt != nil {
+		t.Errorf("ref %q started %v, want slurm:%s and no start", r.Ref, r.StartedAt, job)
+	}
 }
 
 func TestSlurmBadInputIsClear(t *testing.T) {

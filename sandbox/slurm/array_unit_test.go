@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/runbox/runbox/sandbox"
 )
@@ -89,6 +90,17 @@ func TestScontrolArrayTask(t *testing.T) {
 	j, ok := parseScontrol("JobId=424 ArrayJobId=420 ArrayTaskId=1 ArrayTaskThrottle=2 JobName=rbx-test-arr JobState=COMPLETED Reason=None ExitCode=0:0 NodeList=localhost")
 	if !ok || j.key() != "420_1" || j.ID != 424 || j.State != "COMPLETED" {
 		t.Errorf("task line read as %+v (key %s)", j, j.key())
+	}
+	// A task that ended: its times, in this machine's zone (22.05.8).
+	j, ok = parseScontrol("JobId=4753 ArrayJobId=4752 ArrayTaskId=1 JobName=arr.sh JobState=COMPLETED Reason=None ExitCode=0:0 RunTime=00:00:01 SubmitTime=2026-11-28T06:32:34 StartTime=2026-11-28T06:32:34 EndTime=2026-11-28T06:32:35 Deadline=N/A SuspendTime=None")
+	start := time.Date(2026, 11, 28, 6, 32, 34, 0, time.Local)
+	if !ok || !j.Start.Equal(start) || !j.End.Equal(start.Add(time.Second)) {
+		t.Errorf("ended task's times read as %v .. %v, want %v .. +1s", j.Start, j.End, start)
+	}
+	// A job that has not started has no start.
+	j, _ = parseScontrol("JobId=4754 JobName=x JobState=PENDING Reason=BeginTime StartTime=Unknown EndTime=Unknown")
+	if !j.Start.IsZero() || !j.End.IsZero() {
+		t.Errorf("pending job's times read as %v .. %v, want none", j.Start, j.End)
 	}
 	// The pending rest of an array names no single task.
 	j, ok = parseScontrol("JobId=420 ArrayJobId=420 ArrayTaskId=2-3 JobName=x JobState=PENDING")

@@ -333,7 +333,21 @@ func parseScontrol(line string) (job, bool) {
 		j.Signal, _ = strconv.Atoi(s)
 	}
 	j.Restarts, _ = strconv.Atoi(kv["Restarts"])
+	// The times a run's record takes its start and end from: without
+	// them a job that ended between two looks of squeue, found here,
+	// had run with no start.
+	j.Start, j.End = scontrolTime(kv["StartTime"]), scontrolTime(kv["EndTime"])
 	return j, true
+}
+
+// scontrolTime reads scontrol's 2026-11-28T06:32:34, written in this
+// machine's zone; "Unknown", "None" and "N/A" are no time.
+func scontrolTime(v string) time.Time {
+	t, err := time.ParseInLocation("2006-01-02T15:04:05", v, time.Local)
+	if err != nil {
+		return time.Time{}
+	}
+	return t
 }
 
 // queue caches one `squeue --json` answer for all the runs a daemon
