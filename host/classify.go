@@ -1,8 +1,10 @@
 package host
 
 import (
+	"cmp"
 	"context"
 	"fmt"
+	"regexp"
 	"strings"
 	"time"
 
@@ -54,8 +56,19 @@ func (r *runner) classify(ctx context.Context, run *store.Run, exit sandbox.Exit
 	if ex, ok := r.e.cfg.Sandboxes[run.Sandbox].(sandbox.Explainer); ok {
 		f = ex.Advise(run.Spec, f) // what the run's confinement had to do with it
 	}
+	if f != nil {
+		name := cmp.Or(run.Short, run.ID)
+		for i, s := range f.Suggestions {
+			f.Suggestions[i] = runPlaceholder.ReplaceAllString(s, "${1}"+name)
+		}
+	}
 	return f
 }
+
+// runPlaceholder is RUN after a runbox command in a suggestion
+// (`runbox logs RUN`): a live run's failure names the run there, so the
+// command can be copied as it is. A saved log's (analyze) keeps RUN.
+var runPlaceholder = regexp.MustCompile(`(\brunbox [a-z]+ )RUN\b`)
 
 // outsideFailure is the failure of a run its sandbox saw ended by
 // something other than runbox (exit.Outside: a Slurm job cancelled with

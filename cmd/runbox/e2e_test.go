@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -53,6 +54,48 @@ func TestRunExitCodePassthrough(t *testing.T) {
 	}
 	if f := list.Runs[0].Failure; f == nil || f.Code != "SEGFAULT" {
 		t.Errorf("segfault run classified as %+v", f)
+	}
+}
+
+// A command that cannot start fails as in a shell (127, 126), and an
+// attached terminal is told why once, then the classified failure.
+func TestRunOfACommandThatCannotStart(t *testing.T) {
+	e := newEnv(t)
+	notExec := e.write("data.txt", "")
+	if err := os.Chmod(notExec, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		cmd  string
+		code int
+		says string
+	}{
+		{"no-such-command-here", 127, "runbox: no-such-command-here: command not found"},
+		{notExec, 126, "runbox: " + notExec + ": permission denied"},
+	} {
+		r := e.run("", "run", "--sandbox", "process", "--", tc.cmd)
+		if r.code != tc.code {
+			t.Errorf("%s: exit %d, want %d (stderr %q)", tc.cmd, r.code, tc.code, r.stderr)
+		}
+		if n := strings.Count(r.stderr, tc.says); n != 1 {
+			t.Errorf("%s: stderr says %q %d times, want once:\n%s", tc.cmd, tc.says, n, r.stderr)
+		}
+	}
+}
+
+// A live run's suggestions name the run where a classifier wrote RUN,
+// so that the command can be copied; a saved log's analysis has no run
+// and keeps RUN.
+func TestFailureSuggestionsNameTheRun(t *testing.T) {
+	e := newEnv(t)
+	e.run("", "run", "--sandbox", "process", "--shell", "--", "echo nothing useful; exit 3")
+	r := e.getRun("@last")
+	if r.Failure == nil || !slices.Contains(r.Failure.Suggestions, "Read the end of the log (`runbox logs "+r.ShortID+"`) for the program's own error message.") {
+		t.Errorf("run %s's failure %+v: want `runbox logs %s` in its suggestions", r.ShortID, r.Failure, r.ShortID)
+	}
+	out := e.run("", "analyze", "--exit-code", "3", e.write("saved.log", "nothing useful\n")).stdout
+	if !strings.Contains(out, "`runbox logs RUN`") {
+		t.Errorf("analyze of a saved log:\n%s\nwant `runbox logs RUN`", out)
 	}
 }
 

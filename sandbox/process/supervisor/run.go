@@ -217,9 +217,10 @@ func (s *supervisor) command(exit sandbox.Exit, env []string) sandbox.Exit {
 	if !errors.As(err, &se) {
 		return fail(err)
 	}
-	// Like a shell: the run exists and fails with 126/127 and a message.
+	// Like a shell: the run exists and fails with 126/127 and a message,
+	// its one line (marked "runbox:" as runbox's own; a meta note saying
+	// it again showed twice on an attached terminal).
 	_ = s.log.Write(runlog.Stderr, []byte(se.msg+"\n"))
-	s.note("could not start the command: %s", se.msg)
 	exit.Code = se.code
 	return exit
 }
