@@ -19,6 +19,9 @@ const (
 	Lost      State = "lost"
 )
 
+// States is every run state, in lifecycle order.
+var States = []State{Queued, Preparing, Smoke, Running, Succeeded, Failed, TimedOut, Cancelled, Lost}
+
 // Terminal reports whether a run in state s has ended for good.
 func (s State) Terminal() bool {
 	switch s {

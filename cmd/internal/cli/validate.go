@@ -5,7 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"strings"
+
+	"github.com/runbox/runbox/api"
 )
 
 // maxPids is the most a pids limit can be: the kernel's PID_MAX_LIMIT
@@ -99,3 +102,24 @@ func (c *SweepStopCmd) Validate() error { return needID(c.ID, errNoSweepID) }
 
 // Validate: a plan is named.
 func (c *ExecCmd) Validate() error { return needID(c.Plan, errNoPlanID) }
+
+// Validate refuses a state no run can be in, naming those there are:
+// before, the daemon's "bad request: unknown state" exited 1.
+func (c *LsCmd) Validate() error {
+	for _, s := range c.State {
+		for _, one := range strings.Split(s, ",") {
+			if !slices.Contains(api.States, api.State(strings.TrimSpace(one))) {
+				return fmt.Errorf("--state %q: a run's state is one of %s", one, stateNames())
+			}
+		}
+	}
+	return nil
+}
+
+func stateNames() string {
+	names := make([]string, len(api.States))
+	for i, s := range api.States {
+		names[i] = string(s)
+	}
+	return strings.Join(names, ", ")
+}

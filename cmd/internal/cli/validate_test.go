@@ -59,6 +59,8 @@ func TestBadValuesAreUsageErrors(t *testing.T) {
 		{[]string{"sweep", "wait", ""}, "a sweep id is required"},
 		{[]string{"sweep", "stop"}, "a sweep id is required"},
 		{[]string{"exec"}, "exec: a plan id is required"},
+		{[]string{"ls", "--state", "bogus"}, `--state "bogus": a run's state is one of queued, preparing, smoke, running, succeeded, failed, timed_out, cancelled, lost`},
+		{[]string{"ls", "-s", "failed,done"}, `--state "done"`},
 	} {
 		code, stderr := mainStderr(t, tt.args)
 		if code != 2 || !strings.Contains(stderr, tt.want) {
