@@ -209,7 +209,7 @@ func (e *Engine) snapshotDir(id string) string { return filepath.Join(e.runDir(i
 // takeSnapshot copies the workspace for a --snapshot run and points the
 // spec at the copy.
 func (e *Engine) takeSnapshot(ctx context.Context, id string, spec *sandbox.Spec, rec *record.Record) error {
-	snap, err := record.TakeSnapshot(ctx, spec.Workdir, e.snapshotDir(id))
+	snap, err := record.TakeSnapshot(ctx, spec.Workdir, e.snapshotDir(id), e.cfg.Home)
 	if err != nil {
 		os.RemoveAll(e.snapshotDir(id))
 		return fmt.Errorf("%w: --snapshot: %v", ErrBadRequest, err)

@@ -43,7 +43,7 @@ func (e *Engine) takeSweepSnapshot(ctx context.Context, sweep string, tmpl api.R
 		return nil
 	}
 	dir := e.sweepSnapshotDir(sweep)
-	snap, err := record.TakeSnapshot(ctx, tmpl.Workdir, dir)
+	snap, err := record.TakeSnapshot(ctx, tmpl.Workdir, dir, e.cfg.Home)
 	if err == nil {
 		err = jsonfile.Write(sweepSnapshotInfo(dir), snap, false)
 	}
@@ -121,7 +121,7 @@ func (e *Engine) materialise(ctx context.Context, id string, p *pendingRun) erro
 	if gerr != nil {
 		return gerr
 	}
-	if _, terr := record.TakeSnapshot(ctx, run.Spec.Workdir, dir); terr != nil {
+	if _, terr := record.TakeSnapshot(ctx, run.Spec.Workdir, dir, e.cfg.Home); terr != nil {
 		return terr
 	}
 	e.log.Warn("run: the sweep's snapshot is gone: the member copies the workspace as it is now", "run", id, "from", p.snapshotFrom)

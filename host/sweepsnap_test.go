@@ -38,7 +38,7 @@ func TestSweepSnapshotAcrossRestart(t *testing.T) {
 	// on, and its parent went from under it (a fresh-clone CI met that).
 	waitGone(t, te.sweepDir(done.ID))
 	// What a daemon killed between the last end and the removal leaves.
-	if _, err := record.TakeSnapshot(ctx, t.TempDir(), te.sweepSnapshotDir(done.ID)); err != nil {
+	if _, err := record.TakeSnapshot(ctx, t.TempDir(), te.sweepSnapshotDir(done.ID), ""); err != nil {
 		t.Fatal(err)
 	}
 	gate := filepath.Join(t.TempDir(), "go")

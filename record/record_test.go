@@ -2,6 +2,7 @@ package record
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -295,7 +296,7 @@ func TestSnapshot(t *testing.T) {
 	write(t, dir, "data/set.csv", "a,b\n")
 	defer func() {}()
 	dest := filepath.Join(t.TempDir(), "snap")
-	s, err := TakeSnapshot(context.Background(), dir, dest)
+	s, err := TakeSnapshot(context.Background(), dir, dest, "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -315,6 +316,94 @@ func TestSnapshot(t *testing.T) {
 	}
 	if s.Files != 3 || !slices.ContainsFunc(s.Left, func(l string) bool { return strings.HasPrefix(l, "data") }) {
 		t.Fatalf("snapshot %+v", s)
+	}
+}
+
+// Outside git every file is a candidate: the budget goes to the files
+// nearest the top (the code, not the data deep under it, whatever the
+// names' order), a directory with nothing copied is one link, and
+// runbox's own home inside the workspace is linked, never copied.
+func TestSnapshotOfATreeOverBudget(t *testing.T) {
+	defer func(b struct {
+		files int
+		bytes int64
+	}) {
+		budget = b
+	}(budget)
+	budget.files = 10
+	dir := t.TempDir()
+	write(t, dir, "train.py", "print('code')\n")
+	for i := range 30 {
+		write(t, dir, fmt.Sprintf("data1/x/f%02d.csv", i), "1\n")
+		write(t, dir, fmt.Sprintf("data2/x/f%02d.csv", i), "2\n")
+	}
+	write(t, dir, "home/state/store.db", "runbox's\n")
+	dest := filepath.Join(t.TempDir(), "snap")
+	s, err := TakeSnapshot(context.Background(), dir, dest, filepath.Join(dir, "home", "state"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	isLink := func(rel string) bool {
+		st, err := os.Lstat(filepath.Join(dest, rel))
+		return err == nil && st.Mode()&os.ModeSymlink != 0
+	}
+	if isLink("train.py") || s.Files != 10 {
+		t.Errorf("train.py a link: %v; %d files copied, want 10 (the budget)", isLink("train.py"), s.Files)
+	}
+	if !isLink("data2") || !isLink("home") {
+		t.Errorf("data2 a link: %v, home a link: %v; want both one link, nothing under them copied", isLink("data2"), isLink("home"))
+	}
+	ents, _ := os.ReadDir(filepath.Join(dest, "data1", "x"))
+	links := 0
+	for _, e := range ents {
+		if isLink(filepath.Join("data1", "x", e.Name())) {
+			links++
+		}
+	}
+	if len(ents) != 30 || links != 21 || isLink("data1/x/f00.csv") {
+		t.Errorf("data1/x: %d entries, %d links; want 9 copies (from f00) and 21 links", len(ents), links)
+	}
+	if b, _ := os.ReadFile(filepath.Join(dest, "data2", "x", "f29.csv")); string(b) != "2\n" {
+		t.Errorf("data2 through its link: %q", b)
+	}
+	if !slices.Contains(s.Left, filepath.Join("home", "state")+" (runbox's own state)") {
+		t.Errorf("left: %v, want runbox's home named", s.Left)
+	}
+	if slices.ContainsFunc(s.Left, func(l string) bool { return strings.HasPrefix(l, "data2 ") || strings.HasPrefix(l, "home ") }) {
+		t.Errorf("left: %v: a directory named again beside its files", s.Left)
+	}
+}
+
+// Outside git, Python and conda environments, node_modules and caches
+// are left in place (one link each), as a .gitignore would have them;
+// the code beside them is copied.
+func TestSnapshotLeavesEnvironmentsInPlace(t *testing.T) {
+	dir := t.TempDir()
+	write(t, dir, "src/model.py", "x = 1\n")
+	write(t, dir, "src/__pycache__/model.cpython-312.pyc", "bytecode")
+	write(t, dir, ".venv/pyvenv.cfg", "home = /usr/bin\n")
+	write(t, dir, ".venv/lib/python3.12/site-packages/torch/__init__.py", "\n")
+	write(t, dir, "envs/cuda/conda-meta/history", "\n")
+	write(t, dir, "envs/cuda/bin/python", "\n")
+	write(t, dir, "web/node_modules/left-pad/index.js", "\n")
+	write(t, dir, "venv-notes/pyvenv.txt", "not an environment\n")
+	dest := filepath.Join(t.TempDir(), "snap")
+	s, err := TakeSnapshot(context.Background(), dir, dest, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Each is linked, or the directory above it is (nothing else there).
+	for env, link := range map[string]string{"src/__pycache__": "src/__pycache__", ".venv": ".venv", "envs/cuda": "envs", "web/node_modules": "web"} {
+		st, err := os.Lstat(filepath.Join(dest, link))
+		if err != nil || st.Mode()&os.ModeSymlink == 0 {
+			t.Errorf("%s: %s is not a link (%v)", env, link, err)
+		}
+		if !slices.Contains(s.Left, filepath.FromSlash(env)+" (an environment or cache)") {
+			t.Errorf("left %v: %s not named", s.Left, env)
+		}
+	}
+	if s.Files != 2 {
+		t.Errorf("%d files copied, want 2 (src/model.py, venv-notes/pyvenv.txt)", s.Files)
 	}
 }
 

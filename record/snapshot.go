@@ -9,28 +9,43 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 )
 
 // Bounds of a snapshot: files over MaxSnapshotFile, and whatever would
-// take the copy over MaxSnapshotBytes, are left in place and linked in.
+// take the copy over MaxSnapshotBytes or MaxSnapshotFiles, are left in
+// place and linked in.
 const (
 	MaxSnapshotFile  = 16 << 20
 	MaxSnapshotBytes = 512 << 20
+	MaxSnapshotFiles = 5000
 	maxLeftNames     = 50
 )
+
+// budget is what one snapshot copies at most (tests lower it).
+var budget = struct {
+	files int
+	bytes int64
+}{MaxSnapshotFiles, MaxSnapshotBytes}
 
 // TakeSnapshot copies the workspace's code into dest, so that edits made
 // while the run waits do not change what runs: in a git repository the
 // tracked files as they are now (modified ones included) and the untracked
-// ones git does not ignore; elsewhere every file. Ignored paths, large
-// files and what is over the budget are left in place, linked from the
-// copy (so data directories are still found), and named in Left.
-func TakeSnapshot(ctx context.Context, workdir, dest string) (*Snapshot, error) {
+// ones git does not ignore; elsewhere every file but those of Python and
+// conda environments, node_modules and tools' caches, the files nearer the
+// top of the workspace first (code, rather than the data deep under it,
+// when the budget runs out). Ignored paths, large files, what is over the budget
+// and runbox's own home (home, when the workspace holds it) are left in
+// place, linked from the copy at the highest directory that has nothing
+// copied (so data directories are still found, with one link each), and
+// named in Left.
+func TakeSnapshot(ctx context.Context, workdir, dest, home string) (*Snapshot, error) {
 	files, gitErr := gitFiles(ctx, workdir)
+	var envs []string
 	if gitErr != nil {
 		var err error
-		if files, err = walkFiles(workdir); err != nil {
+		if files, envs, err = walkFiles(workdir); err != nil {
 			return nil, fmt.Errorf("snapshot: list %s: %w", workdir, err)
 		}
 	}
@@ -40,34 +55,51 @@ func TakeSnapshot(ctx context.Context, workdir, dest string) (*Snapshot, error) 
 	s := &Snapshot{Dir: dest}
 	stamps := map[string]stamp{}
 	var left []string
+	named := map[string]bool{} // each path left and its directories
 	leave := func(rel, why string) {
 		left = append(left, rel+" ("+why+")")
+		for d := rel; d != "." && !named[d]; d = filepath.Dir(d) {
+			named[d] = true
+		}
 	}
+	for _, env := range envs {
+		leave(env, "an environment or cache")
+	}
+	own := ""
+	if r, err := filepath.Rel(workdir, home); home != "" && err == nil && r != "." && filepath.IsLocal(r) {
+		own = r
+		leave(own, "runbox's own state")
+	}
+	slices.SortStableFunc(files, func(a, b string) int {
+		return strings.Count(a, string(filepath.Separator)) - strings.Count(b, string(filepath.Separator))
+	})
 	for _, rel := range files {
+		if own != "" && (rel == own || strings.HasPrefix(rel, own+string(filepath.Separator))) {
+			continue
+		}
 		src := filepath.Join(workdir, rel)
 		st, err := os.Lstat(src)
 		if err != nil {
 			continue // tracked but deleted: it is not there to run
 		}
+		switch {
+		case st.Mode()&fs.ModeSymlink == 0 && !st.Mode().IsRegular():
+			continue
+		case st.Mode().IsRegular() && st.Size() > MaxSnapshotFile:
+			leave(rel, "large")
+			continue
+		case st.Mode().IsRegular() && (s.Bytes+st.Size() > budget.bytes || s.Files >= budget.files):
+			leave(rel, "over the snapshot's budget")
+			continue
+		}
 		dst := filepath.Join(dest, rel)
 		if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
 			return nil, fmt.Errorf("snapshot: %w", err)
 		}
-		switch {
-		case st.Mode()&fs.ModeSymlink != 0:
+		if st.Mode()&fs.ModeSymlink != 0 {
 			if t, err := os.Readlink(src); err == nil {
 				_ = os.Symlink(t, dst)
 			}
-			continue
-		case !st.Mode().IsRegular():
-			continue
-		case st.Size() > MaxSnapshotFile:
-			leave(rel, "large")
-			_ = os.Symlink(src, dst)
-			continue
-		case s.Bytes+st.Size() > MaxSnapshotBytes:
-			leave(rel, "over the snapshot's budget")
-			_ = os.Symlink(src, dst)
 			continue
 		}
 		if err := copyKeepingTime(src, dst, st); err != nil {
@@ -77,10 +109,10 @@ func TakeSnapshot(ctx context.Context, workdir, dest string) (*Snapshot, error) 
 		s.Files++
 		s.Bytes += st.Size()
 	}
-	// What git ignores (data, checkpoints, venvs) is left in place: each
-	// workspace entry missing from the copy is linked, in every directory
-	// the copy has.
-	if err := linkLeftovers(workdir, dest, ".", &left); err != nil {
+	// What git ignores (data, checkpoints, venvs) and what was left above
+	// is linked: each workspace entry missing from the copy, in every
+	// directory the copy has.
+	if err := linkLeftovers(workdir, dest, ".", named, &left); err != nil {
 		return nil, err
 	}
 	if len(left) > maxLeftNames {
@@ -93,12 +125,15 @@ func TakeSnapshot(ctx context.Context, workdir, dest string) (*Snapshot, error) 
 		return nil, err
 	}
 	if gitErr != nil {
-		s.Note += "; not a git repository: every file was copied (" + gitErr.Error() + ")"
+		s.Note += "; not a git repository: every file was copied, within the budget (" + gitErr.Error() + ")"
 	}
 	return s, nil
 }
 
-func linkLeftovers(workdir, dest, rel string, left *[]string) error {
+// linkLeftovers links into dest each entry of workdir/rel that dest lacks,
+// descending into the directories dest has, and adds those it links to
+// left, but for the paths named (already there, with their reason).
+func linkLeftovers(workdir, dest, rel string, named map[string]bool, left *[]string) error {
 	ents, err := os.ReadDir(filepath.Join(workdir, rel))
 	if err != nil {
 		return nil
@@ -115,9 +150,11 @@ func linkLeftovers(workdir, dest, rel string, left *[]string) error {
 			if err := os.Symlink(filepath.Join(workdir, r), d); err != nil {
 				return fmt.Errorf("snapshot: link %s: %w", r, err)
 			}
-			*left = append(*left, r+" (ignored or not code)")
+			if !named[r] {
+				*left = append(*left, r+" (ignored or not code)")
+			}
 		case st.IsDir():
-			if err := linkLeftovers(workdir, dest, r, left); err != nil {
+			if err := linkLeftovers(workdir, dest, r, named, left); err != nil {
 				return err
 			}
 		}
@@ -148,22 +185,43 @@ func gitFiles(ctx context.Context, dir string) ([]string, error) {
 	return files, nil
 }
 
-func walkFiles(dir string) ([]string, error) {
-	var files []string
-	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+// walkFiles lists every file under dir but those under .git and under
+// the environments and caches it finds (envs, returned apart): outside
+// git, what a .gitignore holds by habit is left in place all the same.
+func walkFiles(dir string) (files, envs []string, err error) {
+	err = filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return nil
 		}
-		if d.IsDir() && d.Name() == ".git" {
-			return filepath.SkipDir
-		}
-		if !d.IsDir() {
-			rel, _ := filepath.Rel(dir, p)
+		rel, _ := filepath.Rel(dir, p)
+		switch {
+		case !d.IsDir():
 			files = append(files, rel)
+		case d.Name() == ".git":
+			return filepath.SkipDir
+		case rel != "." && envOrCache(p, d.Name()):
+			envs = append(envs, rel)
+			return filepath.SkipDir
 		}
 		return nil
 	})
-	return files, err
+	return files, envs, err
+}
+
+// envOrCache says whether directory p is a Python virtualenv (it holds
+// pyvenv.cfg), a conda environment (conda-meta), node_modules, or a
+// tool's cache: thousands of files no one edits while a run waits.
+func envOrCache(p, name string) bool {
+	switch name {
+	case "node_modules", "__pycache__", ".ipynb_checkpoints", ".pytest_cache", ".mypy_cache", ".ruff_cache", ".tox":
+		return true
+	}
+	for _, marker := range []string{"pyvenv.cfg", "conda-meta"} {
+		if _, err := os.Lstat(filepath.Join(p, marker)); err == nil {
+			return true
+		}
+	}
+	return false
 }
 
 // copyKeepingTime copies src, whose info is st, to dst with its mode and

@@ -75,7 +75,7 @@ func LinkNew(dest string) ([]string, error) {
 		return nil, err
 	}
 	var linked []string
-	err = linkLeftovers(f.Workdir, dest, ".", &linked)
+	err = linkLeftovers(f.Workdir, dest, ".", nil, &linked)
 	for i, l := range linked {
 		linked[i] = strings.TrimSuffix(l, " (ignored or not code)")
 	}

@@ -25,7 +25,7 @@ func TestWriteBack(t *testing.T) {
 		t.Fatal(err)
 	}
 	dest := filepath.Join(t.TempDir(), "snap")
-	if _, err := TakeSnapshot(context.Background(), work, dest); err != nil {
+	if _, err := TakeSnapshot(context.Background(), work, dest, ""); err != nil {
 		t.Fatal(err)
 	}
 	// The run: a new file, changes to three copied files, a link out.
@@ -86,7 +86,7 @@ func TestLinkNew(t *testing.T) {
 	work := t.TempDir()
 	write(t, work, "job.sh", "v1\n")
 	dest := filepath.Join(t.TempDir(), "snap")
-	if _, err := TakeSnapshot(context.Background(), work, dest); err != nil {
+	if _, err := TakeSnapshot(context.Background(), work, dest, ""); err != nil {
 		t.Fatal(err)
 	}
 	write(t, work, "job.sh", "v2\n")
@@ -121,7 +121,7 @@ func TestCopySnapshot(t *testing.T) {
 		t.Fatal(err)
 	}
 	shared := filepath.Join(t.TempDir(), "sweep")
-	if _, err := TakeSnapshot(context.Background(), work, shared); err != nil {
+	if _, err := TakeSnapshot(context.Background(), work, shared, ""); err != nil {
 		t.Fatal(err)
 	}
 	member := filepath.Join(t.TempDir(), "member")
