@@ -2,6 +2,8 @@ package store
 
 import (
 	"context"
+	"fmt"
+	"strings"
 	"testing"
 )
 
@@ -53,5 +55,54 @@ func TestSweepsAndMembers(t *testing.T) {
 	}
 	if _, err := s.GetSweep(ctx, "nosuch"); !IsNotFound(err) {
 		t.Errorf("unknown sweep: %v", err)
+	}
+}
+
+// Sweeps and plans are named as runs are: @last is the newest, @last~N
+// the Nth before it; past the oldest, or with no sweep yet, the answer
+// says so.
+func TestLastNamesTheNewestSweepAndPlan(t *testing.T) {
+	s := openTest(t, t.TempDir())
+	ctx := context.Background()
+	if _, err := s.GetSweep(ctx, "@last"); !IsNotFound(err) || !strings.Contains(err.Error(), "there are no sweeps yet") {
+		t.Errorf("@last with no sweep: %v", err)
+	}
+	var sweeps, plans []string
+	for i := range 3 {
+		sw := &Sweep{Name: fmt.Sprint("grid", i), Command: []string{"true"}}
+		if err := s.PutSweep(ctx, sw); err != nil {
+			t.Fatal(err)
+		}
+		p := &Plan{Command: []string{"true"}}
+		if err := s.PutPlan(ctx, p); err != nil {
+			t.Fatal(err)
+		}
+		sweeps, plans = append(sweeps, sw.ID), append(plans, p.ID)
+	}
+	for _, tt := range []struct {
+		q    string
+		want int // index into sweeps and plans; -1: not found
+		says string
+	}{
+		{"@last", 2, ""},
+		{"@LAST~1", 1, ""},
+		{" @last~2", 0, ""},
+		{"@last~3", -1, "there are only 3 sweeps"},
+		{"@last~x", -1, "write @last for the newest sweep"},
+		{"@last~-1", -1, "write @last"},
+	} {
+		sw, err := s.GetSweep(ctx, tt.q)
+		if tt.want < 0 {
+			if !IsNotFound(err) || !strings.Contains(err.Error(), tt.says) {
+				t.Errorf("sweep %q: %v, want not found saying %q", tt.q, err, tt.says)
+			}
+			continue
+		}
+		if err != nil || sw.ID != sweeps[tt.want] {
+			t.Errorf("sweep %q: %v %v, want %s", tt.q, sw, err, sweeps[tt.want])
+		}
+		if p, err := s.GetPlan(ctx, tt.q); err != nil || p.ID != plans[tt.want] {
+			t.Errorf("plan %q: %v %v, want %s", tt.q, p, err, plans[tt.want])
+		}
 	}
 }

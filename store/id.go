@@ -36,6 +36,12 @@ func resolve(db pebble.Reader, table, kind, idOrPrefix string) (string, []byte, 
 	if v, err := get(db, []byte(table+q)); err != nil || v != nil {
 		return q, v, err
 	}
+	if back, ok, err := parseLast(kind, q); ok {
+		if err != nil {
+			return "", nil, err
+		}
+		return newest(db, table, kind, q, back)
+	}
 	pfx := []byte(table + q)
 	it, err := db.NewIter(&pebble.IterOptions{LowerBound: pfx, UpperBound: prefixEnd(pfx)})
 	if err != nil {
@@ -65,6 +71,31 @@ func resolve(db pebble.Reader, table, kind, idOrPrefix string) (string, []byte, 
 		return ids[0], val, nil
 	}
 	return "", nil, &AmbiguousError{Kind: kind, Prefix: idOrPrefix, Candidates: ids, More: more}
+}
+
+// newest returns the record of table back places before its newest: its
+// ids are ULIDs, so key order is creation order.
+func newest(db pebble.Reader, table, kind, q string, back int) (string, []byte, error) {
+	pfx := []byte(table)
+	it, err := db.NewIter(&pebble.IterOptions{LowerBound: pfx, UpperBound: prefixEnd(pfx)})
+	if err != nil {
+		return "", nil, err
+	}
+	defer it.Close()
+	seen := 0
+	for ok := it.Last(); ok; ok = it.Prev() {
+		if seen == back {
+			return string(it.Key()[len(table):]), append([]byte(nil), it.Value()...), nil
+		}
+		seen++
+	}
+	if err := it.Error(); err != nil {
+		return "", nil, err
+	}
+	if seen == 0 {
+		return "", nil, fmt.Errorf("%s %q: there are no %ss yet: %w", kind, q, kind, ErrNotFound)
+	}
+	return "", nil, fmt.Errorf("%s %q: there are only %d %ss: %w", kind, q, seen, kind, ErrNotFound)
 }
 
 // get returns a copy of the value at key, or nil when there is none.

@@ -40,8 +40,9 @@ func parseShort(s string) (uint64, bool) {
 	return n, err == nil
 }
 
-// parseLast reads "@last" or "@last~N" and returns N.
-func parseLast(q string) (int, bool, error) {
+// parseLast reads "@last" or "@last~N" (the name of a kind: run, sweep,
+// plan) and returns N.
+func parseLast(kind, q string) (int, bool, error) {
 	rest, ok := strings.CutPrefix(q, lastRef)
 	if !ok {
 		return 0, false, nil
@@ -51,7 +52,7 @@ func parseLast(q string) (int, bool, error) {
 	}
 	n, err := strconv.Atoi(strings.TrimPrefix(rest, "~"))
 	if !strings.HasPrefix(rest, "~") || err != nil || n < 0 || strings.HasPrefix(rest, "~+") {
-		return 0, true, fmt.Errorf("run %q: write @last for the newest run or @last~N for the Nth before it: %w", q, ErrNotFound)
+		return 0, true, fmt.Errorf("%s %q: write @last for the newest %s or @last~N for the Nth before it: %w", kind, q, kind, ErrNotFound)
 	}
 	return n, true, nil
 }
@@ -65,7 +66,7 @@ func resolveRun(db pebble.Reader, q string) (string, []byte, error) {
 			return q, v, err
 		}
 	}
-	if back, ok, err := parseLast(q); ok {
+	if back, ok, err := parseLast("run", q); ok {
 		if err != nil {
 			return "", nil, err
 		}

@@ -100,7 +100,7 @@ type planOut struct {
 }
 
 type executeIn struct {
-	PlanID         string  `json:"plan_id" jsonschema:"the plan_id from compute_plan (a unique prefix is enough)"`
+	PlanID         string  `json:"plan_id" jsonschema:"the plan_id from compute_plan (a unique prefix is enough; @last is the newest plan)"`
 	TimeoutMinutes float64 `json:"timeout_minutes,omitempty" jsonschema:"override the plan's timeout: end the run after this many minutes (0 < x <= 10080)"`
 	ParentRunID    string  `json:"parent_run_id,omitempty" jsonschema:"when retrying: the failed run's id (keeps the retry lineage)"`
 }

@@ -146,7 +146,7 @@ func newParser(grammar any, extra ...kong.Option) (*kong.Kong, error) {
 		kong.Description(description),
 		kong.UsageOnError(),
 		kong.ConfigureHelp(kong.HelpOptions{Compact: true, NoExpandSubcommands: true}),
-		kong.Vars{"version": "runbox " + Version, "run_help": runHelp},
+		kong.Vars{"version": "runbox " + Version, "run_help": runHelp, "sweep_help": sweepHelp},
 	}, extra...)...)
 }
 

@@ -20,6 +20,8 @@ import (
 // resolves the name (store.GetRun), so the API and MCP take the same ones.
 const runHelp = "The run: its number from 'runbox ls' (e.g. 42), @last for the newest run (@last~1 the one before it), or its full id or a unique prefix of it."
 
+const sweepHelp = "The sweep: its id from 'runbox sweep ls' or a unique prefix of it, or @last for the newest sweep (@last~1 the one before it)."
+
 // StatusCmd is `runbox status`.
 type StatusCmd struct {
 	ID string `arg:"" name:"run" help:"${run_help}" placeholder:"RUN"`

@@ -117,7 +117,7 @@ func printPlan(p *api.Plan) {
 
 // ExecCmd is `runbox exec`.
 type ExecCmd struct {
-	Plan   string `arg:"" help:"Plan id (or a unique prefix)." placeholder:"PLAN"`
+	Plan   string `arg:"" help:"The plan: its id or a unique prefix of it, or @last for the newest plan (@last~1 the one before it)." placeholder:"PLAN"`
 	Smoke  bool   `help:"Run the plan's smoke command first; the full run starts only if it passes."`
 	Detach bool   `help:"Start the run and print its id instead of streaming it." short:"d"`
 	IsolateFlags

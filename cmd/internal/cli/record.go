@@ -79,7 +79,7 @@ func printDiff(out io.Writer, d *api.RunDiff, patch bool) {
 type CompareCmd struct {
 	Runs      []string          `arg:"" optional:"" name:"run" help:"Runs to compare (numbers, @last, @last~N, ids or prefixes)." placeholder:"RUN"`
 	Label     map[string]string `help:"Compare the runs with this label (KEY=VALUE). Repeatable: all must match." placeholder:"KEY=VALUE"`
-	Sweep     string            `help:"Compare a sweep's members (its id or a prefix); the dashboard's sweep page links here." placeholder:"SWEEP"`
+	Sweep     string            `help:"Compare a sweep's members (its id, a prefix, or @last for the newest sweep); the dashboard's sweep page links here." placeholder:"SWEEP"`
 	Filter    map[string]string `help:"Keep the runs whose parameter NAME is VALUE. Repeatable." placeholder:"NAME=VALUE"`
 	Sort      string            `help:"Sort by a column: best:METRIC, last:METRIC, param:NAME, duration, created, state; a leading - reverses. Default: the first metric's best." placeholder:"COLUMN"`
 	Goal      map[string]string `help:"Whether lower or higher is best for a metric (METRIC=min|max); loss-like names are min and accuracy-like ones max unless told. Repeatable." placeholder:"METRIC=GOAL"`

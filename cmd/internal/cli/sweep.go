@@ -211,7 +211,7 @@ func readParamsFile(path string) ([]string, []map[string]string, error) {
 
 // SweepStatusCmd is `runbox sweep status ID`.
 type SweepStatusCmd struct {
-	ID   string `arg:"" name:"sweep" help:"The sweep id (or a unique prefix)." placeholder:"SWEEP"`
+	ID   string `arg:"" name:"sweep" help:"${sweep_help}" placeholder:"SWEEP"`
 	Sort string `help:"Sort members by this metric, best first (loss-like names: lowest)." placeholder:"METRIC"`
 }
 
@@ -230,7 +230,7 @@ func (c *SweepStatusCmd) Run(ctx context.Context, a *App) error {
 
 // SweepWaitCmd is `runbox sweep wait ID`.
 type SweepWaitCmd struct {
-	ID string `arg:"" name:"sweep" placeholder:"SWEEP"`
+	ID string `arg:"" name:"sweep" help:"${sweep_help}" placeholder:"SWEEP"`
 }
 
 // Run waits; exit 1 when a member did not succeed.
@@ -292,7 +292,7 @@ func shortSweep(id string) string {
 
 // SweepStopCmd is `runbox sweep stop ID`.
 type SweepStopCmd struct {
-	ID string `arg:"" name:"sweep" placeholder:"SWEEP"`
+	ID string `arg:"" name:"sweep" help:"${sweep_help}" placeholder:"SWEEP"`
 }
 
 // Run stops the sweep.

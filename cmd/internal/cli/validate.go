@@ -77,7 +77,7 @@ func checkPids(v int64) error {
 
 var (
 	errTwoRuns   = errors.New(`two runs are required: runbox diff RUN_A RUN_B (runbox ls lists them; @last~1 @last are the newest two)`)
-	errNoSweepID = errors.New(`a sweep id is required (runbox sweep ls lists them)`)
+	errNoSweepID = errors.New(`a sweep id is required (runbox sweep ls lists them; @last is the newest)`)
 	errNoPlanID  = errors.New(`a plan id is required (runbox plan -- CMD makes one and prints it)`)
 )
 

@@ -55,7 +55,7 @@ func TestBadValuesAreUsageErrors(t *testing.T) {
 		{[]string{"diff"}, "diff: two runs are required: runbox diff RUN_A RUN_B"},
 		{[]string{"diff", "abc"}, "two runs are required"},
 		{[]string{"diff", "abc", " "}, "two runs are required"},
-		{[]string{"sweep", "status"}, "sweep status: a sweep id is required (runbox sweep ls lists them)"},
+		{[]string{"sweep", "status"}, "sweep status: a sweep id is required (runbox sweep ls lists them; @last is the newest)"},
 		{[]string{"sweep", "wait", ""}, "a sweep id is required"},
 		{[]string{"sweep", "stop"}, "a sweep id is required"},
 		{[]string{"exec"}, "exec: a plan id is required"},
