@@ -237,3 +237,20 @@ func TestMemoryErrorWording(t *testing.T) {
 		t.Errorf("suggestions: %q", f.Suggestions)
 	}
 }
+
+// A sandbox's OOM kill under a memory limit is the limit's, not the
+// host's, and the suggestion names the flag that raises it.
+func TestOOMKillAtTheLimitSaysSo(t *testing.T) {
+	for _, tt := range []struct {
+		limit      int64
+		says, sugg string
+	}{
+		{50 << 20, "killed at its memory limit", "Raise the run's memory limit (--memory; it was 50.00 MiB; the measured peak was 55.00 MiB)"},
+		{0, "killed for running out of host memory", "The run's measured peak was 55.00 MiB"},
+	} {
+		f := Classify(sdk.ClassifyInput{ExitCode: 137, OOMKilled: true, PeakRSSBytes: 55 << 20, Limits: sdk.Limits{MemoryBytes: tt.limit}})
+		if f.Code != sdk.CodeOOMKilled || !strings.Contains(f.Message, tt.says) || len(f.Suggestions) == 0 || !strings.HasPrefix(f.Suggestions[0], tt.sugg) {
+			t.Errorf("limit %d: %s %q %q", tt.limit, f.Code, f.Message, f.Suggestions)
+		}
+	}
+}

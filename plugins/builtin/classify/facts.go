@@ -85,6 +85,9 @@ func seconds(s float64) string {
 func (sc *scanner) oomFact(c *cand) *sdk.Failure {
 	in := sc.in
 	msg := "The run was killed for running out of host memory (the sandbox reported an OOM kill)"
+	if in.Limits.MemoryBytes > 0 {
+		msg = "The run was killed at its memory limit (the sandbox reported an OOM kill)"
+	}
 	d := map[string]string{"source": "sandbox"}
 	if in.PeakRSSBytes > 0 {
 		d["peak_rss"] = human(float64(in.PeakRSSBytes))
@@ -115,7 +118,7 @@ func (sc *scanner) oomFact(c *cand) *sdk.Failure {
 func hostOOMSuggestions(in *sdk.ClassifyInput) []string {
 	s := []string{}
 	if in.Limits.MemoryBytes > 0 {
-		m := "Raise the run's memory limit (it was " + human(float64(in.Limits.MemoryBytes))
+		m := "Raise the run's memory limit (--memory; it was " + human(float64(in.Limits.MemoryBytes))
 		if in.PeakRSSBytes > 0 {
 			m += "; the measured peak was " + human(float64(in.PeakRSSBytes))
 		}
@@ -149,7 +152,7 @@ func (sc *scanner) timeout() *sdk.Failure {
 		sugg = append(sugg, "At this pace the whole job needs about "+seconds(need)+": set the timeout to at least that.")
 	}
 	sugg = append(sugg,
-		"Raise the timeout (timeout_minutes / the run's timeout) if the job was making progress.",
+		"Raise the timeout (--timeout; timeout_minutes over MCP) if the job was making progress.",
 		"Save checkpoints periodically so a stopped run can resume instead of starting over.",
 		"If it was stuck rather than slow, check the last output lines for a hang (network download, NCCL init, waiting on input).")
 	return &sdk.Failure{
