@@ -99,6 +99,10 @@ func TestShortIDsAndLast(t *testing.T) {
 	if out := e.must("stop", "@last"); out != n(5)+" cancelled\n" {
 		t.Errorf("stop @last printed %q, want %q", out, n(5)+" cancelled\n")
 	}
+	// A second stop finds it ended, and says so.
+	if out := e.must("stop", "@last"); out != n(5)+" cancelled (it had already ended: nothing to stop)\n" {
+		t.Errorf("stop of an ended run printed %q", out)
+	}
 }
 
 // TestDemoRunWithoutTTY runs the demo's two run commands (Makefile, demo)

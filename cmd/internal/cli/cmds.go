@@ -172,13 +172,18 @@ func (c *StopCmd) Run(ctx context.Context, a *App) error {
 	if err != nil {
 		return friendly(err)
 	}
-	if !c.NoWait && !r.State.Terminal() {
+	ended := r.State.Terminal() // before the stop: there was nothing to stop
+	if !c.NoWait && !ended {
 		if r, err = a.client().Wait(ctx, r.ID, 0); err != nil {
 			return friendly(err)
 		}
 	}
 	if a.G.JSON {
 		return a.PrintJSON(r)
+	}
+	if ended {
+		fmt.Printf("%s %s (it had already ended: nothing to stop)\n", runName(r), r.State)
+		return nil
 	}
 	fmt.Printf("%s %s\n", runName(r), r.State)
 	return nil
