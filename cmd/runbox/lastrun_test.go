@@ -96,12 +96,18 @@ func TestShortIDsAndLast(t *testing.T) {
 	}
 	e.must("run", "-d", "--grace", "1s", "--", "sh", "-c", "echo started; sleep 300")
 	waitFor(t, func() bool { return strings.Contains(e.run("", "logs", "@last").stdout, "started") })
+	if st, ref := e.must("status", "@last"), e.getRun("@last").Ref; ref == "" || !strings.Contains(st, "supervisor:  pid "+ref+"\n") {
+		t.Errorf("status of a running process run does not name its supervisor (ref %q):\n%s", ref, st)
+	}
 	if out := e.must("stop", "@last"); out != n(5)+" cancelled\n" {
 		t.Errorf("stop @last printed %q, want %q", out, n(5)+" cancelled\n")
 	}
-	// A second stop finds it ended, and says so.
+	// A second stop finds it ended, and says so; its supervisor is gone.
 	if out := e.must("stop", "@last"); out != n(5)+" cancelled (it had already ended: nothing to stop)\n" {
 		t.Errorf("stop of an ended run printed %q", out)
+	}
+	if st := e.must("status", "@last"); strings.Contains(st, "supervisor:") {
+		t.Errorf("status of an ended run names its supervisor:\n%s", st)
 	}
 }
 

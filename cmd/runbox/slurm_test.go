@@ -92,14 +92,17 @@ func TestSlurmPendingReasonThenStop(t *testing.T) {
 		t.Errorf("a PENDING job shows as running: %+v", r)
 	}
 	ref := e.getRun(id).Ref
-	if job := slurmJobOf(t, id); ref != "slurm:"+job {
+	job := slurmJobOf(t, id)
+	if ref != "slurm:"+job {
 		t.Errorf("a pending run's ref is %q, want slurm:%s (its job exists from its sbatch)", ref, job)
+	}
+	if st := e.must("status", id); !regexp.MustCompile(`(?m)^slurm job:\s+` + job + `$`).MatchString(st) {
+		t.Errorf("status does not name job %s:\n%s", job, st)
 	}
 	e.must("stop", id)
 	if r := e.getRun(id); r.State != api.Cancelled {
 		t.Fatalf("after stop: %s (%s)", r.State, r.Reason)
 	}
-	job := strings.TrimPrefix(ref, "slurm:")
 	waitFor(t, func() bool {
 		out, _ := exec.Command("squeue", "-h", "-j", job, "-o", "%T").Output()
 		return !strings.Contains(string(out), "PENDING") && !strings.Contains(string(out), "RUNNING")

@@ -62,6 +62,9 @@ func printRun(r *api.Run, extra ...string) {
 		fmt.Fprintf(w, " (%s)", r.SandboxReason)
 	}
 	fmt.Fprintln(w)
+	if label, ref := backendRef(r); ref != "" {
+		fmt.Fprintf(w, "%s:\t%s\n", label, ref)
+	}
 	fmt.Fprintf(w, "workdir:\t%s\n", r.Spec.Workdir)
 	if r.Sandbox == "process" {
 		fmt.Fprintf(w, "isolate:\t%s\n", isolateLine(r.Spec))
@@ -187,6 +190,26 @@ func (c *StopCmd) Run(ctx context.Context, a *App) error {
 	}
 	fmt.Printf("%s %s\n", runName(r), r.State)
 	return nil
+}
+
+// backendRef is the run's handle in its backend as that backend's own
+// tools name it (scontrol and sacct take the job, docker the container):
+// a Slurm job's for good (sacct keeps it), the others' while the run is
+// live (then the container and the supervisor are gone).
+func backendRef(r *api.Run) (label, ref string) {
+	switch {
+	case r.Ref == "":
+		return "", ""
+	case r.Sandbox == "slurm":
+		return "slurm job", strings.TrimPrefix(r.Ref, "slurm:")
+	case r.State.Terminal():
+		return "", ""
+	case r.Sandbox == "docker":
+		return "container", r.Ref[:min(12, len(r.Ref))]
+	case r.Sandbox == "process":
+		return "supervisor", "pid " + r.Ref
+	}
+	return "ref", r.Ref
 }
 
 // runName is how output names a run: its short id, or the full id from a
