@@ -158,7 +158,10 @@ func (s *Sandbox) commandEnv(ctx context.Context, env []string, stdin []byte, na
 		if ctx.Err() != nil {
 			return nil, fmt.Errorf("%s: no answer in %s: %w", name, cmdTimeout, ctx.Err())
 		}
-		return nil, fmt.Errorf("%s: %s: %w", name, msg, err)
+		if !strings.HasPrefix(msg, name+": ") { // Slurm's commands name themselves
+			msg = name + ": " + msg
+		}
+		return nil, fmt.Errorf("%s: %w", msg, err)
 	}
 	return out.Bytes(), nil
 }

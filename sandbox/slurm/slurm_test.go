@@ -182,6 +182,9 @@ func TestBadPartitionIsRefused(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "sbatch refused the job") || !strings.Contains(err.Error(), "partition") {
 		t.Fatalf("err = %v, want sbatch's refusal naming the partition", err)
 	}
+	if strings.Contains(err.Error(), "sbatch: sbatch:") {
+		t.Errorf("err = %v: sbatch named twice", err)
+	}
 }
 
 func TestOutputFollowedWhileRunning(t *testing.T) {
