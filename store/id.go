@@ -40,7 +40,9 @@ func resolve(db pebble.Reader, table, kind, idOrPrefix string) (string, []byte, 
 		if err != nil {
 			return "", nil, err
 		}
-		return newest(db, table, kind, q, back)
+		return newest(db, table, kind, q, back, func(k, v []byte) (string, []byte, error) {
+			return string(k[len(table):]), append([]byte(nil), v...), nil
+		})
 	}
 	pfx := []byte(table + q)
 	it, err := db.NewIter(&pebble.IterOptions{LowerBound: pfx, UpperBound: prefixEnd(pfx)})
@@ -73,19 +75,25 @@ func resolve(db pebble.Reader, table, kind, idOrPrefix string) (string, []byte, 
 	return "", nil, &AmbiguousError{Kind: kind, Prefix: idOrPrefix, Candidates: ids, More: more}
 }
 
-// newest returns the record of table back places before its newest: its
-// ids are ULIDs, so key order is creation order.
-func newest(db pebble.Reader, table, kind, q string, back int) (string, []byte, error) {
-	pfx := []byte(table)
-	it, err := db.NewIter(&pebble.IterOptions{LowerBound: pfx, UpperBound: prefixEnd(pfx)})
+// newest walks the keys under pfx newest first (key order is creation
+// order) and returns the record back places before the newest. at gives
+// a key's id and record; an entry with no record (nil) does not count.
+func newest(db pebble.Reader, pfx, kind, q string, back int, at func(key, value []byte) (string, []byte, error)) (string, []byte, error) {
+	it, err := db.NewIter(&pebble.IterOptions{LowerBound: []byte(pfx), UpperBound: prefixEnd([]byte(pfx))})
 	if err != nil {
 		return "", nil, err
 	}
 	defer it.Close()
 	seen := 0
 	for ok := it.Last(); ok; ok = it.Prev() {
-		if seen == back {
-			return string(it.Key()[len(table):]), append([]byte(nil), it.Value()...), nil
+		id, v, err := at(it.Key(), it.Value())
+		switch {
+		case err != nil:
+			return "", nil, err
+		case v == nil:
+			continue
+		case seen == back:
+			return id, v, nil
 		}
 		seen++
 	}

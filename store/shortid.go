@@ -79,35 +79,14 @@ func resolveRun(db pebble.Reader, q string) (string, []byte, error) {
 }
 
 // lastRun walks the creation-time index newest first and returns the
-// run back places before the newest.
+// run back places before the newest. An index entry without its record
+// (a repair's business) is not a run, so it does not count.
 func lastRun(db pebble.Reader, q string, back int) (string, []byte, error) {
-	pfx := []byte(idxTime)
-	it, err := db.NewIter(&pebble.IterOptions{LowerBound: pfx, UpperBound: prefixEnd(pfx)})
-	if err != nil {
-		return "", nil, err
-	}
-	defer it.Close()
-	seen := 0
-	for ok := it.Last(); ok; ok = it.Prev() {
-		if seen < back {
-			seen++
-			continue
-		}
-		id := idFromIndexKey(pfx, it.Key())
+	return newest(db, idxTime, "run", q, back, func(k, _ []byte) (string, []byte, error) {
+		id := idFromIndexKey([]byte(idxTime), k)
 		v, err := get(db, runKey(id))
-		if err != nil || v != nil {
-			return id, v, err
-		}
-		// An index entry without its record (a repair's business):
-		// it is not a run, so it does not count.
-	}
-	if err := it.Error(); err != nil {
-		return "", nil, err
-	}
-	if seen == 0 {
-		return "", nil, fmt.Errorf("run %q: there are no runs yet: %w", q, ErrNotFound)
-	}
-	return "", nil, fmt.Errorf("run %q: there are only %d runs: %w", q, seen, ErrNotFound)
+		return id, v, err
+	})
 }
 
 func runByShort(db pebble.Reader, q string, n uint64) (string, []byte, error) {
