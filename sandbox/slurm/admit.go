@@ -2,6 +2,7 @@ package slurm
 
 import (
 	"context"
+	"fmt"
 	"strconv"
 	"strings"
 
@@ -22,7 +23,8 @@ func (s *Sandbox) Capabilities(ctx context.Context) sandbox.Capabilities {
 }
 
 // Admit refuses a level of isolation, a --network mode and an allow-list
-// (promises nobody would keep on the nodes), a --gpus the cluster cannot take as given
+// (promises nobody would keep on the nodes), a --pids (sbatch sets none),
+// a --gpus the cluster cannot take as given
 // (how many GPUs it has is the cluster's to decide, when the job is
 // scheduled) and a negative queue timeout, and puts the scheduler
 // settings in the spec. While planning it says why the planner's hosts
@@ -38,13 +40,23 @@ func (s *Sandbox) Admit(ctx context.Context, req sandbox.Request, spec *sandbox.
 		return sandbox.Verdict{}, sandbox.Refuse("--allow-net keeps a run to named hosts through a proxy on the machine that runs it; a Slurm job runs on the cluster's nodes, where runbox has no proxy: drop --allow-net (the cluster's own network policy applies), or run it with --sandbox process or docker")
 	}
 	var v sandbox.Verdict
+	var notes []string
+	if n := spec.Limits.Pids; n > 0 {
+		// sbatch sets no process count: the cluster's own limits apply.
+		if !req.Planning {
+			return sandbox.Verdict{}, sandbox.Refuse("--pids %d: a Slurm job's process count is the cluster's to limit (sbatch has no such setting): drop --pids", n)
+		}
+		notes = append(notes, fmt.Sprintf("pids: the cluster's (--pids %d is not taken on Slurm)", n))
+		spec.Limits.Pids = 0
+	}
 	if req.Planning {
 		if hosts := req.ProposedAllowNet; len(hosts) > 0 {
-			v.Note = "network: the command needs " + strings.Join(hosts, ", ") + " (an allow-list applies to process runs; a Slurm job gets the cluster's network)"
+			notes = append(notes, "network: the command needs "+strings.Join(hosts, ", ")+" (an allow-list applies to process runs; a Slurm job gets the cluster's network)")
 		}
 	} else if err := admitGPUs(req.GPUs); err != nil {
 		return sandbox.Verdict{}, err
 	}
+	v.Note = strings.Join(notes, "; ")
 	r := req.Slurm
 	if r == nil {
 		return v, nil

@@ -77,6 +77,16 @@ func TestAdmitGPUsAndAllowNet(t *testing.T) {
 	if err != nil || !strings.Contains(v.Note, "the command needs pypi.org") {
 		t.Errorf("planning: %v, note %q", err, v.Note)
 	}
+	// --pids: sbatch sets no process count, so a run refuses it and a
+	// plan says so and drops it (its exec is then not refused).
+	spec := sandbox.Spec{Limits: sandbox.Limits{Pids: 64}}
+	if _, err := sb.Admit(context.Background(), sandbox.Request{}, &spec); !errors.Is(err, sandbox.ErrRefused) || !strings.Contains(err.Error(), "--pids 64: a Slurm job's process count is the cluster's to limit") {
+		t.Errorf("--pids: %v, want refused", err)
+	}
+	v, err = sb.Admit(context.Background(), sandbox.Request{Planning: true}, &spec)
+	if err != nil || spec.Limits.Pids != 0 || !strings.Contains(v.Note, "--pids 64 is not taken on Slurm") {
+		t.Errorf("planning --pids: %v, pids %d, note %q", err, spec.Limits.Pids, v.Note)
+	}
 	if c := sb.Capabilities(context.Background()); c.GPUs != sandbox.GPUsCluster || c.AllowNet {
 		t.Errorf("capabilities: GPUs %q AllowNet %v, want the cluster's GPUs and no allow-list", c.GPUs, c.AllowNet)
 	}
