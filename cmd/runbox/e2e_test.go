@@ -157,7 +157,7 @@ func TestUnknownIDsAndBadFlags(t *testing.T) {
 		{[]string{"run"}, "no command"},
 		{[]string{"run", "--no-such-flag", "--", "true"}, "unknown flag --no-such-flag"},
 		{[]string{"plan", "--sandbox", "process", "--bogus"}, "unknown flag --bogus"},
-		{[]string{"ls", "--state", "bogus"}, "unknown state"},
+		{[]string{"ls", "--state", "bogus"}, `--state "bogus": a run's state is one of queued`},
 		{[]string{"frobnicate"}, "unexpected argument"},
 	} {
 		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {

@@ -13,8 +13,10 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
+	"reflect"
 	"slices"
 	"syscall"
+	"time"
 
 	"github.com/alecthomas/kong"
 )
@@ -147,7 +149,28 @@ func newParser(grammar any, extra ...kong.Option) (*kong.Kong, error) {
 		kong.UsageOnError(),
 		kong.ConfigureHelp(kong.HelpOptions{Compact: true, NoExpandSubcommands: true}),
 		kong.Vars{"version": "runbox " + Version, "run_help": runHelp, "sweep_help": sweepHelp},
+		kong.TypeMapper(reflect.TypeOf(time.Duration(0)), kong.MapperFunc(durationValue)),
 	}, extra...)...)
+}
+
+// durationValue reads a duration flag as kong's own mapper does, and says
+// what one looks like when it is not: `--timeout 5` was answered
+// `expected duration but got "5": time: missing unit in duration "5"`.
+func durationValue(ctx *kong.DecodeContext, target reflect.Value) error {
+	t, err := ctx.Scan.PopValue("duration")
+	if err != nil {
+		return err
+	}
+	v, ok := t.Value.(string)
+	if !ok {
+		v = fmt.Sprint(t.Value)
+	}
+	d, err := time.ParseDuration(v)
+	if err != nil {
+		return fmt.Errorf("%q is not a duration: give it a unit, as in 90s, 30m or 2h", v)
+	}
+	target.SetInt(int64(d))
+	return nil
 }
 
 const description = "runbox runs scripts — training jobs, data processing, generated code — in a Docker container, a supervised process or on a Slurm cluster, and tells you whether it is progressing and, when it fails, why and what to do next."

@@ -59,6 +59,8 @@ func TestBadValuesAreUsageErrors(t *testing.T) {
 		{[]string{"sweep", "wait", ""}, "a sweep id is required"},
 		{[]string{"sweep", "stop"}, "a sweep id is required"},
 		{[]string{"exec"}, "exec: a plan id is required"},
+		{[]string{"run", "--timeout", "5", "--", "true"}, `--timeout: "5" is not a duration: give it a unit, as in 90s, 30m or 2h`},
+		{[]string{"ls", "--since", "yesterday"}, `--since: "yesterday" is not a duration`},
 		{[]string{"ls", "--state", "bogus"}, `--state "bogus": a run's state is one of queued, preparing, smoke, running, succeeded, failed, timed_out, cancelled, lost`},
 		{[]string{"ls", "-s", "failed,done"}, `--state "done"`},
 	} {
