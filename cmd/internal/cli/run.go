@@ -34,7 +34,7 @@ type SpecFlags struct {
 	Grace    time.Duration     `help:"Time between SIGTERM and SIGKILL when ending a run." default:"10s" placeholder:"DUR"`
 	Memory   string            `help:"Memory limit, e.g. 512m, 4g; exceeding it ends the run as OOM_KILLED." placeholder:"SIZE"`
 	CPUs     float64           `help:"CPU limit, e.g. 1.5: the run's cgroup (a CFS quota) for a process run, the container's for docker, --cpus-per-task on Slurm." name:"cpus" placeholder:"N"`
-	Pids     int64             `help:"Process count limit for the run's whole tree (default 4096 for process and docker runs)." placeholder:"N"`
+	Pids     int64             `help:"Process count limit for the run's whole tree (default 4096 for process and docker runs; a Slurm job has the cluster's)." placeholder:"N"`
 	Network  string            `help:"Container network: none (default), bridge or host. A process run has this host's network (--isolate net cuts it) and takes only host, which lets an --isolate net/full run out; a Slurm job takes none." enum:",none,bridge,host" default:""`
 	GPUs     string            `name:"gpus" help:"GPUs: a count or all, handed out by the daemon (the run waits until they are free of other runbox runs; CUDA_VISIBLE_DEVICES for a process, a device request for a container); device=0,1 for a container." placeholder:"GPUS"`
 	ReadOnly bool              `help:"Read-only container root filesystem with a tmpfs /tmp."`
