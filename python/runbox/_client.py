@@ -7,6 +7,7 @@ import base64
 import codecs
 import csv
 import json
+import math
 import os
 import re
 import subprocess
@@ -28,6 +29,19 @@ AssetSpec = Union[PathLike, Tuple[PathLike, str]]
 
 MAX_STDIN = 64 << 20  # as the CLI's --stdin -
 OUTPUT_STREAMS = ("stdout", "stderr", "setup-stdout", "setup-stderr")
+
+
+def _unset(v: Any) -> bool:
+    """None, or a number 0: the daemon's default (cpus=0, pids=0)."""
+    return v is None or (type(v) in (int, float) and v == 0)
+
+
+def _positive(key: str, v: Any, want: str) -> float:
+    """v as a positive finite number, else BadRequest naming key: a string
+    ("5") or a bool reached a comparison and raised TypeError."""
+    if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v) or v <= 0:
+        raise BadRequest("%s %r: want %s" % (key, v, want))
+    return float(v)
 
 
 def _memory_bytes(v: Union[int, str, None]) -> int:
@@ -108,15 +122,16 @@ def build_request(cmd: Optional[Command] = None, *, shell: Optional[bool] = None
         req["assets"] = _assets(assets)
     for key, secs in (("timeout", timeout), ("grace", grace), ("stall_timeout", stall_timeout)):
         if secs is not None:
-            if secs <= 0:
-                raise BadRequest("%s %r: want a positive number of seconds" % (key, secs))
-            req[key] = go_duration(secs)
+            req[key] = go_duration(_positive(key, secs, "a number of seconds, e.g. 600"))
     if memory is not None:
         req["limits"]["memory_bytes"] = _memory_bytes(memory)
-    if cpus:
-        req["limits"]["cpus"] = float(cpus)
-    if pids:
-        req["limits"]["pids"] = int(pids)
+    if not _unset(cpus):
+        req["limits"]["cpus"] = _positive("cpus", cpus, "a number of CPUs, e.g. 1.5")
+    if not _unset(pids):
+        n = _positive("pids", pids, "a process count, e.g. 512")
+        if n != int(n):
+            raise BadRequest("pids %r: want a whole process count" % (pids,))
+        req["limits"]["pids"] = int(n)
     if read_only_root:
         req["read_only_root"] = True
     if pull:

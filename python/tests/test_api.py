@@ -342,6 +342,14 @@ class BadInputTest(unittest.TestCase):
                    {"isolate": "total"}, {"assets": ["/no/such/asset"]}, {"env": {"": "x"}}):
             with self.subTest(kw=kw), self.assertRaises(runbox.BadRequest):
                 runbox.run(["true"], **kw)
+        # Numbers of the wrong kind are named, not a TypeError from inside.
+        for kw, says in (({"timeout": "5"}, "timeout '5': want a number of seconds"),
+                         ({"grace": float("nan")}, "grace nan"), ({"stall_timeout": True}, "stall_timeout True"),
+                         ({"cpus": -0.5}, "cpus -0.5: want a number of CPUs"), ({"cpus": "2"}, "cpus '2'"),
+                         ({"pids": 1.5}, "pids 1.5: want a whole process count"), ({"pids": -1}, "pids -1")):
+            with self.subTest(kw=kw), self.assertRaises(runbox.BadRequest) as cm:
+                runbox.run(["true"], **kw)
+            self.assertIn(says, str(cm.exception))
         with self.assertRaises(runbox.BadRequest):
             runbox.run([])
         with self.assertRaises(runbox.BadRequest):
