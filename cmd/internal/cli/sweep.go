@@ -274,13 +274,7 @@ func (a *App) waitSweep(ctx context.Context, id string) error {
 }
 
 func summary(sw *api.Sweep) string {
-	var parts []string
-	for _, st := range []api.State{api.Running, api.Queued, api.Succeeded, api.Failed, api.Cancelled, api.TimedOut, api.Lost} {
-		if n := sw.Counts[st]; n > 0 {
-			parts = append(parts, fmt.Sprintf("%d %s", n, st))
-		}
-	}
-	return fmt.Sprintf("sweep %s: %d members: %s", shortSweep(sw.ID), sw.Members, strings.Join(parts, ", "))
+	return fmt.Sprintf("sweep %s: %d members: %s", shortSweep(sw.ID), sw.Members, summaryCounts(*sw))
 }
 
 func shortSweep(id string) string {
@@ -332,9 +326,12 @@ func (c *SweepLsCmd) Run(ctx context.Context, a *App) error {
 	return tw.Flush()
 }
 
+// summaryCounts counts the members in each state, in lifecycle order:
+// every state, preparing too (a member copying its snapshot, or pending
+// in Slurm's queue, was left out of the count).
 func summaryCounts(sw api.Sweep) string {
 	var parts []string
-	for _, st := range []api.State{api.Running, api.Queued, api.Succeeded, api.Failed, api.Cancelled} {
+	for _, st := range api.States {
 		if n := sw.Counts[st]; n > 0 {
 			parts = append(parts, fmt.Sprintf("%d %s", n, st))
 		}

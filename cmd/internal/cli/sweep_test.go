@@ -6,6 +6,8 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/runbox/runbox/api"
 )
 
 func TestParamSetsGrid(t *testing.T) {
@@ -72,5 +74,16 @@ func TestParamsFile(t *testing.T) {
 	}
 	if _, _, err := paramSets([]string{"a=1"}, write("g2.csv", "a\n1\n")); err == nil {
 		t.Error("--param and --params-file together accepted")
+	}
+}
+
+// A sweep's one-line summary counts every member, whatever its state: a
+// member preparing (copying its snapshot, pending in Slurm's queue) or
+// lost was left out, and "4 members: 2 queued" hid two.
+func TestSweepSummaryCountsEveryMember(t *testing.T) {
+	sw := api.Sweep{ID: "01abcdefghijklmnop", Members: 6, Counts: map[api.State]int{
+		api.Preparing: 2, api.Queued: 1, api.Running: 1, api.Lost: 1, api.TimedOut: 1}}
+	if got, want := summary(&sw), "sweep 01abcdefghij: 6 members: 1 queued, 2 preparing, 1 running, 1 timed_out, 1 lost"; got != want {
+		t.Errorf("summary %q, want %q", got, want)
 	}
 }
