@@ -257,7 +257,7 @@ func (e *Engine) depStateLocked(c *store.Campaign) (ready bool, wait waitReason,
 			e.camp.ended[dep] = st
 		}
 		if st != store.Succeeded && !c.AfterAny {
-			return false, waitReason{}, fmt.Sprintf("CANCELLED: dependency %s %s", dep, st)
+			return false, waitReason{}, fmt.Sprintf("dependency %s %s", dep, st)
 		}
 	}
 	return true, waitReason{}, ""
@@ -320,7 +320,7 @@ func (e *Engine) decideLocked() queueDecision {
 		if c != nil && c.Sweep != "" {
 			if st := e.sweepStateLocked(c.Sweep); st != nil {
 				if st.stopped != "" {
-					d.cancel[id] = "CANCELLED: " + st.stopped
+					d.cancel[id] = st.stopped
 					continue
 				}
 				if e.groupedLocked(id) { // backendheld.go
@@ -420,16 +420,17 @@ func (e *Engine) waitingReason(ctx context.Context, id string) string {
 
 // cancelQueued ends a queued run the scheduler took out of the queue
 // (its dependency failed, its sweep stopped).
-func (e *Engine) cancelQueued(id, reason string) {
+func (e *Engine) cancelQueued(id, why string) {
 	ctx := context.WithoutCancel(e.ctx)
 	now := e.cfg.Now()
 	removeSecrets(e.runDir(id))
 	e.removeSnapshot(id) // it never ran: nothing to copy back
-	if _, err := e.cfg.Store.Transition(ctx, id, store.Cancelled, reason, func(r *store.Run) {
+	f := fallbackFailure(cancelledInput)
+	f.Message = why // the failure's message; the reason is "CANCELLED: " and it, as any end's
+	if _, err := e.cfg.Store.Transition(ctx, id, store.Cancelled, describeEnd(store.Cancelled, sandbox.Exit{}, f), func(r *store.Run) {
 		r.EndedAt = &now
 		r.Exit = &sandbox.Exit{Cancelled: true, Code: 130, EndedAt: now}
-		r.Failure = fallbackFailure(cancelledInput)
-		r.Failure.Message = reason
+		r.Failure = f
 	}); err != nil {
 		e.log.Error("campaign: cancel", "run", id, "err", err)
 	}

@@ -197,6 +197,10 @@ func TestAfterSuccessAndFailure(t *testing.T) {
 	if rd.State != api.Cancelled || !strings.Contains(rd.Reason, e.getRun(c).ID) || rd.StartedAt != nil {
 		t.Errorf("dependent of a failed run: %s %q", rd.State, rd.Reason)
 	}
+	// The code once, as for any end: "CANCELLED: dependency … failed".
+	if want := "dependency " + e.getRun(c).ID + " failed"; rd.Failure == nil || rd.Failure.Message != want || rd.Reason != "CANCELLED: "+want {
+		t.Errorf("dependent of a failed run: reason %q, failure %+v, want the message %q", rd.Reason, rd.Failure, want)
+	}
 	e.must("wait", anyRun)
 	// A dependency that already failed: cancelled at once, with the reason.
 	late := strings.TrimSpace(e.must("run", "-d", "--after", c, "--", "echo", "late"))
