@@ -377,14 +377,27 @@ func TestSlurmSweepIsOneJobArray(t *testing.T) {
 
 // --max-failures on a Slurm sweep cancels the array's tasks still
 // pending, each with the reason; the members already running go on. The
-// member that fails ends at once; the others sleep, so task 3 is still
-// held by %2 when the daemon sees the failure (Slurm itself starts task
-// 2 in the freed place before the daemon can: it may run or not).
+// member that fails ends at once; the others run until the test writes
+// a go file, which it does once task 3 is cancelled: until then %2 holds
+// task 3, however long the daemon takes to see the failure (a fixed
+// sleep of 4 s was too short for a loaded machine). Slurm itself starts
+// task 2 in the freed place before the daemon can: it may run or not.
 func TestSlurmSweepMaxFailuresCancelsPendingTasks(t *testing.T) {
 	needSlurm(t)
 	e := newEnv(t)
+	marks := t.TempDir()
+	release := func() { _ = os.WriteFile(marks+"/go", nil, 0o644) }
+	t.Cleanup(release) // before the dir goes: the members' loops end (60 s at most in any case)
 	id := strings.TrimSpace(e.must("sweep", "--sandbox", "slurm", "--param", "i=1,2,3,4", "--parallel", "2", "--max-failures", "1", "--",
-		"sh", "-c", `if [ {i} = 1 ]; then exit 3; fi; sleep 4`))
+		"sh", "-c", `if [ {i} = 1 ]; then exit 3; fi; for n in $(seq 600); do [ -e `+marks+`/go ] && break; sleep 0.1; done`))
+	var third string
+	for _, m := range e.sweep(id).Runs {
+		if m.Index == 3 {
+			third = m.ID
+		}
+	}
+	waitFor(t, func() bool { return e.getRun(third).State.Terminal() })
+	release()
 	e.run("", "sweep", "wait", id)
 	sw := e.sweep(id)
 	// Member 1 runs beside member 0 unless the cluster is too busy to
