@@ -41,11 +41,15 @@ var budget = struct {
 // copied (so data directories are still found, with one link each), and
 // named in Left.
 func TakeSnapshot(ctx context.Context, workdir, dest, home string) (*Snapshot, error) {
+	own := "" // runbox's home, relative to the workspace that holds it
+	if r, err := filepath.Rel(workdir, home); home != "" && err == nil && r != "." && filepath.IsLocal(r) {
+		own = r
+	}
 	files, gitErr := gitFiles(ctx, workdir)
 	var envs []string
 	if gitErr != nil {
 		var err error
-		if files, envs, err = walkFiles(workdir); err != nil {
+		if files, envs, err = walkFiles(workdir, own); err != nil {
 			return nil, fmt.Errorf("snapshot: list %s: %w", workdir, err)
 		}
 	}
@@ -65,9 +69,7 @@ func TakeSnapshot(ctx context.Context, workdir, dest, home string) (*Snapshot, e
 	for _, env := range envs {
 		leave(env, "an environment or cache")
 	}
-	own := ""
-	if r, err := filepath.Rel(workdir, home); home != "" && err == nil && r != "." && filepath.IsLocal(r) {
-		own = r
+	if own != "" {
 		leave(own, "runbox's own state")
 	}
 	slices.SortStableFunc(files, func(a, b string) int {
@@ -75,20 +77,22 @@ func TakeSnapshot(ctx context.Context, workdir, dest, home string) (*Snapshot, e
 	})
 	for _, rel := range files {
 		if own != "" && (rel == own || strings.HasPrefix(rel, own+string(filepath.Separator))) {
-			continue
+			continue // git listed it
 		}
 		src := filepath.Join(workdir, rel)
 		st, err := os.Lstat(src)
 		if err != nil {
 			continue // tracked but deleted: it is not there to run
 		}
+		link := st.Mode()&fs.ModeSymlink != 0
 		switch {
-		case st.Mode()&fs.ModeSymlink == 0 && !st.Mode().IsRegular():
+		case link: // a link is copied as a link, outside the budget
+		case !st.Mode().IsRegular():
 			continue
-		case st.Mode().IsRegular() && st.Size() > MaxSnapshotFile:
+		case st.Size() > MaxSnapshotFile:
 			leave(rel, "large")
 			continue
-		case st.Mode().IsRegular() && (s.Bytes+st.Size() > budget.bytes || s.Files >= budget.files):
+		case s.Bytes+st.Size() > budget.bytes || s.Files >= budget.files:
 			leave(rel, "over the snapshot's budget")
 			continue
 		}
@@ -96,7 +100,7 @@ func TakeSnapshot(ctx context.Context, workdir, dest, home string) (*Snapshot, e
 		if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
 			return nil, fmt.Errorf("snapshot: %w", err)
 		}
-		if st.Mode()&fs.ModeSymlink != 0 {
+		if link {
 			if t, err := os.Readlink(src); err == nil {
 				_ = os.Symlink(t, dst)
 			}
@@ -185,10 +189,11 @@ func gitFiles(ctx context.Context, dir string) ([]string, error) {
 	return files, nil
 }
 
-// walkFiles lists every file under dir but those under .git and under
-// the environments and caches it finds (envs, returned apart): outside
-// git, what a .gitignore holds by habit is left in place all the same.
-func walkFiles(dir string) (files, envs []string, err error) {
+// walkFiles lists every file under dir but those under .git, under skip
+// (runbox's home: not walked at all) and under the environments and
+// caches it finds (envs, returned apart): outside git, what a .gitignore
+// holds by habit is left in place all the same.
+func walkFiles(dir, skip string) (files, envs []string, err error) {
 	err = filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return nil
@@ -197,7 +202,7 @@ func walkFiles(dir string) (files, envs []string, err error) {
 		switch {
 		case !d.IsDir():
 			files = append(files, rel)
-		case d.Name() == ".git":
+		case d.Name() == ".git" || (skip != "" && rel == skip):
 			return filepath.SkipDir
 		case rel != "." && envOrCache(p, d.Name()):
 			envs = append(envs, rel)
