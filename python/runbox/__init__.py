@@ -67,6 +67,12 @@ def run(cmd: Command, **kw: Any) -> Result:
     isolate     "none", "net", "fs" or "full" (process sandbox)
     network, gpus, read_only_root, pull, rw, allow_risk, stall_timeout
     name, labels  to find the run again (runbox.runs(label=...))
+    after       a run (Run, Result, id, run number) or a list of them:
+                start once they have succeeded (cancelled if one fails)
+    after_any   with after=: start however they end
+    snapshot    True: run a copy of the workspace taken now; False: the
+                workspace as it is; None: the daemon's default (a copy
+                for sweep members and runs with after=)
 
     A non-zero exit is not an exception: look at exit_code and failure.
     KeyboardInterrupt during run() stops the run (as subprocess.run kills
@@ -102,8 +108,8 @@ def runs(state: Union[str, Sequence[str], None] = None, label: Union[str, Mappin
          limit: Optional[int] = None, parent: Optional[str] = None, since: Optional[float] = None) -> List[Run]:
     """Runs, newest first: state= one state or several ("running",
     "failed", ...), label= "key=value", "key" or a dict, limit= at most so
-    many, parent= retries of that run, since= created within so many
-    seconds."""
+    many (0 or None: all, as the CLI's -n 0), parent= retries of that run,
+    since= created within so many seconds."""
     return default_client().runs(state=state, label=label, limit=limit, parent=parent, since=since)
 
 
@@ -124,9 +130,12 @@ def sweep(cmd: Command, *, params: Optional[Mapping[str, Sequence[Any]]] = None,
     of NAME, and each run gets RUNBOX_PARAM_NAME in its environment.
 
     params       {name: [values]}: the sweep is their grid (the first name
-                 varies slowest); values are written with str()
+                 varies slowest); a str as it is, True/False as true/false,
+                 numbers with str(), dicts and lists as compact JSON;
+                 None or an empty value is a BadRequest
     params_file  or a .jsonl (one object per line) or .csv (a header row
-                 of names) file of sets, one per run
+                 of names) file of sets, one per run; values as the CLI
+                 reads them (JSON text as written, null empty)
     parallel     at most so many runs at once (default: the daemon's limit)
     max_failures after so many failed runs, cancel those not yet started
     name         the sweep's name (and its runs')

@@ -26,6 +26,7 @@ from ._types import (TERMINAL, Analysis, Comparison, Diff, Experience, Failure, 
 PathLike = Union[str, "os.PathLike[str]"]
 Command = Union[str, Sequence[str]]
 AssetSpec = Union[PathLike, Tuple[PathLike, str]]
+RunRef = Union[str, int, "Run", RunInfo, Result]  # a run named in after=
 
 MAX_STDIN = 64 << 20  # as the CLI's --stdin -
 OUTPUT_STREAMS = ("stdout", "stderr", "setup-stdout", "setup-stderr")
@@ -73,7 +74,8 @@ def build_request(cmd: Optional[Command] = None, *, shell: Optional[bool] = None
                   allow_risk: bool = False, name: Optional[str] = None, labels: Optional[Mapping[str, str]] = None,
                   stall_timeout: Optional[float] = None, script_path: Optional[PathLike] = None,
                   task_description: Optional[str] = None, idempotency_key: Optional[str] = None,
-                  _inherit: bool = True) -> Dict[str, Any]:
+                  after: Union[RunRef, Sequence[RunRef], None] = None, after_any: bool = False,
+                  snapshot: Optional[bool] = None, _inherit: bool = True) -> Dict[str, Any]:
     """The API's RunRequest for these arguments (see runbox.run)."""
     req: Dict[str, Any] = {"limits": {}}
     if cmd is not None:
@@ -100,7 +102,7 @@ def build_request(cmd: Optional[Command] = None, *, shell: Optional[bool] = None
         if val:
             req[key] = val
     if env:
-        req["env"] = env_list(env)
+        req["env"] = env_list(_check_env(env))
     if clean_env:
         req["clean_env"] = True
     if env_allow:
@@ -144,7 +146,59 @@ def build_request(cmd: Optional[Command] = None, *, shell: Optional[bool] = None
         req["labels"] = {str(k): str(v) for k, v in labels.items()}
     if script_path is not None:
         req["script_path"] = os.path.abspath(os.fspath(script_path))
+    deps = _after_list(after)
+    if deps:
+        req["after"] = deps
+    if after_any:
+        if not deps:
+            raise BadRequest("after_any=True needs after=RUN (the runs to start after)")
+        req["after_any"] = True
+    if snapshot is not None:
+        if not isinstance(snapshot, bool):
+            raise BadRequest("snapshot %r: want True, False or None (the default: on for sweep members and runs "
+                             "with after=)" % (snapshot,))
+        req["snapshot" if snapshot else "no_snapshot"] = True
     return req
+
+
+def _check_env(env: Mapping[str, str]) -> Mapping[str, str]:
+    """env, refused with BadRequest naming the key when a name or a value
+    cannot be an environment variable (as the CLI's --env KEY=VALUE: the
+    name ends at the first =)."""
+    if not isinstance(env, Mapping):
+        raise BadRequest("env %r: want a dict {NAME: value}" % (env,))
+    for k, v in env.items():
+        if not isinstance(k, str) or not k or "=" in k or "\0" in k:
+            raise BadRequest("env %r: a name must be a non-empty string without = or NUL" % (k,))
+        if not isinstance(v, str):
+            raise BadRequest("env %s=%r: want a str value (write str(v), or leave %s out)" % (k, v, k))
+        if "\0" in v:
+            raise BadRequest("env %s: a value cannot hold a NUL character" % k)
+    return env
+
+
+def _after_list(after: Union["RunRef", Sequence["RunRef"], None]) -> List[str]:
+    """The runs named by after= (a Run, RunInfo, Result, id, prefix, run
+    number or @last, or a list of those) as the API's strings."""
+    if after is None:
+        return []
+    items = [after] if isinstance(after, (str, int, Run, RunInfo, Result)) else after
+    if not isinstance(items, Iterable):
+        raise BadRequest("after %r: want a run (Run, id, number) or a list of them" % (after,))
+    out: List[str] = []
+    for a in items:
+        if isinstance(a, (Run, RunInfo)):
+            ref = a.id
+        elif isinstance(a, Result):
+            ref = a.run_id
+        elif isinstance(a, int) and not isinstance(a, bool) and a > 0:
+            ref = str(a)
+        elif isinstance(a, str) and a.strip() and all(p.strip() for p in a.split(",")):
+            ref = a.strip()
+        else:
+            raise BadRequest("after %r: want a run (Run, id, number) or a list of them" % (a,))
+        out.append(ref)
+    return out
 
 
 def _assets(assets: Union[Sequence[AssetSpec], Mapping[str, str]]) -> List[Dict[str, str]]:
@@ -304,7 +358,7 @@ class Client:
             # run. A submitted Run's wait() leaves it going.
             if not done and info is not None:
                 try:
-                    self.stop(info.id, grace=2)
+                    self.stop(info.id, grace=2, wait=False)
                 except RunboxError:
                     pass
 
@@ -334,9 +388,16 @@ class Client:
     def get(self, run_id: str) -> RunInfo:
         return RunInfo.from_json(self.transport.call("GET", "/runs/" + _seg(run_id)))
 
-    def stop(self, run_id: str, grace: Optional[float] = None) -> RunInfo:
+    def stop(self, run_id: str, grace: Optional[float] = None, wait: bool = True,
+             timeout: Optional[float] = None) -> RunInfo:
+        """Stop a run and (wait=True) wait for it to end; see Run.stop."""
+        if grace is not None and grace != 0:
+            grace = _positive("grace", grace, "a number of seconds, e.g. 10")
         q = [("grace", go_duration(grace))] if grace else None
-        return RunInfo.from_json(self.transport.call("POST", "/runs/%s/stop" % _seg(run_id), q))
+        info = RunInfo.from_json(self.transport.call("POST", "/runs/%s/stop" % _seg(run_id), q))
+        if not wait or info.state in TERMINAL:
+            return info
+        return self.wait(info.id, timeout)
 
     def wait(self, run_id: str, timeout: Optional[float] = None) -> RunInfo:
         """Wait for a run to end. The daemon is asked in long polls of at
@@ -436,9 +497,10 @@ class Client:
             q.append(("since", time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(t)) + ".%06dZ" % int((t % 1) * 1e6)))
         want = _label_filter(label)
         if limit is not None:
-            if limit < 0:
-                raise BadRequest("bad limit %d" % limit)
-            if not want:
+            if isinstance(limit, bool) or not isinstance(limit, int) or limit < 0:
+                raise BadRequest("limit %r: want a count of runs (0: all, as the CLI's -n 0)" % (limit,))
+            limit = limit or None  # 0: every run
+            if limit and not want:
                 q.append(("limit", str(limit)))
         d = self.transport.call("GET", "/runs", q)
         out = []
@@ -611,7 +673,7 @@ def _param_sets(params: Optional[Mapping[str, Sequence[Any]]],
             raise BadRequest("a sweep parameter needs a name")
         if isinstance(vs, (str, bytes)) or not isinstance(vs, Iterable):
             vs = [vs]  # one value
-        got = [_param_value(v) for v in vs]
+        got = [_param_value(k, v) for v in vs]
         if not got:
             raise BadRequest("param %s has no values" % k)
         names.append(k)
@@ -624,10 +686,90 @@ def _param_sets(params: Optional[Mapping[str, Sequence[Any]]],
     return names, sets
 
 
-def _param_value(v: Any) -> str:
+def _param_value(name: str, v: Any) -> str:
+    """A value of params= as the text the CLI's --param NAME=V would give:
+    a str as it is, True/False as true/false (as a params file writes
+    them), a number with str() (0.1, 1e-05), a dict or list as compact
+    JSON. None and empty (or blank) text are refused: the CLI refuses an
+    empty value. Unlike --param, other text is not trimmed (a list holds
+    exactly the text meant)."""
+    if v is None:
+        raise BadRequest("param %s: None is not a value (give the text the command should get)" % name)
     if isinstance(v, bool):
-        return "true" if v else "false"  # as JSON writes it (a params file's values)
-    return str(v)
+        s = "true" if v else "false"  # as JSON writes it (a params file's values)
+    elif isinstance(v, (dict, list, tuple)):
+        try:
+            s = json.dumps(v, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
+        except (TypeError, ValueError) as e:
+            raise BadRequest("param %s: %r is not JSON: %s" % (name, v, e)) from None
+    elif isinstance(v, bytes):
+        s = v.decode()
+    else:
+        s = str(v)
+    if not s.strip():
+        raise BadRequest("param %s has an empty value %r: give each value some text" % (name, s))
+    return s
+
+
+class _RawJSON:
+    """Reads a .jsonl params file as the CLI does (encoding/json into
+    map[string]json.RawMessage): a stream of objects, one set each, however
+    they are laid out in lines; a string value is its text, null is empty,
+    anything else (numbers, true, nested objects) the JSON text exactly as
+    written (1e-3 stays 1e-3, 1.0 stays 1.0)."""
+
+    _ws = re.compile(r"[ \t\n\r]*")
+
+    def __init__(self, path: str, text: str) -> None:
+        self.path, self.text = path, text
+        self.dec = json.JSONDecoder(parse_constant=self._no_constant)
+
+    @staticmethod
+    def _no_constant(c: str) -> Any:
+        raise ValueError("%s is not JSON" % c)
+
+    def _skip(self, i: int) -> int:
+        return self._ws.match(self.text, i).end()  # type: ignore[union-attr]
+
+    def sets(self) -> List[Dict[str, str]]:
+        out: List[Dict[str, str]] = []
+        i = self._skip(0)
+        while i < len(self.text):
+            try:
+                obj, i = self._object(i)
+            except IndexError:
+                raise BadRequest("%s: set %d: unexpected end of JSON input" % (self.path, len(out) + 1)) from None
+            except ValueError as e:
+                raise BadRequest("%s: set %d: %s" % (self.path, len(out) + 1, e)) from None
+            out.append(obj)
+            i = self._skip(i)
+        return out
+
+    def _object(self, i: int) -> Tuple[Dict[str, str], int]:
+        t = self.text
+        if t[i] != "{":
+            v, _ = self.dec.raw_decode(t, i)
+            raise ValueError("a set must be a JSON object, not %s" % type(v).__name__)
+        obj: Dict[str, str] = {}
+        i = self._skip(i + 1)
+        if t[i] == "}":
+            return obj, i + 1
+        while True:
+            if t[i] != '"':
+                raise ValueError("want a name in double quotes at char %d" % i)
+            key, i = self.dec.raw_decode(t, i)
+            i = self._skip(i)
+            if t[i] != ":":
+                raise ValueError("want : after %r" % key)
+            i = self._skip(i + 1)
+            v, end = self.dec.raw_decode(t, i)
+            obj[key] = v if isinstance(v, str) else "" if v is None else t[i:end]
+            i = self._skip(end)
+            if t[i] == "}":
+                return obj, i + 1
+            if t[i] != ",":
+                raise ValueError("want , or } at char %d" % i)
+            i = self._skip(i + 1)
 
 
 def _read_params_file(path: str) -> Tuple[List[str], List[Dict[str, str]]]:
@@ -637,7 +779,8 @@ def _read_params_file(path: str) -> Tuple[List[str], List[Dict[str, str]]]:
     sets: List[Dict[str, str]] = []
     names: List[str] = []
     if ext == ".csv":
-        with open(path, newline="") as f:
+        # utf-8-sig: a spreadsheet's byte order mark is not part of the first name.
+        with open(path, newline="", encoding="utf-8-sig") as f:
             rows = list(csv.reader(f))
         if len(rows) < 2:
             raise BadRequest("%s: want a header row of names and at least one row of values" % path)
@@ -648,22 +791,11 @@ def _read_params_file(path: str) -> Tuple[List[str], List[Dict[str, str]]]:
             sets.append({n: v.strip() for n, v in zip(names, row)})
         return names, sets
     if ext in (".jsonl", ".ndjson"):
-        with open(path) as f:
-            for i, line in enumerate(f, 1):
-                if not line.strip():
-                    continue
-                try:
-                    obj = json.loads(line)
-                except ValueError as e:
-                    raise BadRequest("%s: set %d: %s" % (path, i, e)) from None
-                if not isinstance(obj, dict):
-                    raise BadRequest("%s: set %d is not an object" % (path, i))
-                sets.append({str(k): v if isinstance(v, str) else json.dumps(v) for k, v in obj.items()})
-                if not names:
-                    names = sorted(sets[-1])
+        with open(path, encoding="utf-8-sig") as f:
+            sets = _RawJSON(path, f.read()).sets()
         if not sets:
             raise BadRequest("%s: no parameter sets" % path)
-        return names, sets
+        return sorted(sets[0]), sets
     raise BadRequest("%s: want a .jsonl or .csv file" % path)
 
 
@@ -725,11 +857,15 @@ class Run:
                 pass  # a run that ended before it had a log (refused while preparing)
         return _result(self.info, out, None)
 
-    def stop(self, grace: Optional[float] = None) -> RunInfo:
+    def stop(self, grace: Optional[float] = None, wait: bool = True, timeout: Optional[float] = None) -> RunInfo:
         """Stop the run: SIGTERM to its process tree, SIGKILL after grace
-        seconds (the run's own grace when None). Stopping an ended run is a
-        no-op."""
-        self.info = self._client.stop(self.id, grace)
+        seconds (the run's own grace when None); a queued run is cancelled
+        at once. As `runbox stop`, wait for the run to end and return it
+        ended (state "cancelled", ...): the SIGKILL after grace bounds the
+        wait. timeout: give up after so many seconds with runbox.WaitTimeout
+        (the stop goes on); wait=False returns at once, the run still
+        stopping (as --no-wait). Stopping an ended run is a no-op."""
+        self.info = self._client.stop(self.id, grace, wait=wait, timeout=timeout)
         return self.info
 
     def logs(self, follow: bool = False, streams: Iterable[str] = OUTPUT_STREAMS) -> Iterator[Tuple[str, str]]:

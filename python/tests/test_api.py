@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import pathlib
+import re
 import signal
 import subprocess
 import sys
@@ -165,10 +166,22 @@ class SubmitTest(unittest.TestCase):
         run = runbox.submit(["sleep", "30"], **P)
         support.wait_for(lambda: run.status().state == "running", what="running")
         info = run.stop(grace=1)
+        # As `runbox stop`: it waits for the run to end and returns it ended.
+        self.assertEqual(info.state, "cancelled", info)
+        self.assertEqual(run.info.state, "cancelled")
         res = run.wait(timeout=15)
         self.assertEqual(res.state, "cancelled", info)
         self.assertEqual(res.failure.code if res.failure else None, "CANCELLED")
-        run.stop()  # stopping an ended run is fine
+        self.assertEqual(run.stop().state, "cancelled")  # stopping an ended run is fine
+        # wait=False returns at once (--no-wait); timeout= bounds the wait.
+        slow = runbox.submit(["sh", "-c", "trap '' TERM; sleep 30"], **P)
+        support.wait_for(lambda: slow.status().state == "running", what="running")
+        queued = runbox.submit(["true"], after=slow, **P)  # held, never started: cancelled at once
+        self.assertEqual(queued.stop().state, "cancelled")
+        self.assertNotIn(slow.stop(grace=3, wait=False).state, runbox._types.TERMINAL)
+        with self.assertRaises(runbox.WaitTimeout):
+            slow.stop(grace=3, timeout=0.2)
+        self.assertEqual(slow.stop(grace=3, timeout=20).state, "cancelled")
 
     def test_wait_timeout_leaves_run_going(self) -> None:
         run = runbox.submit(["sleep", "30"], **P)
@@ -257,10 +270,89 @@ class SubmitTest(unittest.TestCase):
         self.assertEqual([r.id for r in runbox.runs(label="batch=" + tag, state="failed")], [b.run_id])
         self.assertEqual(len(runbox.runs(label="batch", limit=1)), 1)
         self.assertEqual(len(runbox.runs(limit=2)), 2)
+        # limit=0 means all, as the CLI's -n 0.
+        self.assertEqual([r.id for r in runbox.runs(limit=0)], [r.id for r in runbox.runs()])
+        self.assertGreater(len(runbox.runs(limit=0)), 2)
+        self.assertEqual([r.id for r in runbox.runs(label="batch=" + tag, limit=0)], [b.run_id, a.run_id])
         self.assertEqual([r.id for r in runbox.runs(label="batch=" + tag, since=600)], [b.run_id, a.run_id])
         time.sleep(0.05)
         self.assertEqual(runbox.runs(label="batch=" + tag, since=0.01), [])
         self.assertTrue(all(r.info.state in ("succeeded", "failed") for r in runbox.runs(state=["succeeded", "failed"], limit=5)))
+
+
+class ChainTest(unittest.TestCase):
+    """after=, after_any=, snapshot= (the CLI's --after, --after-any,
+    --snapshot, --no-snapshot)."""
+
+    def test_after_waits_for_its_runs(self) -> None:
+        first = runbox.submit(["sleep", "0.5"], **P)
+        # A Run handle, a RunInfo, an id, a Result: all name a run.
+        then = runbox.submit(["true"], after=first, **P)
+        res = then.wait(timeout=30)
+        self.assertEqual(res.state, "succeeded")
+        a = first.status()
+        assert a.ended_at is not None and res.info.started_at is not None
+        self.assertGreaterEqual(res.info.started_at, a.ended_at)  # it started after first ended
+        r = runbox.run(["true"], after=[first.id, a], **P)
+        self.assertEqual(r.state, "succeeded")
+        self.assertEqual(runbox.run(["true"], after=r, **P).state, "succeeded")
+        # A sweep's members wait too (as `runbox sweep --after`).
+        gate = runbox.submit(["sleep", "0.5"], **P)
+        st = runbox.sweep(["true", "{x}"], params={"x": [1, 2]}, after=gate, **P).wait(timeout=30)
+        self.assertEqual(st.counts.get("succeeded"), 2, st.counts)
+        gate_end = gate.status().ended_at
+        assert gate_end is not None
+        for m in st.runs:
+            started = runbox.Run(m.id).info.started_at
+            assert started is not None
+            self.assertGreaterEqual(started, gate_end)
+
+    def test_after_a_failed_run_is_cancelled_unless_after_any(self) -> None:
+        bad = runbox.submit(["false"], **P)
+        held = runbox.submit(["true"], after=[bad.id], **P)
+        res = held.wait(timeout=30)
+        self.assertEqual(res.state, "cancelled")
+        assert res.failure is not None
+        self.assertIn(bad.id, res.failure.message)
+        anyway = runbox.submit(["true"], after=bad, after_any=True, **P)
+        self.assertEqual(anyway.wait(timeout=30).state, "succeeded")
+
+    def test_snapshot(self) -> None:
+        d = tempfile.mkdtemp()
+        with open(os.path.join(d, "a.txt"), "w") as f:
+            f.write("x")
+        first = runbox.submit(["true"], **P)
+        for snap, copied in ((True, True), (False, False), (None, True)):  # None: on with after=
+            with self.subTest(snapshot=snap):
+                r = runbox.submit(["pwd"], workdir=d, after=first, snapshot=snap, **P)
+                out = r.wait(timeout=30).stdout.strip()
+                self.assertEqual(out != os.path.realpath(d), copied, out)
+                rec = r.record
+                assert rec is not None
+                self.assertEqual("snapshot" in rec.raw, copied)
+        plain = runbox.run(["pwd"], workdir=d, snapshot=True, **P)  # without after= too
+        self.assertNotEqual(plain.stdout.strip(), os.path.realpath(d))
+
+    def test_bad_after(self) -> None:
+        with self.assertRaisesRegex(runbox.BadRequest, "no such run"):
+            runbox.submit(["true"], after="nosuchrun", **P)  # the daemon's refusal
+        for kw, says in (({"after": ""}, "after ''"), ({"after": [None]}, "after None"), ({"after": True}, "after True"),
+                         ({"after": 0}, "after 0"), ({"after": ["a,"]}, "after 'a,'"),
+                         ({"after_any": True}, "after_any=True needs after=RUN"),
+                         ({"snapshot": "yes"}, "snapshot 'yes'")):
+            with self.subTest(kw=kw), self.assertRaisesRegex(runbox.BadRequest, re.escape(says)):
+                runbox.submit(["true"], **P, **kw)
+
+
+class EnvTest(unittest.TestCase):
+    def test_env_names_and_values_checked(self) -> None:
+        for env, says in (({"A": None}, "env A=None: want a str value"), ({"A": 1}, "env A=1"),
+                          ({"A=B": "1"}, "env 'A=B'"), ({"": "1"}, "env ''"), ({"A\0": "1"}, "env 'A\\x00'"),
+                          ({1: "1"}, "env 1"), ({"A": "x\0y"}, "env A: a value cannot hold a NUL")):
+            with self.subTest(env=env), self.assertRaisesRegex(runbox.BadRequest, re.escape(says)):
+                runbox.submit(["true"], env=env, **P)
+        r = runbox.run(["sh", "-c", 'printf %s "$A"'], env={"A": "B=1"}, **P)  # = in a value is fine
+        self.assertEqual(r.stdout, "B=1")
 
 
 class PlanTest(unittest.TestCase):
@@ -354,8 +446,9 @@ class BadInputTest(unittest.TestCase):
             runbox.run([])
         with self.assertRaises(runbox.BadRequest):
             runbox.runs(state="sideways")
-        with self.assertRaises(runbox.BadRequest):
-            runbox.runs(limit=-1)
+        for bad in (-1, "5", 1.5, True):
+            with self.subTest(limit=bad), self.assertRaises(runbox.BadRequest):
+                runbox.runs(limit=bad)
         with self.assertRaises(runbox.BadRequest):
             runbox.Run("../health")
         r = runbox.run(["true"], **P)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import subprocess
 import tempfile
 import time
 import unittest
@@ -172,6 +173,62 @@ class SweepStopTest(unittest.TestCase):
             runbox.sweep(["echo", "{a}"], params={"a": [1]}, params_file=csv, **P)
         with self.assertRaises(runbox.NotFound):
             runbox.Sweep("nosuchsweep")
+
+
+class ParamValuesTest(unittest.TestCase):
+    """The members' values are the text the CLI's sweep gives them."""
+
+    def members(self, sw: runbox.Sweep) -> list:
+        return [m.params for m in sorted(sw.wait(timeout=30).runs, key=lambda m: m.index)]
+
+    def test_jsonl_values_as_the_cli_reads_them(self) -> None:
+        d = tempfile.mkdtemp()
+        jl = os.path.join(d, "sets.jsonl")
+        # As Go's encoding/json into json.RawMessage: a string is its text,
+        # null is empty, anything else the JSON text exactly as written;
+        # objects follow one another however they are laid out in lines.
+        with open(jl, "w") as f:
+            f.write('{"x":1.0,"y":"a","z":1e-3,"u":{"a":1}}\n'
+                    '{"x": -0.50, "y": "caf\\u00e9", "z": true, "u": [1, 2]}  {"x":2,"y":"b","z":false,"u":"s"}\n')
+        want = [{"x": "1.0", "y": "a", "z": "1e-3", "u": '{"a":1}'},
+                {"x": "-0.50", "y": "caf\u00e9", "z": "true", "u": "[1, 2]"},
+                {"x": "2", "y": "b", "z": "false", "u": "s"}]
+        sw = runbox.sweep(["echo", "{x}"], params_file=jl, **P)
+        self.assertEqual(self.members(sw), want)
+        self.assertEqual(sw.info.param_names, ["u", "x", "y", "z"])
+        # The CLI, given the same file, makes the same members.
+        out = subprocess.run([support.BIN, "sweep", "--params-file", jl, "--sandbox", "process", "--", "echo", "{x}"],
+                             capture_output=True, text=True, check=True).stdout
+        self.assertEqual(self.members(runbox.Sweep(out.split()[0])), want)
+        # null is empty, as the CLI reads it (a value the daemon may refuse).
+        with open(jl, "w") as f:
+            f.write('{"x":null,"y":1}\n')
+        self.assertEqual(runbox._client._read_params_file(jl), (["x", "y"], [{"x": "", "y": "1"}]))
+        for text in ('{"x":NaN}\n', '[1]\n', '{"x":1}\n{"x":', '{"x" 1}\n'):
+            with self.subTest(text=text):
+                with open(jl, "w") as f:
+                    f.write(text)
+                with self.assertRaisesRegex(runbox.BadRequest, "sets.jsonl: set"):
+                    runbox.sweep(["echo", "{x}"], params_file=jl, **P)
+
+    def test_csv_with_a_byte_order_mark(self) -> None:
+        csv = os.path.join(tempfile.mkdtemp(), "sets.csv")
+        with open(csv, "w", encoding="utf-8-sig") as f:  # as a spreadsheet saves it
+            f.write("lr,name\n0.1,a\n")
+        sw = runbox.sweep(["echo", "{lr}", "{name}"], params_file=csv, **P)
+        self.assertEqual(self.members(sw), [{"lr": "0.1", "name": "a"}])
+        self.assertEqual(sw.runs()[0].wait().stdout, "0.1 a\n")
+
+    def test_python_values(self) -> None:
+        sw = runbox.sweep(["echo", "{v}"], params={"v": [True, 0.001, 1e-5, 3, {"a": 1}, [1, "b"], "a b"]}, **P)
+        self.assertEqual([m["v"] for m in self.members(sw)],
+                         ["true", "0.001", "1e-05", "3", '{"a":1}', '[1,"b"]', "a b"])
+        # None and an empty value are refused, naming the param (the CLI
+        # refuses an empty value; a file's null is one).
+        for params, says in (({"x": [None]}, "param x: None"), ({"x": ["a", ""]}, "param x has an empty value"),
+                             ({"x": [" "]}, "param x has an empty value"), ({"x": None}, "param x: None")):
+            with self.subTest(params=params), self.assertRaisesRegex(runbox.BadRequest, says):
+                runbox.sweep(["echo", "{x}"], params=params, **P)
 
 
 class DiffTest(unittest.TestCase):

@@ -242,9 +242,8 @@ class LocalRuntime:
         """Kill the current command's whole process tree (SIGKILL) and
         wait until it is gone."""
         run = self.process
-        run.stop(grace=0.001)
         try:
-            self.client.wait(run.id, timeout=10)
+            run.stop(grace=0.001, timeout=10)
         except WaitTimeout as e:
             raise SolutionRuntimeError("run %s did not end after a kill" % run.id) from e
 
