@@ -6,7 +6,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strings"
 	"sync/atomic"
+
+	"github.com/runbox/runbox/internal/tail"
 
 	"github.com/runbox/runbox/sdk"
 	"github.com/tetratelabs/wazero"
@@ -42,20 +45,25 @@ type instance struct {
 	mod   api.Module
 	alloc api.Function
 	fns   map[string]api.Function
+	// out is what the guest wrote to stdout/stderr during the current
+	// call (or instantiation): its own message goes into the call's error.
+	out *tail.Buffer
 }
 
 // newInstance instantiates compiled as a reactor with no FS, env, args or
 // network; guest stdout/stderr go to logs.
 func newInstance(ctx context.Context, r wazero.Runtime, compiled wazero.CompiledModule, logs io.Writer) (*instance, error) {
+	out := tail.NewHeadTail(guestOutBytes)
+	w := io.MultiWriter(logs, out)
 	cfg := wazero.NewModuleConfig().
 		WithName(fmt.Sprintf("plugin-%d", instanceSeq.Add(1))).
 		WithStartFunctions("_initialize").
-		WithStdout(logs).WithStderr(logs)
+		WithStdout(w).WithStderr(w)
 	mod, err := r.InstantiateModule(ctx, compiled, cfg)
 	if err != nil {
-		return nil, fmt.Errorf("instantiate: %w", callError(ctx, err))
+		return nil, fmt.Errorf("instantiate: %w", guestSaid(out, callError(ctx, err)))
 	}
-	in := &instance{mod: mod, fns: map[string]api.Function{}}
+	in := &instance{mod: mod, fns: map[string]api.Function{}, out: out}
 	for _, name := range []string{exportABIVersion, exportAlloc, exportDescribe} {
 		if in.fns[name] = mod.ExportedFunction(name); in.fns[name] == nil {
 			_ = mod.Close(context.Background())
@@ -80,7 +88,7 @@ func (in *instance) memBytes() uint64 { return uint64(in.mod.Memory().Size()) }
 func (in *instance) abiVersion(ctx context.Context) (int32, error) {
 	res, err := in.fns[exportABIVersion].Call(ctx)
 	if err != nil {
-		return 0, callError(ctx, err)
+		return 0, guestSaid(in.out, callError(ctx, err))
 	}
 	return api.DecodeI32(res[0]), nil
 }
@@ -90,7 +98,7 @@ func (in *instance) describe(ctx context.Context, maxOut int) (sdk.Manifest, err
 	var m sdk.Manifest
 	res, err := in.fns[exportDescribe].Call(ctx)
 	if err != nil {
-		return m, callError(ctx, err)
+		return m, guestSaid(in.out, callError(ctx, err))
 	}
 	raw, err := in.readResult(res[0], maxOut)
 	if err != nil {
@@ -112,9 +120,10 @@ func (in *instance) call(ctx context.Context, fn string, input []byte, maxOut in
 	if f == nil {
 		return nil, fmt.Errorf("missing export %s", fn)
 	}
+	in.out.Reset()
 	res, err := in.alloc.Call(ctx, uint64(len(input)))
 	if err != nil {
-		return nil, fmt.Errorf("alloc: %w", callError(ctx, err))
+		return nil, fmt.Errorf("alloc: %w", guestSaid(in.out, callError(ctx, err)))
 	}
 	ptr := uint32(res[0])
 	if ptr == 0 || !in.mod.Memory().Write(ptr, input) {
@@ -122,7 +131,7 @@ func (in *instance) call(ctx context.Context, fn string, input []byte, maxOut in
 	}
 	res, err = f.Call(ctx, uint64(ptr), uint64(len(input)))
 	if err != nil {
-		return nil, callError(ctx, err)
+		return nil, guestSaid(in.out, callError(ctx, err))
 	}
 	return in.readResult(res[0], maxOut)
 }
@@ -171,4 +180,53 @@ func callError(ctx context.Context, err error) error {
 		return fmt.Errorf("%w: %w", ErrTimeout, err)
 	}
 	return err
+}
+
+// guestOutBytes bounds what an instance keeps of the guest's output for
+// its errors (head and tail; the module's log keeps more).
+const guestOutBytes = 4 << 10
+
+// guestMessageMax bounds the guest's message quoted in an error.
+const guestMessageMax = 200
+
+// guestSaid puts the guest's own last message (a Go panic's "panic: ...",
+// "fatal error: out of memory", an SDK error line) in front of err, which
+// alone says only what wazero saw ("wasm error: unreachable" and a wasm
+// stack): so that a user reading one line sees why it failed.
+func guestSaid(out *tail.Buffer, err error) error {
+	if msg := GuestMessage(out.String()); msg != "" {
+		return fmt.Errorf("guest said %q: %w", msg, err)
+	}
+	return err
+}
+
+// GuestMessage picks, from what a guest wrote, the line that says why it
+// failed: the first "panic: " or "fatal error: " line (a Go runtime's),
+// else the last non-blank line; cut to one bounded line. "" when it wrote
+// nothing.
+func GuestMessage(out string) string {
+	var last string
+	for _, l := range strings.Split(out, "\n") {
+		l = strings.TrimSpace(l)
+		if strings.HasPrefix(l, "panic: ") || strings.HasPrefix(l, "fatal error: ") {
+			last = l
+			break
+		}
+		if l != "" && !strings.HasPrefix(l, "goroutine ") {
+			last = l
+		}
+	}
+	if len(last) > guestMessageMax {
+		last = last[:guestMessageMax] + "..."
+	}
+	return last
+}
+
+// OneLine cuts s, an error's text, to its first line: what a table shows
+// (wazero's errors go on with a wasm stack trace).
+func OneLine(s string) string {
+	if i := strings.IndexByte(s, '\n'); i >= 0 {
+		return strings.TrimSpace(s[:i]) + " ..."
+	}
+	return s
 }

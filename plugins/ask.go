@@ -54,7 +54,7 @@ func askEach[T any](ctx context.Context, h *Host, kind sdk.Kind, fn string, in a
 			var out T
 			var ok bool
 			var err error
-			if m.wait(ctx) && m.manifest.Has(kind) {
+			if m.wait(ctx) && m.manifest.Has(kind) && m.clash() == nil {
 				ok, err = h.invoke(ctx, m, fn, encodedInput(b), &out)
 			}
 			mu.Lock()
@@ -76,6 +76,8 @@ wait:
 	var errs []error
 	for _, c := range calls {
 		switch {
+		case c.done && c.answered && c.m.clash() != nil:
+			// Another plugin of its name loaded meanwhile: neither counts.
 		case c.done && c.answered:
 			answers = append(answers, answer[T]{m: c.m, out: c.out})
 		case c.done && c.err != nil:

@@ -3,7 +3,9 @@ package plugins
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"math"
 	"time"
 
 	"github.com/runbox/runbox/sdk"
@@ -76,18 +78,15 @@ func fillRecommendation(dst, src *sdk.Recommendation) {
 // and returns, of the answers that came by ctx's end, the one with the
 // highest confidence (ties go to the higher priority), with Failure.Plugin
 // filled in; nil when no plugin had an answer. A plugin that fails or
-// answers an unknown code is logged and skipped; one that hangs holds up
+// gives an invalid answer (checkAnswer: an unknown code, a confidence
+// outside 0..1) is logged, counted by its breaker and skipped; one that hangs holds up
 // the others' answers no longer than its own call deadline.
 func (h *Host) Classify(ctx context.Context, in sdk.ClassifyInput) *sdk.Failure {
 	var best *sdk.Failure
 	bestPrio := 0
 	answers, _ := askEach[sdk.Failure](ctx, h, sdk.KindClassifier, exportClassify, in)
 	for _, a := range answers {
-		f := a.out
-		if !sdk.ValidCode(f.Code) {
-			h.recordFailure(a.m, exportClassify, fmt.Errorf("unknown failure code %q", f.Code))
-			continue
-		}
+		f := a.out // checked by invoke (checkAnswer)
 		prio := a.m.manifest.Priority
 		if best == nil || f.Confidence > best.Confidence || (f.Confidence == best.Confidence && prio > bestPrio) {
 			f.Plugin, f.PluginVersion = a.m.manifest.Name, a.m.manifest.Version
@@ -123,8 +122,12 @@ type Info struct {
 	OffReason string     `json:"off_reason,omitempty"`
 	RetryAt   *time.Time `json:"retry_at,omitempty"`
 	LastError string     `json:"last_error,omitempty"`
-	Calls     uint64     `json:"calls"`
-	Failures  uint64     `json:"failures"`
+	// OffReason and LastError are one line each (a table shows them);
+	// Detail is the whole last error, wasm stack and all, for plugins
+	// info.
+	Detail   string `json:"detail,omitempty"`
+	Calls    uint64 `json:"calls"`
+	Failures uint64 `json:"failures"`
 }
 
 // Plugins describes every plugin found. It waits (bounded by ctx) for those
@@ -149,14 +152,22 @@ func (h *Host) Plugins(ctx context.Context) []Info {
 		switch {
 		case !loaded && ctx.Err() != nil:
 			i.Status = StatusPending
+		case m.refused:
+			i.Status = StatusRefused
 		case !loaded:
 			i.Status = StatusFailed
+		case m.clash() != nil:
+			i.Status = StatusFailed
+			st.lastErr = m.clash()
 		case st.off:
 			retry := st.retryAt
-			i.Status, i.OffReason, i.RetryAt = StatusOff, st.offReason, &retry
+			i.Status, i.OffReason, i.RetryAt = StatusOff, OneLine(st.offReason), &retry
 		}
 		if st.lastErr != nil {
-			i.LastError = st.lastErr.Error()
+			i.LastError = OneLine(st.lastErr.Error())
+			if d := st.lastErr.Error(); d != i.LastError {
+				i.Detail = d
+			}
 		}
 		out = append(out, i)
 	}
@@ -188,7 +199,48 @@ func (h *Host) CallJSON(ctx context.Context, source string, kind sdk.Kind, input
 	if fn == "" || !m.manifest.Has(kind) {
 		return nil, fmt.Errorf("plugin %s is no %s (kinds %v)", m.manifest.Name, kind, m.manifest.Kinds)
 	}
-	return h.invokeRaw(ctx, m, fn, json.RawMessage(input))
+	raw, err := h.invokeRaw(ctx, m, fn, json.RawMessage(input))
+	if err != nil || raw == nil {
+		return raw, err
+	}
+	// The checks a real run makes of the answer (invoke), so that a
+	// fixture passes only what a run would keep.
+	var out any
+	switch kind {
+	case sdk.KindClassifier:
+		out = new(sdk.Failure)
+	default:
+		return raw, nil
+	}
+	if err := json.Unmarshal(raw, out); err != nil {
+		return raw, fmt.Errorf("decode %s result: %w", fn, err)
+	}
+	if err := checkAnswer(out); err != nil {
+		return raw, err
+	}
+	return raw, nil
+}
+
+// ErrInvalidAnswer is a plugin's answer that runbox throws away: an
+// unknown failure code, a confidence outside 0..1.
+var ErrInvalidAnswer = errors.New("plugin answer refused")
+
+// checkAnswer is the check every plugin answer passes before runbox uses
+// it, in a run (invoke) as in plugins test (CallJSON): one check, so
+// that a fixture cannot pass what a run throws away. out is the decoded
+// answer (a pointer).
+func checkAnswer(out any) error {
+	f, ok := out.(*sdk.Failure)
+	if !ok {
+		return nil
+	}
+	if !sdk.ValidCode(f.Code) {
+		return fmt.Errorf("unknown failure code %q (see the codes in sdk/codes.go): %w", f.Code, ErrInvalidAnswer)
+	}
+	if math.IsNaN(f.Confidence) || f.Confidence < 0 || f.Confidence > 1 {
+		return fmt.Errorf("confidence %v is outside 0..1: %w", f.Confidence, ErrInvalidAnswer)
+	}
+	return nil
 }
 
 // bySource returns the loaded module from source, waiting for it.
@@ -198,6 +250,9 @@ func (h *Host) bySource(ctx context.Context, source string) (*module, error) {
 			continue
 		}
 		if m.wait(ctx) {
+			if err := m.clash(); err != nil {
+				return nil, fmt.Errorf("load %s: %w", source, err)
+			}
 			return m, nil
 		}
 		select {
@@ -208,4 +263,32 @@ func (h *Host) bySource(ctx context.Context, source string) (*module, error) {
 		}
 	}
 	return nil, fmt.Errorf("no plugin loaded from %s", source)
+}
+
+// ModuleNames loads each of modules (keyed as the caller likes) on its
+// own host, as cfg says (its Builtins, Dirs and Files are not used), and
+// returns the name each one's manifest gives, keyed alike; a module that
+// does not load is left out (it would not load from a bundle either). It
+// is what install asks (bundle.Policy.Names) to refuse a bundle whose
+// plugins are named like another installed bundle's: the bundle package
+// cannot load modules itself.
+func ModuleNames(ctx context.Context, cfg Config, modules map[string][]byte) (map[string]string, error) {
+	cfg.Dirs, cfg.Files, cfg.Builtins, cfg.StateFile, cfg.RequireSigned = nil, nil, nil, "", nil
+	for k, b := range modules {
+		// Loaded as built-ins of unknown kind: at once, from memory, and
+		// no name refused (only its name is asked).
+		cfg.Builtins = append(cfg.Builtins, Builtin{Name: k, Wasm: b})
+	}
+	h, err := NewHost(ctx, cfg)
+	if err != nil {
+		return nil, err
+	}
+	defer h.Close(context.Background())
+	out := make(map[string]string, len(modules))
+	for k := range modules {
+		if man, err := h.Describe(ctx, "builtin:"+k); err == nil {
+			out[k] = man.Name
+		}
+	}
+	return out, ctx.Err()
 }

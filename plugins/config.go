@@ -4,6 +4,7 @@ import (
 	"log/slog"
 	"time"
 
+	"github.com/runbox/runbox/plugins/bundle"
 	"github.com/runbox/runbox/sdk"
 )
 
@@ -20,8 +21,17 @@ type Config struct {
 	// Dirs are searched for user plugins: *.wasm files directly inside, and
 	// installed bundles (sub-directories with runbox-bundle.json, see Install).
 	Dirs []string
-	// Files are extra *.wasm files to load (e.g. the plugin under test).
+	// Files are extra *.wasm files to load (e.g. the plugin under test):
+	// named by the caller, they load under RequireSigned too.
 	Files []string
+	// RequireSigned, when not nil, loads from Dirs only the plugins a
+	// trusted key vouches for: those of installed bundles whose signature
+	// verifies with a key of its Trust (bundle.CheckSignature, as install
+	// checks it). Loose modules, bundles installed unsigned
+	// (--allow-unsigned) and bundles whose signature no longer verifies
+	// with a trusted key are refused (StatusRefused, never run), and
+	// their rules files not read. The built-ins are trusted.
+	RequireSigned *SignedOnly
 	// Logger receives warnings about failing plugins. Default slog.Default().
 	Logger *slog.Logger
 	// StateFile, when set, keeps which plugins the circuit breaker switched
@@ -73,6 +83,17 @@ type Config struct {
 	// noInterrupt turns off WithCloseOnContextDone (benchmarks only: a
 	// runaway guest is then not stopped).
 	noInterrupt bool
+}
+
+// SignedOnly is the policy that only signed plugins load (Config.
+// RequireSigned).
+type SignedOnly struct {
+	// Trust holds the trusted keys; nil trusts none.
+	Trust *bundle.TrustStore
+	// Why says what set the policy and Off how to lift it, for the
+	// refusals: "RUNBOX_REQUIRE_SIGNED is set", "unset
+	// RUNBOX_REQUIRE_SIGNED".
+	Why, Off string
 }
 
 // Builtin is a plugin module that comes with the binary rather than from

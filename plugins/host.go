@@ -170,7 +170,7 @@ func (h *Host) byKind(ctx context.Context, kind sdk.Kind) []*module {
 		if m.kind != "" && m.kind != kind {
 			continue
 		}
-		if m.wait(ctx) && m.manifest.Has(kind) {
+		if m.wait(ctx) && m.manifest.Has(kind) && m.clash() == nil {
 			out = append(out, m)
 		}
 	}
@@ -192,6 +192,10 @@ func (h *Host) invoke(ctx context.Context, m *module, fn string, input, out any)
 	if err == nil && raw != nil {
 		if uerr := json.Unmarshal(raw, out); uerr != nil {
 			err = fmt.Errorf("decode %s result: %w", fn, uerr)
+		} else {
+			// An answer the host must throw away is a failure like a
+			// panic: counted by the breaker, not a success.
+			err = checkAnswer(out)
 		}
 	}
 	if err != nil {
@@ -235,7 +239,11 @@ func (h *Host) invokeRaw(ctx context.Context, m *module, fn string, input any) (
 
 func (h *Host) recordFailure(m *module, fn string, err error) {
 	opened := m.breaker.fail(err, h.cfg.FailureThreshold, h.cfg.Cooldown)
-	h.log.Warn("plugin call failed; instance discarded",
+	msg := "plugin call failed; instance discarded"
+	if errors.Is(err, ErrInvalidAnswer) {
+		msg = "plugin answer refused"
+	}
+	h.log.Warn(msg,
 		"plugin", m.manifest.Name, "source", m.source, "call", fn, "err", err,
 		"guest_output", m.logs.String())
 	if opened {

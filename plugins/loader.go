@@ -24,6 +24,7 @@ type source struct {
 	known   *sdk.Manifest // a built-in's manifest known without loading it
 	wasm    []byte
 	err     error // could not be read or failed its bundle's checksum
+	refused bool  // err is Config.RequireSigned's refusal
 }
 
 // discover lists the built-ins, the files and the modules in dirs: *.wasm
@@ -55,18 +56,25 @@ func discover(cfg Config) []source {
 			p := filepath.Join(dir, e.Name())
 			switch {
 			case e.IsDir():
-				out = append(out, bundleSources(p)...)
+				out = append(out, bundleSources(p, cfg.RequireSigned)...)
 			case strings.HasSuffix(e.Name(), ".wasm"):
 				b, err := os.ReadFile(p)
-				out = append(out, source{path: p, wasm: b, err: err})
+				s := source{path: p, wasm: b, err: err}
+				if pol := cfg.RequireSigned; pol != nil {
+					s.refused = true
+					s.err = fmt.Errorf("unsigned: %s and a loose module cannot be signed; pack it into a bundle signed with a trusted key (runbox plugins pack DIR OUT.tar.gz --key KEY), install that and delete %s, or %s: %w",
+						pol.Why, p, pol.Off, bundle.ErrNotTrusted)
+				}
+				out = append(out, s)
 			}
 		}
 	}
 	return out
 }
 
-// bundleSources reads an installed bundle, checking each file's sha256.
-func bundleSources(dir string) []source {
+// bundleSources reads an installed bundle, checking each file's sha256,
+// and under pol its signature.
+func bundleSources(dir string, pol *SignedOnly) []source {
 	raw, err := os.ReadFile(filepath.Join(dir, bundle.ManifestFile))
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil // not a bundle: ignore
@@ -78,16 +86,43 @@ func bundleSources(dir string) []source {
 	if err := json.Unmarshal(raw, &bm); err != nil {
 		return []source{{path: dir, err: fmt.Errorf("decode %s: %w", bundle.ManifestFile, err)}}
 	}
+	refusal := pol.admit(bm)
 	var out []source
 	for _, f := range bm.Plugins {
 		p := filepath.Join(dir, filepath.FromSlash(f.File))
 		b, err := os.ReadFile(p)
+		if refusal != nil {
+			out = append(out, source{path: p, wasm: b, err: refusal, refused: true})
+			continue
+		}
 		if err == nil {
 			if sum := sha256.Sum256(b); hex.EncodeToString(sum[:]) != f.SHA256 {
-				err = fmt.Errorf("sha256 of %s does not match its bundle manifest: %w", f.File, bundle.ErrChecksum)
+				err = fmt.Errorf("sha256 of %s does not match its bundle manifest (the installed file was changed): install the bundle again (runbox plugins install): %w", f.File, bundle.ErrChecksum)
 			}
 		}
 		out = append(out, source{path: p, wasm: b, err: err})
 	}
 	return out
+}
+
+// admit returns why pol refuses installed bundle bm (nil: it loads): its
+// signature is checked as install checks it (bundle.CheckSignature), with
+// the trusted keys of now. A nil pol admits every bundle.
+func (pol *SignedOnly) admit(bm bundle.Manifest) error {
+	if pol == nil {
+		return nil
+	}
+	sig := bundle.CheckSignature(bm, pol.Trust)
+	switch sig.State {
+	case bundle.Trusted:
+		return nil
+	case bundle.Unsigned:
+		return fmt.Errorf("unsigned: %s; sign bundle %s with a trusted key and reinstall it (runbox plugins sign DIR --key KEY, then runbox plugins install), or %s: %w",
+			pol.Why, bm.Name, pol.Off, bundle.ErrNotTrusted)
+	case bundle.Untrusted:
+		return fmt.Errorf("%s: %s; trust its key once you know it is its author's (runbox plugins trust add KEY --name NAME), or %s: %w",
+			sig, pol.Why, pol.Off, bundle.ErrNotTrusted)
+	}
+	return fmt.Errorf("%s: %s; install bundle %s again from its author's copy, or %s: %w",
+		sig, pol.Why, bm.Name, pol.Off, bundle.ErrNotTrusted)
 }

@@ -6,6 +6,9 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"sort"
+	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -23,6 +26,9 @@ const (
 	StatusReady   Status = "ready"   // compiled, described, serving calls
 	StatusFailed  Status = "failed"  // could not be loaded: never called
 	StatusOff     Status = "off"     // switched off by the circuit breaker until Info.RetryAt
+	// StatusRefused: not loaded because Config.RequireSigned refuses it
+	// (Info.LastError says why): never run.
+	StatusRefused Status = "refused"
 )
 
 // module is one plugin file: its bytes, its compiled form once ready, its
@@ -31,6 +37,7 @@ type module struct {
 	h       *Host
 	source  string // file path, or "builtin:NAME"
 	builtin bool
+	refused bool          // refused by Config.RequireSigned (loadErr says why)
 	kind    sdk.Kind      // known before compiling (built-ins); "" = unknown
 	known   *sdk.Manifest // the manifest known before compiling (built-ins)
 	wasm    []byte
@@ -51,7 +58,7 @@ type module struct {
 func newModule(h *Host, s source) *module {
 	wasm := s.wasm
 	return &module{
-		h: h, source: s.path, builtin: s.builtin, kind: s.kind, known: s.known, wasm: wasm,
+		h: h, source: s.path, builtin: s.builtin, refused: s.refused, kind: s.kind, known: s.known, wasm: wasm,
 		// Lazily: hashing every module on each start costs analyze ~5 ms,
 		// and only plugins ls/info show it.
 		sha: sync.OnceValue(func() string {
@@ -181,7 +188,35 @@ func (m *module) load(ctx context.Context) (loadResult, error) {
 	if err := checkManifest(man, in); err != nil {
 		return fail(in, err)
 	}
+	if err := m.checkName(man.Name); err != nil {
+		return fail(in, err)
+	}
 	return loadResult{compiled: compiled, manifest: man, first: in, took: time.Since(t0)}, nil
+}
+
+// ErrNameTaken is a user plugin whose manifest names a built-in.
+var ErrNameTaken = errors.New("plugin name taken by a built-in")
+
+// checkName refuses a user plugin named like a built-in (runbox or
+// runbox-*, reserved, or a built-in's own name): it would answer
+// as the built-in ("by runbox-classify 9.9.9") and plugins info could not
+// tell them apart.
+func (m *module) checkName(name string) error {
+	if m.builtin {
+		return nil
+	}
+	// The built-ins are named runbox-NAME; most describe themselves only
+	// once loaded, so the prefix is reserved rather than each name looked
+	// up (which would load every built-in whenever a user plugin loads).
+	if name == "runbox" || strings.HasPrefix(name, "runbox-") {
+		return fmt.Errorf("manifest name %q: names runbox and runbox-* are the built-in plugins'; rename the plugin (sdk.Manifest.Name) and rebuild it: %w", name, ErrNameTaken)
+	}
+	for _, b := range m.h.cfg.Builtins {
+		if b.Manifest != nil && name == b.Manifest.Name {
+			return fmt.Errorf("manifest name %q is a built-in plugin's; rename the plugin (sdk.Manifest.Name) and rebuild it: %w", name, ErrNameTaken)
+		}
+	}
+	return nil
 }
 
 func checkManifest(man sdk.Manifest, in *instance) error {
@@ -283,4 +318,37 @@ func (m *module) loaded() bool {
 	default:
 		return false
 	}
+}
+
+// ErrNameClash is a user plugin whose manifest name another loaded user
+// plugin has too.
+var ErrNameClash = errors.New("plugin name not unique")
+
+// clash returns, for a loaded user plugin that another loaded user plugin
+// of the host is named like, why neither is used; nil otherwise. It is
+// decided once both are loaded (no load waits for another), the same for
+// each of them: both are failed, rather than one picked by which loaded
+// first.
+func (m *module) clash() error {
+	if m.builtin || !m.loaded() {
+		return nil
+	}
+	name := m.manifest.Name
+	srcs := []string{m.source}
+	for _, o := range m.h.mods() {
+		if o == m || o.builtin || o.source == m.source || !o.loaded() || o.manifest.Name != name {
+			continue
+		}
+		srcs = append(srcs, o.source)
+	}
+	if len(srcs) < 2 {
+		return nil
+	}
+	sort.Strings(srcs)
+	n := "two"
+	if len(srcs) > 2 {
+		n = strconv.Itoa(len(srcs))
+	}
+	return fmt.Errorf("%s plugins are named %s: %s; remove one (runbox plugins remove BUNDLE, or delete the file) or rename its plugin (sdk.Manifest.Name): %w",
+		n, name, strings.Join(srcs, ", "), ErrNameClash)
 }

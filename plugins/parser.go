@@ -29,13 +29,16 @@ type Parser struct {
 	h       *Host
 	mu      sync.Mutex
 	targets []*parseTarget
-	state   sdk.Progress
-	updated bool
+	// seq counts the lines fed: a source's position (caught) is told in it.
+	seq     uint64
+	updated bool // a source has reported progress (composed)
 	// onUpdate sees the state after each update (see OnUpdate).
 	onUpdate func(sdk.Progress)
 	// rules are the installed bundles' rules files: their progress
 	// formats read each line here, in the host (package rules).
 	rules []*rules.Reader
+	// ruleSrc is each rules file's progress, as a source (rules[i]'s).
+	ruleSrc []*progSource
 }
 
 // OnUpdate has fn called with the state after each update a plugin
@@ -70,6 +73,12 @@ type parseTarget struct {
 	// next batch (sdk.ParseInput.State): what the plugin remembers of
 	// this run beyond the progress (the built-in one's counters).
 	state string
+	// seqs are the feed positions of lines (p.seq when each was fed),
+	// and inflight that of the first line of the batch being answered
+	// (0: none): how far the plugin's progress has caught up (caught).
+	seqs     []uint64
+	inflight uint64
+	src      progSource // what this plugin made of the output so far
 }
 
 // NewParser returns a Parser for one run and starts loading the progress
@@ -80,6 +89,7 @@ func (h *Host) NewParser() *Parser {
 	p := &Parser{h: h}
 	for _, rf := range h.rules() {
 		p.rules = append(p.rules, rf.NewReader()) // a run's counters
+		p.ruleSrc = append(p.ruleSrc, &progSource{rank: sourceRank{name: "rules:" + rf.Name}})
 	}
 	for _, m := range h.mods() {
 		if m.kind != "" && m.kind != sdk.KindProgress {
@@ -108,9 +118,10 @@ func (p *Parser) Feed(stream, line string) {
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	for _, rf := range p.rules {
+	p.seq++
+	for i, rf := range p.rules {
 		if u, ok := rf.Line(line); ok {
-			p.merge(u)
+			p.merge(p.ruleSrc[i], u)
 		}
 	}
 	for _, t := range p.targets {
@@ -230,8 +241,7 @@ func (p *Parser) State() *sdk.Progress {
 	if !p.updated {
 		return nil
 	}
-	s := p.state
-	s.Metrics = maps.Clone(p.state.Metrics)
+	s := p.composed() // a fresh value: its Metrics are the caller's
 	return &s
 }
 
@@ -248,20 +258,21 @@ func (p *Parser) tryResolve(t *parseTarget) bool {
 		return false
 	}
 	t.resolved = true
-	if t.m.loadErr != nil || !t.m.manifest.Has(sdk.KindProgress) {
-		t.dead, t.lines, t.bytes = true, nil, 0
+	if t.m.loadErr != nil || !t.m.manifest.Has(sdk.KindProgress) || t.m.clash() != nil {
+		t.dead, t.lines, t.seqs, t.bytes = true, nil, nil, 0
 		return true
 	}
 	man := t.m.manifest
+	t.src.rank = rankOf(t.m)
 	f, errs := prefilter.Cached(man.Prefilter, man.PrefilterConfirm)
 	for _, err := range errs {
 		p.h.log.Warn("plugin prefilter entry ignored", "plugin", man.Name, "err", err)
 	}
 	t.filter = f
-	backlog := t.lines
-	t.lines, t.bytes, t.rows = nil, 0, prefilter.Rows{}
-	for _, l := range backlog {
-		p.offer(t, l, queueBatches*p.h.cfg.BatchLines)
+	backlog, seqs := t.lines, t.seqs
+	t.lines, t.seqs, t.bytes, t.rows = nil, nil, 0, prefilter.Rows{}
+	for i, l := range backlog {
+		p.offerAt(t, l, seqs[i], queueBatches*p.h.cfg.BatchLines)
 	}
 	if p.full(t) {
 		p.kick(t)
@@ -274,26 +285,38 @@ func (p *Parser) tryResolve(t *parseTarget) bool {
 // name/value table's rows above the first that passed); it
 // reports whether line passed. p.mu is held.
 func (p *Parser) offer(t *parseTarget, line string, limit int) bool {
+	return p.offerAt(t, line, p.seq, limit)
+}
+
+// offerAt is offer for a line fed at position seq.
+func (p *Parser) offerAt(t *parseTarget, line string, seq uint64, limit int) bool {
 	ok, before := t.rows.Match(t.filter, line)
 	for _, b := range before {
-		p.push(t, b, limit)
+		p.pushAt(t, b, seq, limit) // fed before line: seq is an upper bound
 	}
 	if ok {
-		p.push(t, line, limit)
+		p.pushAt(t, line, seq, limit)
 	}
 	return ok
 }
 
-// push queues line for t, dropping the oldest beyond limit lines. p.mu is
-// held.
+// push queues line, just fed, for t, dropping the oldest beyond limit
+// lines. p.mu is held.
 func (p *Parser) push(t *parseTarget, line string, limit int) {
+	p.pushAt(t, line, p.seq, limit)
+}
+
+// pushAt is push for a line fed at position seq.
+func (p *Parser) pushAt(t *parseTarget, line string, seq uint64, limit int) {
 	t.lines = append(t.lines, line)
+	t.seqs = append(t.seqs, seq)
 	t.bytes += len(line)
 	if over := len(t.lines) - limit; over > 0 {
 		for _, l := range t.lines[:over] {
 			t.bytes -= len(l)
 		}
 		t.lines = append(t.lines[:0], t.lines[over:]...)
+		t.seqs = append(t.seqs[:0], t.seqs[over:]...)
 		t.head += uint64(over)
 		if !t.warned {
 			t.warned = true
@@ -333,7 +356,8 @@ func (p *Parser) send(t *parseTarget) {
 		}
 		in := sdk.ParseInput{Lines: t.lines[:n], State: t.state}
 		if p.updated {
-			in.Last = &p.state // encoded right here, not kept
+			last := p.composed()
+			in.Last = &last // encoded right here, not kept
 		}
 		b, err := in.AppendJSONNoEscapeHTML(t.buf[:0])
 		if err != nil {
@@ -342,10 +366,21 @@ func (p *Parser) send(t *parseTarget) {
 		for _, l := range t.lines[:n] {
 			t.bytes -= len(l)
 		}
+		t.inflight = t.seqs[0]
 		t.lines = append(t.lines[:0], t.lines[n:]...)
+		t.seqs = append(t.seqs[:0], t.seqs[n:]...)
 		t.head += uint64(n)
 		if err != nil {
+			t.inflight = 0
 			p.h.log.Warn("progress batch not sent", "plugin", t.m.source, "err", err)
+			continue
+		}
+		if cerr := t.m.clash(); cerr != nil {
+			// Found to share its name with another plugin once both
+			// loaded: it answers no more (and what it said goes).
+			t.inflight = 0
+			t.dead, t.lines, t.seqs, t.bytes = true, nil, nil, 0
+			t.src = progSource{rank: t.src.rank}
 			continue
 		}
 		t.buf = b // only this sender uses it: safe to read unlocked
@@ -353,27 +388,34 @@ func (p *Parser) send(t *parseTarget) {
 		var out sdk.ParseOutput
 		ok, err := p.h.invoke(p.h.ctx, t.m, exportParse, encodedInput(b), &out)
 		p.mu.Lock()
+		t.inflight = 0
 		if err != nil || !ok {
 			continue
 		}
 		t.state = out.State
 		for _, u := range out.Updates {
-			p.merge(u)
+			p.merge(&t.src, u)
 		}
 	}
 }
 
-// merge folds u into the state and hands it to onUpdate. p.mu is held.
-func (p *Parser) merge(u sdk.Progress) {
-	p.state.Merge(u)
+// merge folds u into src's progress and hands the state to onUpdate.
+// p.mu is held.
+func (p *Parser) merge(src *progSource, u sdk.Progress) {
+	src.state.Merge(u)
+	src.has = true
 	p.updated = true
 	if p.onUpdate != nil {
-		// The state, with the metrics this update reported and no
-		// others: a line that says none ("checkpoint at step 10") must
-		// not re-record the last values at its step, which drew
-		// stair-steps in every chart (issue #24).
-		s := p.state
-		s.Metrics = maps.Clone(u.Metrics)
+		// The state, as this update leaves it, with the metrics this
+		// update reported and no others: a line that says none
+		// ("checkpoint at step 10") must not re-record the last values
+		// at its step, which drew stair-steps in every chart (issue
+		// #24).
+		metrics := u.Metrics
+		u.Metrics = nil
+		s := p.composed()
+		s.Merge(u)
+		s.Metrics = maps.Clone(metrics)
 		p.onUpdate(s)
 	}
 }

@@ -50,6 +50,12 @@ func (h *Host) rules() []*rules.File {
 			if json.Unmarshal(raw, &bm) != nil {
 				continue
 			}
+			if err := h.cfg.RequireSigned.admit(bm); err != nil {
+				if len(bm.Rules) > 0 {
+					h.log.Warn("rules files not read", "bundle", filepath.Dir(mp), "err", err)
+				}
+				continue
+			}
 			for _, f := range bm.Rules {
 				p := filepath.Join(filepath.Dir(mp), filepath.FromSlash(f.File))
 				b, err := os.ReadFile(p)

@@ -100,5 +100,7 @@ func pluginConfig(log *slog.Logger) plugins.Config {
 		Logger:   log,
 		// Which plugins the breaker switched off: plugins ls shows it.
 		StateFile: filepath.Join(paths.Home(), "plugin-state.json"),
+		// require_signed holds at load, not only at install.
+		RequireSigned: loadPolicy(log),
 	}
 }

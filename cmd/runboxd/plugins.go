@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/ed25519"
 	"fmt"
+	"io"
 	"log/slog"
 	"os"
 	"strings"
@@ -57,7 +58,12 @@ func why(i plugins.Info) string {
 	case plugins.StatusOff:
 		return fmt.Sprintf("switched off, retried after %s: %s", i.RetryAt.Local().Format(time.DateTime), i.OffReason)
 	case plugins.StatusFailed:
+		if i.Name != "" { // loaded, described, then failed: its name is not unique
+			return "not used: " + i.LastError
+		}
 		return "not loaded: " + i.LastError
+	case plugins.StatusRefused:
+		return i.LastError // "unsigned: ...": the status says refused
 	}
 	return ""
 }
@@ -73,43 +79,74 @@ func loadInfos(ctx context.Context) ([]plugins.Info, error) {
 	return infos, nil
 }
 
-// pluginsInfo shows one plugin.
+// pluginsInfo shows the plugin named c.Name: every one so named, when
+// more than one is (they are then all failed: plugins.ErrNameClash).
 func pluginsInfo(ctx context.Context, a *cli.App, c *cli.PluginsInfoCmd) error {
 	infos, err := loadInfos(ctx)
 	if err != nil {
 		return err
 	}
+	var found []plugins.Info
 	for _, i := range infos {
-		if i.Name != c.Name {
-			continue
+		if i.Name == c.Name {
+			found = append(found, i)
 		}
-		if a.G.JSON {
-			return a.PrintJSON(i)
-		}
-		w := tabwriter.NewWriter(os.Stdout, 0, 4, 2, ' ', 0)
-		fmt.Fprintf(w, "name:\t%s\nversion:\t%s\nkinds:\t%v\nstatus:\t%s\nsource:\t%s\nsha256:\t%s\n", i.Name, i.Version, i.Kinds, i.Status, i.Source, i.SHA256)
-		if s := why(i); s != "" {
-			fmt.Fprintf(w, "why:\t%s\n", s)
-		}
-		if i.Description != "" {
-			fmt.Fprintf(w, "description:\t%s\n", i.Description)
-		}
-		if len(i.Frameworks) > 0 {
-			fmt.Fprintf(w, "frameworks:\t%s\n", strings.Join(i.Frameworks, ", "))
-		}
-		if len(i.Prefilter) > 0 {
-			fmt.Fprintf(w, "prefilter:\t%q\n", i.Prefilter)
-		}
-		if n := len(i.PrefilterConfirm); n > 0 {
-			fmt.Fprintf(w, "prefilter confirm:\t%d patterns around the literals (--json lists them)\n", n)
-		}
-		fmt.Fprintf(w, "priority:\t%d\ncalls:\t%d (%d failed)\n", i.Priority, i.Calls, i.Failures)
-		if i.LastError != "" {
-			fmt.Fprintf(w, "last error:\t%s\n", i.LastError)
-		}
-		return w.Flush()
 	}
-	return fmt.Errorf("no plugin named %q (see runbox plugins ls)", c.Name)
+	switch {
+	case len(found) == 0:
+		return fmt.Errorf("no plugin named %q (see runbox plugins ls)", c.Name)
+	case a.G.JSON && len(found) == 1:
+		return a.PrintJSON(found[0])
+	case a.G.JSON:
+		return a.PrintJSON(found) // several: a list, each as alone
+	}
+	for n, i := range found {
+		if n > 0 {
+			fmt.Println()
+		}
+		if err := printInfo(os.Stdout, i); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// printInfo writes what plugins info shows of i: the last error whole
+// (Info.Detail: the guest's message, the wasm stack), as ls shows only
+// its first line.
+func printInfo(out io.Writer, i plugins.Info) error {
+	w := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
+	fmt.Fprintf(w, "name:\t%s\nversion:\t%s\nkinds:\t%v\nstatus:\t%s\nsource:\t%s\nsha256:\t%s\n", i.Name, i.Version, i.Kinds, i.Status, i.Source, i.SHA256)
+	if s := why(i); s != "" {
+		fmt.Fprintf(w, "why:\t%s\n", s)
+	}
+	if i.Description != "" {
+		fmt.Fprintf(w, "description:\t%s\n", i.Description)
+	}
+	if len(i.Frameworks) > 0 {
+		fmt.Fprintf(w, "frameworks:\t%s\n", strings.Join(i.Frameworks, ", "))
+	}
+	if len(i.Prefilter) > 0 {
+		fmt.Fprintf(w, "prefilter:\t%q\n", i.Prefilter)
+	}
+	if n := len(i.PrefilterConfirm); n > 0 {
+		fmt.Fprintf(w, "prefilter confirm:\t%d patterns around the literals (--json lists them)\n", n)
+	}
+	fmt.Fprintf(w, "priority:\t%d\ncalls:\t%d (%d failed)\n", i.Priority, i.Calls, i.Failures)
+	if i.LastError != "" && i.Detail == "" && i.Status != plugins.StatusFailed && i.Status != plugins.StatusRefused { // else why says it
+		fmt.Fprintf(w, "last error:\t%s\n", i.LastError)
+	}
+	if err := w.Flush(); err != nil {
+		return err
+	}
+	if i.Detail != "" {
+		// Many lines: after the table, each indented, none cut.
+		fmt.Fprintln(out, "last error:")
+		for _, l := range strings.Split(strings.TrimRight(i.Detail, "\n"), "\n") {
+			fmt.Fprintf(out, "  %s\n", l)
+		}
+	}
+	return nil
 }
 
 // pluginsInstall installs a bundle from a file or directory, or by name

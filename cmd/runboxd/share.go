@@ -7,13 +7,16 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
 	"text/tabwriter"
+	"time"
 
 	"github.com/runbox/runbox/cmd/internal/cli"
 	"github.com/runbox/runbox/internal/paths"
+	"github.com/runbox/runbox/plugins"
 	"github.com/runbox/runbox/plugins/bundle"
 )
 
@@ -46,22 +49,53 @@ type sharingConfig struct {
 }
 
 func requireSigned() (bool, error) {
+	pol, err := signedOnly()
+	return pol != nil, err
+}
+
+// signedOnly is the policy that only signed plugins load, nil when the
+// user did not ask for it: what install refuses, the plugin loader
+// refuses too (a bundle installed unsigned before, a loose module).
+func signedOnly() (*plugins.SignedOnly, error) {
 	if v := os.Getenv("RUNBOX_REQUIRE_SIGNED"); v != "" && v != "0" && v != "false" {
-		return true, nil
+		return &plugins.SignedOnly{Why: "RUNBOX_REQUIRE_SIGNED is set", Off: "unset RUNBOX_REQUIRE_SIGNED"}, nil
 	}
 	p := filepath.Join(configDir(), "config.json")
 	b, err := os.ReadFile(p)
 	if errors.Is(err, fs.ErrNotExist) {
-		return false, nil
+		return nil, nil
 	}
 	var c sharingConfig
 	if err == nil {
 		err = json.Unmarshal(b, &c)
 	}
 	if err != nil {
-		return false, fmt.Errorf("config %s: %w", p, err)
+		return nil, fmt.Errorf("config %s: %w", p, err)
 	}
-	return c.RequireSigned, nil
+	if !c.RequireSigned {
+		return nil, nil
+	}
+	return &plugins.SignedOnly{Why: "require_signed is set in " + p, Off: "set it to false there"}, nil
+}
+
+// loadPolicy is signedOnly with the trusted keys, for the plugin loader.
+// A config or trust store it cannot read does not lift the policy: it
+// fails closed (every user plugin refused, saying why).
+func loadPolicy(log *slog.Logger) *plugins.SignedOnly {
+	pol, err := signedOnly()
+	if err != nil {
+		log.Error("plugins: the signing policy could not be read: only the built-ins load", "err", err)
+		return &plugins.SignedOnly{Why: fmt.Sprintf("the signing policy could not be read (%v)", err), Off: "fix the config"}
+	}
+	if pol == nil {
+		return nil
+	}
+	ts, err := bundle.LoadTrust(trustPath())
+	if err != nil {
+		log.Error("plugins: the trusted keys could not be read: no bundle is trusted", "err", err)
+	}
+	pol.Trust = ts
+	return pol
 }
 
 // installPolicy is the user's policy with this command's flags.
@@ -74,7 +108,7 @@ func installPolicy(extra []string, allowUnsigned bool) (bundle.Policy, error) {
 	if err != nil {
 		return bundle.Policy{}, err
 	}
-	p := bundle.Policy{Trust: ts, AllowUnsigned: allowUnsigned, RequireSigned: req}
+	p := bundle.Policy{Trust: ts, AllowUnsigned: allowUnsigned, RequireSigned: req, Names: pluginNames}
 	for _, s := range extra {
 		k, err := bundle.LoadPublicKey(s)
 		if err != nil {
@@ -83,6 +117,15 @@ func installPolicy(extra []string, allowUnsigned bool) (bundle.Policy, error) {
 		p.Extra = append(p.Extra, k)
 	}
 	return p, nil
+}
+
+// pluginNames tells install the names of plugin modules (bundle.Policy.
+// Names), loaded as the daemon loads them, with its compilation cache.
+func pluginNames(mods map[string][]byte) (map[string]string, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	cfg := pluginConfig(slog.New(slog.DiscardHandler))
+	return plugins.ModuleNames(ctx, cfg, mods)
 }
 
 func pluginsKeygen(ctx context.Context, a *cli.App, c *cli.PluginsKeygenCmd) error {

@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/runbox/runbox/plugins"
@@ -102,5 +103,49 @@ func TestBundlePackVerifyInstall(t *testing.T) {
 	}
 	if err := bundle.Remove(pluginsDir, "echo-bundle"); err == nil {
 		t.Fatal("removing twice succeeded")
+	}
+}
+
+// What install says of a path that is not a bundle as it expects: each
+// error says what is wrong and what to do; a folder named like a tarball
+// is a folder bundle.
+func TestInstallMessages(t *testing.T) {
+	src := t.TempDir()
+	wasm, err := os.ReadFile(plugintest.Build(t, "echo"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(filepath.Join(src, "echo.wasm"), wasm, 0o644)
+	os.WriteFile(filepath.Join(src, bundle.ManifestFile), []byte(`{"name":"echo-bundle","version":"1.2.3"}`), 0o644)
+	out := t.TempDir()
+	tarball := filepath.Join(out, "echo.tar.gz")
+	if _, err := bundle.Pack(src, tarball, nil); err != nil {
+		t.Fatal(err)
+	}
+	tb, _ := os.ReadFile(tarball)
+	truncated := filepath.Join(out, "truncated.tar.gz")
+	os.WriteFile(truncated, tb[:len(tb)/2], 0o644)
+	dirNamedTgz := filepath.Join(out, "dd.tar.gz")
+	if _, err := bundle.Pack(src, filepath.Join(out, "dd"), nil); err != nil {
+		t.Fatal(err)
+	}
+	os.Rename(filepath.Join(out, "dd"), dirNamedTgz)
+	project := t.TempDir() // a plugin project: a bundle manifest beside testdata/
+	os.WriteFile(filepath.Join(project, "echo.wasm"), wasm, 0o644)
+	os.WriteFile(filepath.Join(project, bundle.ManifestFile), []byte(`{"name":"p","version":"0.1.0"}`), 0o644)
+	os.Mkdir(filepath.Join(project, "testdata"), 0o755)
+
+	for _, tc := range []struct {
+		path string
+		want string // "" = installs
+	}{
+		{dirNamedTgz, ""},
+		{truncated, "is truncated or corrupt (download it again"},
+		{project, "make bundle, or runbox plugins pack"},
+	} {
+		_, err := bundle.Install(tc.path, filepath.Join(t.TempDir(), "plugins"))
+		if tc.want == "" && err != nil || tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want)) {
+			t.Errorf("install %s: %v, want %q", filepath.Base(tc.path), err, tc.want)
+		}
 	}
 }

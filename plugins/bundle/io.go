@@ -4,8 +4,10 @@ import (
 	"archive/tar"
 	"bytes"
 	"compress/gzip"
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path"
 	"path/filepath"
@@ -24,7 +26,14 @@ func isTarball(p string) bool {
 // slash-separated relative path.
 func readFiles(p string) (map[string][]byte, error) {
 	if isTarball(p) {
-		return readTarGz(p)
+		// A folder named like a tarball is still a folder bundle.
+		if fi, err := os.Stat(p); err != nil || !fi.IsDir() {
+			files, err := readTarGz(p)
+			if errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, gzip.ErrChecksum) || errors.Is(err, gzip.ErrHeader) || errors.Is(err, tar.ErrHeader) {
+				err = fmt.Errorf("%s is truncated or corrupt (download it again, or pack it again with runbox plugins pack): %w", p, err)
+			}
+			return files, err
+		}
 	}
 	files := map[string][]byte{}
 	entries, err := os.ReadDir(p)
@@ -32,10 +41,14 @@ func readFiles(p string) (map[string][]byte, error) {
 		return nil, err
 	}
 	for _, e := range entries {
+		if e.IsDir() {
+			// A directory holds nothing a bundle lists (Pack writes none):
+			// most likely a plugin project (its testdata), not its bundle.
+			return nil, fmt.Errorf("%s holds a directory, %s, and a bundle holds only files: if it is a plugin project, make its bundle first (make bundle, or runbox plugins pack %s OUT.tar.gz) and install that", p, e.Name(), p)
+		}
 		if !e.Type().IsRegular() {
-			// A link could point out of the bundle; a directory holds
-			// nothing a bundle lists (Pack writes none).
-			return nil, fmt.Errorf("%s is not a regular file (%s): bundles hold only files", e.Name(), e.Type())
+			// A link could point out of the bundle.
+			return nil, fmt.Errorf("%s is not a regular file (%s): bundles hold only files", e.Name(), typeName(e.Type()))
 		}
 		b, err := readLimited(filepath.Join(p, e.Name()))
 		if err != nil {
@@ -44,6 +57,22 @@ func readFiles(p string) (map[string][]byte, error) {
 		files[e.Name()] = b
 	}
 	return files, nil
+}
+
+// typeName names a file type for an error ("symlink"), not as a mode
+// string with no permission bits ("L---------").
+func typeName(t fs.FileMode) string {
+	switch {
+	case t&fs.ModeSymlink != 0:
+		return "symlink"
+	case t&fs.ModeNamedPipe != 0:
+		return "named pipe"
+	case t&fs.ModeSocket != 0:
+		return "socket"
+	case t&fs.ModeDevice != 0:
+		return "device"
+	}
+	return "not a regular file"
 }
 
 func readLimited(p string) ([]byte, error) {

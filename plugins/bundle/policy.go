@@ -8,6 +8,8 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"sort"
+	"strings"
 )
 
 // ErrNotTrusted is returned by InstallChecked for a bundle the policy
@@ -24,7 +26,18 @@ type Policy struct {
 	// RequireSigned (RUNBOX_REQUIRE_SIGNED=1, or require_signed in the
 	// config) refuses such a bundle even with AllowUnsigned.
 	RequireSigned bool
+	// Names, when not nil, returns the plugin name each module's manifest
+	// gives, keyed as given, leaving out those that do not load
+	// (plugins.ModuleNames: this package cannot load a module).
+	// InstallChecked then refuses a bundle with a plugin named like
+	// another of its own, or like one of another installed bundle or a
+	// loose module in the plugins directory: runbox would load neither.
+	Names func(modules map[string][]byte) (map[string]string, error)
 }
+
+// ErrNameClash is a bundle whose plugin is named like another installed
+// plugin.
+var ErrNameClash = errors.New("plugin name already installed")
 
 // Inspect reads and checks a bundle's structure and checksums (not its
 // signature) and returns its manifest with the signature's state.
@@ -48,7 +61,67 @@ func InstallChecked(path, pluginsDir string, p Policy) (Manifest, Signature, err
 	if err := p.admit(bm, sig); err != nil {
 		return bm, sig, fmt.Errorf("install %s: %w", bm.Name, err)
 	}
+	if err := p.checkNames(bm, files, pluginsDir); err != nil {
+		return bm, sig, fmt.Errorf("install %s: %w", bm.Name, err)
+	}
 	return bm, sig, place(bm, files, pluginsDir)
+}
+
+// checkNames refuses bm when one of its plugins is named like another
+// plugin it has, or that pluginsDir has outside the bundle bm replaces
+// (p.Names tells the names).
+func (p Policy) checkNames(bm Manifest, files map[string][]byte, pluginsDir string) error {
+	if p.Names == nil || len(bm.Plugins) == 0 {
+		return nil
+	}
+	mods := map[string][]byte{}
+	what := map[string]string{} // key -> how the refusal names it
+	for _, f := range bm.Plugins {
+		k := "new:" + f.File
+		mods[k], what[k] = files[f.File], f.File+" of this bundle"
+	}
+	installed, _ := List(pluginsDir) // one that cannot be read loads no plugin
+	for _, ob := range installed {
+		if ob.Name == bm.Name {
+			continue // replaced by this install
+		}
+		for _, f := range ob.Plugins {
+			path := filepath.Join(pluginsDir, ob.Name, filepath.FromSlash(f.File))
+			if b, err := os.ReadFile(path); err == nil {
+				mods[path], what[path] = b, fmt.Sprintf("%s of installed bundle %s (runbox plugins remove %s)", f.File, ob.Name, ob.Name)
+			}
+		}
+	}
+	loose, _ := filepath.Glob(filepath.Join(pluginsDir, "*.wasm"))
+	for _, path := range loose {
+		if b, err := os.ReadFile(path); err == nil {
+			mods[path], what[path] = b, path
+		}
+	}
+	names, err := p.Names(mods)
+	if err != nil {
+		return fmt.Errorf("read the plugins' names: %w", err)
+	}
+	byName := map[string][]string{}
+	for k, n := range names {
+		byName[n] = append(byName[n], k)
+	}
+	for _, f := range bm.Plugins {
+		n, ok := names["new:"+f.File]
+		if !ok || len(byName[n]) < 2 {
+			continue
+		}
+		var others []string
+		for _, k := range byName[n] {
+			if k != "new:"+f.File {
+				others = append(others, what[k])
+			}
+		}
+		sort.Strings(others)
+		return fmt.Errorf("its plugin %s is named %q, as is %s: runbox would load neither; remove the other first, or rename one of them (sdk.Manifest.Name) and rebuild it: %w",
+			f.File, n, strings.Join(others, " and "), ErrNameClash)
+	}
+	return nil
 }
 
 func (p Policy) admit(bm Manifest, sig Signature) error {
