@@ -98,7 +98,9 @@ func (e *Engine) campaignOf(ctx context.Context, gpus int, req api.RunRequest, b
 		for _, one := range strings.Split(ref, ",") {
 			one = strings.TrimSpace(one)
 			if one == "" {
-				continue
+				// An empty name (--after "", "12,") started the run
+				// with no dependency, saying nothing.
+				return nil, badRequest("--after %q names no run: give run numbers, ids or @last, separated by commas", ref)
 			}
 			dep, err := e.cfg.Store.GetRun(ctx, one)
 			if err != nil {
@@ -191,7 +193,7 @@ func (e *Engine) campaignEnded(id string) {
 	}
 	for _, r := range dependents {
 		r.mu.Lock()
-		r.stopWhy = fmt.Sprintf("dependency %s %s", id, run.State)
+		r.stopWhy = fmt.Sprintf("dependency %s %s", runName(run.ID, run.Short), run.State)
 		r.mu.Unlock()
 		go r.stop(context.WithoutCancel(e.ctx), 0)
 	}
@@ -257,10 +259,29 @@ func (e *Engine) depStateLocked(c *store.Campaign) (ready bool, wait waitReason,
 			e.camp.ended[dep] = st
 		}
 		if st != store.Succeeded && !c.AfterAny {
-			return false, waitReason{}, fmt.Sprintf("dependency %s %s", dep, st)
+			return false, waitReason{}, fmt.Sprintf("dependency %s %s", e.depNameLocked(dep), st)
 		}
 	}
 	return true, waitReason{}, ""
+}
+
+// runName is how reasons name a run: by its number, as the waiting
+// reason does ("waiting for 12", "dependency 12 failed"); by id when it
+// has none.
+func runName(id, short string) string {
+	if short != "" {
+		return short
+	}
+	return id
+}
+
+// depNameLocked is runName of dependency id (read from the store: only
+// when a run is cancelled for it). Called with e.mu held.
+func (e *Engine) depNameLocked(id string) string {
+	if run, err := e.cfg.Store.GetRun(e.ctx, id); err == nil {
+		return runName(run.ID, run.Short)
+	}
+	return id
 }
 
 // queueDecision is one pass of the scheduler over the queue: who starts,

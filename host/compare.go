@@ -88,6 +88,9 @@ func (e *Engine) Compare(ctx context.Context, q CompareQuery) (*record.Compariso
 		}
 		rows = append(rows, row)
 	}
+	if err := record.CheckSort(rows, q.CompareOptions); err != nil {
+		return nil, badRequest("%v", err)
+	}
 	c := record.Compare(rows, q.CompareOptions)
 	return &c, nil
 }

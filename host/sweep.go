@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"math"
 	"os"
 	"regexp"
@@ -22,20 +23,139 @@ import (
 // is left alone (placeholders).
 var placeholder = regexp.MustCompile(`\{([A-Za-z_][A-Za-z0-9_]*)\}`)
 
+// paramName is what a param may be called: a name {NAME} can stand for
+// and RUNBOX_PARAM_NAME can carry.
+var paramName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
+
+// quoting is where a placeholder sits in a shell command line.
+type quoting int
+
+const (
+	bare     quoting = iota // outside quotes
+	inSingle                // inside '...'
+	inDouble                // inside "..."
+)
+
 // placeholders calls fn for each {NAME} in arg that is not ${NAME}, and
 // returns arg with each replaced by what fn returns.
 func placeholders(arg string, fn func(name string) string) string {
+	out, _ := substitute(arg, false, bare, fn)
+	return out
+}
+
+// substitute is placeholders for an argument of a command line: for a
+// shell's (shell), fn's value is quoted for where the placeholder sits,
+// so the shell reads it back as the value itself (shellQuote). q is the
+// quoting arg starts in (a shell command's arguments are joined with
+// spaces: a quote may span them); end is the quoting it leaves.
+func substitute(arg string, shell bool, q quoting, fn func(name string) string) (out string, end quoting) {
 	var b strings.Builder
-	last := 0
+	last, scanned := 0, 0
 	for _, m := range placeholder.FindAllStringSubmatchIndex(arg, -1) {
 		if m[0] > 0 && arg[m[0]-1] == '$' {
 			continue
 		}
 		b.WriteString(arg[last:m[0]])
-		b.WriteString(fn(arg[m[2]:m[3]]))
+		v := fn(arg[m[2]:m[3]])
+		if shell {
+			q = scanQuoting(arg, scanned, m[0], q)
+			scanned = m[1]
+			v = shellQuote(v, q)
+		}
+		b.WriteString(v)
 		last = m[1]
 	}
 	b.WriteString(arg[last:])
+	if shell {
+		q = scanQuoting(arg, scanned, len(arg), q)
+	}
+	return b.String(), q
+}
+
+// scanQuoting is the quoting in effect at s[to], given q at s[from].
+func scanQuoting(s string, from, to int, q quoting) quoting {
+	for i := from; i < to; i++ {
+		switch c := s[i]; {
+		case q == inSingle:
+			if c == '\'' {
+				q = bare
+			}
+		case c == '\\':
+			i++ // the next character is escaped
+		case q == inDouble:
+			if c == '"' {
+				q = bare
+			}
+		case c == '\'':
+			q = inSingle
+		case c == '"':
+			q = inDouble
+		}
+	}
+	return q
+}
+
+// shellQuote is v written so that a shell, reading it where q says,
+// takes it as exactly v: outside quotes one single-quoted word (a pair of
+// quotes when empty), inside single quotes with each quote in v closed,
+// escaped and reopened, inside "..." with \ $ ` and " escaped. Nothing
+// in v is expanded or run.
+func shellQuote(v string, q quoting) string {
+	switch q {
+	case inSingle:
+		return strings.ReplaceAll(v, "'", `'\''`)
+	case inDouble:
+		var b strings.Builder
+		for _, r := range v {
+			if r == '\\' || r == '$' || r == '`' || r == '"' {
+				b.WriteByte('\\')
+			}
+			b.WriteRune(r)
+		}
+		return b.String()
+	}
+	return "'" + strings.ReplaceAll(v, "'", `'\''`) + "'"
+}
+
+// shellUnquote is the inverse of shellQuote: the value a shell reads from
+// s written where q says (for a retried member's command, retriedParams).
+func shellUnquote(s string, q quoting) string {
+	switch q {
+	case inSingle:
+		return strings.ReplaceAll(s, `'\''`, "'")
+	case inDouble:
+		var b strings.Builder
+		for i := 0; i < len(s); i++ {
+			if s[i] == '\\' && i+1 < len(s) && strings.IndexByte("\\$`\"", s[i+1]) >= 0 {
+				i++
+			}
+			b.WriteByte(s[i])
+		}
+		return b.String()
+	}
+	var b strings.Builder
+	for i, q := 0, bare; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case q == inSingle:
+			if c == '\'' {
+				q = bare
+			} else {
+				b.WriteByte(c)
+			}
+		case q == inDouble && c == '"':
+			q = bare
+		case c == '\\' && i+1 < len(s) && (q == bare || strings.IndexByte("\\$`\"", s[i+1]) >= 0):
+			i++
+			b.WriteByte(s[i])
+		case q == bare && c == '\'':
+			q = inSingle
+		case q == bare && c == '"':
+			q = inDouble
+		default:
+			b.WriteByte(c)
+		}
+	}
 	return b.String()
 }
 
@@ -51,6 +171,26 @@ func paramEnv(name string) string {
 		}
 	}
 	return b.String()
+}
+
+// templated are the parts of a sweep's run request where {NAME} stands
+// for a member's value (memberRequest): the command, env values, setup
+// commands, label values. Each is named as the user would know it.
+func templated(req api.RunRequest) (where []string, texts []string) {
+	for _, a := range req.Command {
+		where, texts = append(where, "the command"), append(texts, a)
+	}
+	for _, kv := range req.Env {
+		k, v, _ := strings.Cut(kv, "=")
+		where, texts = append(where, "-e "+k), append(texts, v)
+	}
+	for _, c := range req.Setup {
+		where, texts = append(where, "--setup"), append(texts, c)
+	}
+	for _, k := range slices.Sorted(maps.Keys(req.Labels)) {
+		where, texts = append(where, "--label "+k), append(texts, req.Labels[k])
+	}
+	return where, texts
 }
 
 // checkSweep refuses a sweep that cannot mean what it says.
@@ -73,17 +213,29 @@ func checkSweep(req api.SweepRequest) error {
 	if req.Run.PlanID != "" || req.Run.Attach {
 		return badRequest("a sweep's members are ordinary runs: no --plan or attached sweep")
 	}
-	var unknown string
-	for _, arg := range req.Run.Command {
-		placeholders(arg, func(name string) string {
+	envs := map[string]string{}
+	for _, n := range req.ParamNames {
+		if !paramName.MatchString(n) {
+			return badRequest("param name %q cannot be used: {NAME} and $RUNBOX_PARAM_NAME take letters, digits and _ only, not starting with a digit (rename it, e.g. %s)", n, suggestName(n))
+		}
+		env := paramEnv(n)
+		if other, ok := envs[env]; ok {
+			return badRequest("params %s and %s would both be $%s (names differ only in case): rename one", other, n, env)
+		}
+		envs[env] = n
+	}
+	where, texts := templated(req.Run)
+	for i, text := range texts {
+		var unknown string
+		placeholders(text, func(name string) string {
 			if unknown == "" && !slices.Contains(req.ParamNames, name) {
 				unknown = name
 			}
 			return ""
 		})
-	}
-	if unknown != "" {
-		return badRequest("the command uses {%s} but no param is called %s (params: %s)", unknown, unknown, strings.Join(req.ParamNames, ", "))
+		if unknown != "" {
+			return badRequest("%s uses {%s} but no param is called %s (params: %s)", where[i], unknown, unknown, strings.Join(req.ParamNames, ", "))
+		}
 	}
 	for i, set := range req.Sets {
 		for _, n := range req.ParamNames {
@@ -98,17 +250,60 @@ func checkSweep(req api.SweepRequest) error {
 	return nil
 }
 
-// memberRequest is the template with set's values in place.
+// suggestName is n with what a param name cannot have made _.
+func suggestName(n string) string {
+	var b strings.Builder
+	for i, r := range n {
+		switch {
+		case r == '_' || (r >= 'A' && r <= 'Z') || (r >= 'a' && r <= 'z'):
+		case r >= '0' && r <= '9':
+			if i == 0 {
+				b.WriteByte('_')
+			}
+		default:
+			r = '_'
+		}
+		b.WriteRune(r)
+	}
+	if b.Len() == 0 {
+		return "p"
+	}
+	return b.String()
+}
+
+// memberRequest is the template with set's values in place: in the
+// command (quoted for the shell with --shell), env values, setup commands
+// (shell command lines: quoted) and label values.
 func memberRequest(sw *store.Sweep, tmpl api.RunRequest, i int) api.RunRequest {
 	set := sw.Sets[i]
+	value := func(name string) string { return set[name] }
 	req := tmpl
 	req.Command = make([]string, len(tmpl.Command))
+	q := bare
 	for j, arg := range tmpl.Command {
-		req.Command[j] = placeholders(arg, func(name string) string { return set[name] })
+		req.Command[j], q = substitute(arg, tmpl.Shell, q, value)
 	}
-	req.Env = slices.Clone(tmpl.Env)
+	req.Env = make([]string, 0, len(tmpl.Env)+len(sw.ParamNames))
+	for _, kv := range tmpl.Env {
+		if k, v, ok := strings.Cut(kv, "="); ok {
+			kv = k + "=" + placeholders(v, value)
+		}
+		req.Env = append(req.Env, kv)
+	}
 	for _, n := range sw.ParamNames {
 		req.Env = append(req.Env, paramEnv(n)+"="+set[n])
+	}
+	if tmpl.Setup != nil {
+		req.Setup = make([]string, len(tmpl.Setup))
+		for j, c := range tmpl.Setup {
+			req.Setup[j], _ = substitute(c, true, bare, value)
+		}
+	}
+	if tmpl.Labels != nil {
+		req.Labels = make(map[string]string, len(tmpl.Labels))
+		for k, v := range tmpl.Labels {
+			req.Labels[k] = placeholders(v, value)
+		}
 	}
 	name := sw.Name
 	if name == "" {
@@ -340,7 +535,16 @@ func (e *Engine) retryMember(ctx context.Context, parent *store.Run, req api.Run
 		}
 	}
 	e.mu.Unlock()
-	run, err := e.submit(ctx, req, parent, &store.Campaign{Sweep: sw.ID, Index: c.Index, Params: c.Params})
+	params := c.Params
+	if len(req.Command) > 0 || len(req.Env) > 0 {
+		// A retry that changes the command or a param's env var runs
+		// other values: its row shows those (retriedParams), and the run
+		// sees them in its RUNBOX_PARAM_ vars.
+		var env []string
+		params, env = retriedParams(sw, parent, req)
+		req.Env = append(env, req.Env...)
+	}
+	run, err := e.submit(ctx, req, parent, &store.Campaign{Sweep: sw.ID, Index: c.Index, Params: params})
 	if err != nil {
 		// Refused or not created: the sweep's state is read again from
 		// the store (a refused retry is on record as a failed attempt).
@@ -350,6 +554,125 @@ func (e *Engine) retryMember(ctx context.Context, parent *store.Run, req api.Run
 		return nil, err
 	}
 	return run, nil
+}
+
+// RetryChangedParam is the value a retried member's row shows for a
+// param the retry's command no longer says (it does not fit the sweep's
+// command): never the member's old value beside the new run's result.
+const RetryChangedParam = "? (the retry changed the command)"
+
+// retriedParams are the params a retry of a member runs with: read from
+// its command where that differs from the member's (its values where the
+// sweep's command has {NAME}; RetryChangedParam for a param the command
+// holds no longer), then from RUNBOX_PARAM_ vars in its env, which win.
+// env are the RUNBOX_PARAM_ vars to give the run for the values that
+// changed.
+func retriedParams(sw *store.Sweep, parent *store.Run, req api.RunRequest) (params map[string]string, env []string) {
+	old := parent.Campaign.Params
+	params = maps.Clone(old)
+	if params == nil {
+		params = map[string]string{}
+	}
+	shell := parent.Spec.Shell || req.Shell
+	if len(req.Command) > 0 && !slices.Equal(req.Command, parent.Spec.Command) {
+		got, ok := commandParams(sw.Command, req.Command, shell)
+		for _, n := range sw.ParamNames {
+			if !usesParam(sw.Command, n) {
+				continue // only in its env var: the command says nothing of it
+			}
+			switch v, has := got[n]; {
+			case ok && has:
+				params[n] = v
+			default:
+				params[n] = RetryChangedParam
+			}
+		}
+	}
+	for _, kv := range req.Env {
+		k, v, _ := strings.Cut(kv, "=")
+		for _, n := range sw.ParamNames {
+			if k == paramEnv(n) {
+				params[n] = v
+			}
+		}
+	}
+	for _, n := range sw.ParamNames {
+		if v := params[n]; v != old[n] && v != RetryChangedParam {
+			env = append(env, paramEnv(n)+"="+v)
+		}
+	}
+	return params, env
+}
+
+// usesParam reports whether the sweep's command has {name}.
+func usesParam(cmd []string, name string) bool {
+	found := false
+	for _, a := range cmd {
+		placeholders(a, func(n string) string {
+			found = found || n == name
+			return ""
+		})
+	}
+	return found
+}
+
+// commandParams reads the values of tmpl's placeholders from cmd, a
+// command made from it: ok is false when cmd does not fit tmpl (another
+// number of arguments, other fixed text, one param with two values).
+func commandParams(tmpl, cmd []string, shell bool) (map[string]string, bool) {
+	if len(tmpl) != len(cmd) {
+		return nil, false
+	}
+	got := map[string]string{}
+	q := bare
+	for i, arg := range tmpl {
+		var pat strings.Builder
+		var names []string
+		var quotes []quoting
+		last, scanned := 0, 0
+		for _, m := range placeholder.FindAllStringSubmatchIndex(arg, -1) {
+			if m[0] > 0 && arg[m[0]-1] == '$' {
+				continue
+			}
+			if shell {
+				q = scanQuoting(arg, scanned, m[0], q)
+				scanned = m[1]
+			}
+			pat.WriteString(regexp.QuoteMeta(arg[last:m[0]]))
+			pat.WriteString(`(.*?)`)
+			names, quotes = append(names, arg[m[2]:m[3]]), append(quotes, q)
+			last = m[1]
+		}
+		if shell {
+			q = scanQuoting(arg, scanned, len(arg), q)
+		}
+		if names == nil {
+			if arg != cmd[i] {
+				return nil, false
+			}
+			continue
+		}
+		pat.WriteString(regexp.QuoteMeta(arg[last:]))
+		re, err := regexp.Compile(`^(?s:` + pat.String() + `)$`)
+		if err != nil {
+			return nil, false
+		}
+		m := re.FindStringSubmatch(cmd[i])
+		if m == nil {
+			return nil, false
+		}
+		for j, n := range names {
+			v := m[j+1]
+			if shell {
+				v = shellUnquote(v, quotes[j])
+			}
+			if prev, seen := got[n]; seen && prev != v {
+				return nil, false
+			}
+			got[n] = v
+		}
+	}
+	return got, true
 }
 
 // SweepStatus is a sweep with one row per member, sorted by metric when
@@ -382,9 +705,32 @@ func (e *Engine) SweepStatus(ctx context.Context, id, sortBy string) (*api.Sweep
 	v.Done = sw.Complete && len(members) == len(sw.Sets) && ended == len(members)
 	sort.Slice(v.Runs, func(i, j int) bool { return v.Runs[i].Index < v.Runs[j].Index })
 	if sortBy != "" {
+		if err := checkMemberSort(v.Runs, sortBy, v.Done); err != nil {
+			return nil, err
+		}
 		sortMembers(v.Runs, sortBy)
 	}
 	return v, nil
+}
+
+// checkMemberSort refuses sorting members by a metric none of them has
+// (they were left in member order, said to be sorted). While no member
+// has reported any metric and the sweep goes on, any name is taken:
+// nothing is known yet.
+func checkMemberSort(rows []api.SweepRun, name string, done bool) error {
+	have := map[string]bool{}
+	for _, r := range rows {
+		for m := range r.Metrics {
+			have[m] = true
+		}
+	}
+	if have[name] || (len(have) == 0 && !done) {
+		return nil
+	}
+	if len(have) == 0 {
+		return badRequest("--sort %s: the sweep's members reported no metrics to sort by", name)
+	}
+	return badRequest("--sort %s: no member has a metric called %s (their metrics: %s)", name, name, strings.Join(slices.Sorted(maps.Keys(have)), ", "))
 }
 
 func sweepView(sw *store.Sweep) *api.Sweep {

@@ -1,6 +1,8 @@
 package record
 
 import (
+	"encoding/json"
+	"fmt"
 	"maps"
 	"math"
 	"regexp"
@@ -10,6 +12,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/runbox/runbox/sdk"
 )
 
 // Row is one run in a comparison.
@@ -32,6 +36,65 @@ type Metric struct {
 	// Best is the lowest value for a metric to minimise, the highest for
 	// one to maximise; unset when the goal is unknown.
 	Best *float64 `json:"best,omitempty"`
+}
+
+// MarshalJSON writes last and best as the metrics answer writes a
+// metric's value (api.Float): a JSON number, or the strings "NaN",
+// "Infinity", "-Infinity" for a run whose last value was not finite (JSON
+// has no NaN: encoding/json refused the whole comparison). best is left
+// out when unset, as when the run has no finite value of the metric.
+func (m Metric) MarshalJSON() ([]byte, error) {
+	b := append(make([]byte, 0, 48), `{"last":`...)
+	b = sdk.AppendMetricValue(b, m.Last)
+	if m.Best != nil {
+		b = append(b, `,"best":`...)
+		b = sdk.AppendMetricValue(b, *m.Best)
+	}
+	return append(b, '}'), nil
+}
+
+// UnmarshalJSON reads what MarshalJSON writes (null reads as NaN).
+func (m *Metric) UnmarshalJSON(b []byte) error {
+	var raw struct {
+		Last json.RawMessage `json:"last"`
+		Best json.RawMessage `json:"best"`
+	}
+	if err := json.Unmarshal(b, &raw); err != nil {
+		return err
+	}
+	last, err := metricValue(raw.Last)
+	if err != nil {
+		return fmt.Errorf("metric last: %w", err)
+	}
+	*m = Metric{Last: last}
+	if len(raw.Best) > 0 && string(raw.Best) != "null" {
+		best, err := metricValue(raw.Best)
+		if err != nil {
+			return fmt.Errorf("metric best: %w", err)
+		}
+		m.Best = &best
+	}
+	return nil
+}
+
+// metricValue is a number, "NaN", "Infinity", "-Infinity" or null (NaN).
+func metricValue(b json.RawMessage) (float64, error) {
+	if len(b) == 0 || string(b) == "null" {
+		return math.NaN(), nil
+	}
+	if b[0] == '"' {
+		var s string
+		if err := json.Unmarshal(b, &s); err != nil {
+			return 0, err
+		}
+		if f, ok := sdk.ParseMetricString(s); ok {
+			return f, nil
+		}
+		return 0, fmt.Errorf("%q is not a metric value (a number, \"NaN\", \"Infinity\" or \"-Infinity\")", s)
+	}
+	var f float64
+	err := json.Unmarshal(b, &f)
+	return f, err
 }
 
 // Goal says whether lower or higher is better for a metric.
@@ -118,6 +181,85 @@ type Comparison struct {
 	Total   int               `json:"total"`
 	Offset  int               `json:"offset"`
 	Sort    string            `json:"sort"`
+}
+
+// SortKeys are the columns a comparison sorts by (CompareOptions.Sort).
+const SortKeys = "created, duration, state, param:NAME, last:METRIC, best:METRIC (a leading - reverses)"
+
+// BadSort is a sort column Compare does not know.
+type BadSort struct{ Msg string }
+
+func (e *BadSort) Error() string { return e.Msg }
+
+// checkSort refuses a column that names no column of the rows: an
+// unknown kind, a param or metric none of them has, best of a metric
+// whose goal is not known (its best is unset).
+func checkSort(col string, params, metrics map[string]bool, goals map[string]string) error {
+	kind, name, named := strings.Cut(strings.TrimPrefix(col, "-"), ":")
+	have := func(what string, m map[string]bool) string {
+		if len(m) == 0 {
+			return "the runs have no " + what + "s"
+		}
+		return "the runs' " + what + "s: " + strings.Join(slices.Sorted(maps.Keys(m)), ", ")
+	}
+	switch {
+	case !named && (kind == "created" || kind == "duration" || kind == "state"):
+		return nil
+	case named && kind == "param":
+		if len(params) > 0 && !params[name] {
+			return &BadSort{"sort " + strconv.Quote(col) + ": no run has param " + strconv.Quote(name) + " (" + have("param", params) + ")"}
+		}
+		return nil
+	case named && (kind == "last" || kind == "best"):
+		if len(metrics)+len(params) > 0 && !metrics[name] {
+			return &BadSort{"sort " + strconv.Quote(col) + ": no run has metric " + strconv.Quote(name) + " (" + have("metric", metrics) + ")"}
+		}
+		if kind == "best" && metrics[name] && goals[name] == "" {
+			return &BadSort{"sort " + strconv.Quote(col) + ": whether lower or higher is best for " + name + " is not known: pass --goal " + name + "=min or max, or sort by last:" + name}
+		}
+		return nil
+	}
+	return &BadSort{"sort " + strconv.Quote(col) + ": want one of " + SortKeys}
+}
+
+// CheckSort refuses o.Sort when it is not one of SortKeys or names a
+// param or metric that none of the rows o keeps has (*BadSort): Compare
+// would leave them unsorted, saying "sorted by" it.
+func CheckSort(rows []Row, o CompareOptions) error {
+	if o.Sort == "" {
+		return nil
+	}
+	params, metrics := map[string]bool{}, map[string]bool{}
+	n := 0
+	for _, r := range rows {
+		if !keep(r, o.Filter) {
+			continue
+		}
+		n++
+		for k := range r.Params {
+			params[k] = true
+		}
+		for k := range r.Metrics {
+			metrics[k] = true
+		}
+	}
+	goals := map[string]string{}
+	for m := range metrics {
+		goals[m] = string(GoalOf(m, o.Goals))
+	}
+	if n == 0 {
+		metrics, params = map[string]bool{}, map[string]bool{} // nothing to sort: only the form is checked
+	}
+	return checkSort(o.Sort, params, metrics, goals)
+}
+
+func keep(r Row, filter map[string]string) bool {
+	for k, v := range filter {
+		if r.Params[k] != v {
+			return false
+		}
+	}
+	return true
 }
 
 // Compare sorts, filters and pages rows and picks the columns.

@@ -133,6 +133,45 @@ func TestBrowserCompareView(t *testing.T) {
 	screenshot(t, ctx, "compare.png")
 }
 
+// A run whose loss went NaN (the diverged run one most wants to see) is
+// compared like any other: its last loss reads NaN. The comparison's
+// answer failed to encode it at first, and then the page's number
+// formatting threw on the answer's word for it.
+func TestBrowserCompareViewWithNaN(t *testing.T) {
+	e := startEnv(t)
+	ctx := browser(t)
+	a := e.trainLR(t, "0.1", "0.8", "0.5")
+	n := e.trainLR(t, "50", "0.7", "NaN")
+	err := testwait.For("the runs' losses", 30*time.Second, func() error {
+		cmp, err := e.c.Compare(context.Background(), url.Values{"run": {a.ID, n.ID}})
+		if err != nil {
+			return err
+		}
+		for _, r := range cmp.Rows {
+			if r.Metrics["loss"].Best == nil {
+				return errors.New("no loss yet for " + r.RunID)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var cells []string
+	run(t, ctx,
+		chromedp.Navigate(e.url),
+		chromedp.WaitVisible(`input.tick[data-id="`+n.ID+`"]`, chromedp.ByQuery),
+		chromedp.Click(`input.tick[data-id="`+a.ID+`"]`, chromedp.ByQuery),
+		chromedp.Click(`input.tick[data-id="`+n.ID+`"]`, chromedp.ByQuery),
+		chromedp.Click(`#compare-ticked`, chromedp.ByQuery),
+		chromedp.WaitVisible(`#compare tr.cmp-row[data-id="`+n.ID+`"]`, chromedp.ByQuery),
+		chromedp.Evaluate(`[...document.querySelectorAll('#compare tr.cmp-row[data-id="`+n.ID+`"] td')].map(td => td.textContent.trim())`, &cells),
+	)
+	if !slices.Contains(cells, "NaN") {
+		t.Fatalf("the NaN run's row %q does not show its last loss as NaN", cells)
+	}
+}
+
 // A run page charts the machine's use (sys/) beside the run's metrics and
 // shows what ran.
 func TestBrowserRunPageMachine(t *testing.T) {

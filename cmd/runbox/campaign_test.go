@@ -194,11 +194,12 @@ func TestAfterSuccessAndFailure(t *testing.T) {
 	anyRun := strings.TrimSpace(e.must("run", "-d", "--after", c, "--after-any", "--", "echo", "any"))
 	e.run("", "wait", d)
 	rd := e.getRun(d)
-	if rd.State != api.Cancelled || !strings.Contains(rd.Reason, e.getRun(c).ID) || rd.StartedAt != nil {
+	if rd.State != api.Cancelled || rd.StartedAt != nil {
 		t.Errorf("dependent of a failed run: %s %q", rd.State, rd.Reason)
 	}
-	// The code once, as for any end: "CANCELLED: dependency … failed".
-	if want := "dependency " + e.getRun(c).ID + " failed"; rd.Failure == nil || rd.Failure.Message != want || rd.Reason != "CANCELLED: "+want {
+	// The code once, as for any end, and the dependency by its number, as
+	// the waiting reason names it: "CANCELLED: dependency 3 failed".
+	if want := "dependency " + e.getRun(c).ShortID + " failed"; rd.Failure == nil || rd.Failure.Message != want || rd.Reason != "CANCELLED: "+want {
 		t.Errorf("dependent of a failed run: reason %q, failure %+v, want the message %q", rd.Reason, rd.Failure, want)
 	}
 	e.must("wait", anyRun)
@@ -680,7 +681,7 @@ func TestSlurmChainUsesDependency(t *testing.T) {
 	d := strings.TrimSpace(e.must("run", "-d", "--sandbox", "slurm", "--after", c, "--", "echo", "d ran"))
 	e.run("", "wait", d)
 	rd := e.getRun(d)
-	if rd.State != api.Cancelled || !strings.Contains(rd.Reason, "dependency "+e.getRun(c).ID) {
+	if rd.State != api.Cancelled || rd.Reason != "CANCELLED: dependency "+e.getRun(c).ShortID+" failed" {
 		t.Errorf("dependent of a failed Slurm run: %s %q", rd.State, rd.Reason)
 	}
 	if out := e.must("logs", d); strings.Contains(out, "d ran") {

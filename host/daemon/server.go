@@ -4,6 +4,7 @@
 package daemon
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -246,10 +247,22 @@ func readJSON(w http.ResponseWriter, r *http.Request, v any) bool {
 	return true
 }
 
+// writeJSON answers v with code. v is encoded before anything is sent: a
+// value JSON cannot hold (a NaN, say) is a 500 naming what failed, never
+// a 200 with an empty body (which clients read as "EOF").
 func writeJSON(w http.ResponseWriter, code int, v any) {
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(v); err != nil {
+		b, _ := json.Marshal(api.Error{Code: api.CodeInternal,
+			Error: fmt.Sprintf("the daemon could not encode its answer (%T): %v; this is a bug in runbox, please report it", v, err)})
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusInternalServerError)
+		_, _ = w.Write(append(b, '\n'))
+		return
+	}
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(code)
-	_ = json.NewEncoder(w).Encode(v)
+	_, _ = w.Write(buf.Bytes())
 }
 
 func writeError(w http.ResponseWriter, err error) {

@@ -219,12 +219,16 @@ func (s *Sandbox) sbatchArray(ctx context.Context, name, dir, group string, ms [
 	if err := os.WriteFile(script, []byte(arrayScript(name, ms)), 0o700); err != nil {
 		return 0, fmt.Errorf("write array script: %w", err)
 	}
-	spec := ms[0].spec
+	// Slurm enters --chdir before the script runs, for every task: the
+	// array's own dir lives as long as the array (a member's workdir, a
+	// sweep member's snapshot, is removed when that member ends, and a
+	// later task would log "couldn't chdir"); the script then enters each
+	// task's own workdir.
 	args = withAfterAny(slices.Clone(args), deps)
 	args = append(args,
 		"--job-name="+name,
 		"--comment=runbox:array:"+strings.TrimPrefix(name, "runbox-array-"),
-		"--chdir="+spec.Workdir,
+		"--chdir="+dir,
 		"--output="+filepath.Join(dir, "%a.out"),
 		"--error="+filepath.Join(dir, "%a.err"),
 		"--array="+arraySpec(tasks, parallel))

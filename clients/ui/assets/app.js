@@ -242,6 +242,7 @@ function incrs(from, to) {
 const STEP_INCRS = incrs(0, 18), VALUE_INCRS = incrs(-300, 307);
 function num(v) {
   if (v == null) return "";
+  if (typeof v === "string") return v; // "NaN", "Infinity", "-Infinity": the answer's words for them
   const a = Math.abs(v);
   if (a !== 0 && (a >= 1e6 || a < 1e-4)) return v.toExponential(2).replace(/\.?0+e/, "e");
   return String(+v.toPrecision(6));

@@ -2,8 +2,10 @@ package cli
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
+	"math"
 	"net/url"
 	"sort"
 	"strconv"
@@ -11,6 +13,8 @@ import (
 	"text/tabwriter"
 
 	"github.com/runbox/runbox/api"
+	"github.com/runbox/runbox/api/client"
+	"github.com/runbox/runbox/sdk"
 )
 
 // RecordFlags choose what a run keeps of what ran (run and plan share them).
@@ -115,7 +119,7 @@ func (c *CompareCmd) Run(ctx context.Context, a *App) error {
 	q.Set("offset", strconv.Itoa(c.Offset))
 	cmp, err := a.client().Compare(ctx, q)
 	if err != nil {
-		return friendly(err)
+		return argError(err)
 	}
 	if a.G.JSON {
 		return a.PrintJSON(cmp)
@@ -180,9 +184,22 @@ func printComparison(out io.Writer, c *api.Comparison) {
 	}
 }
 
+// argError is err as the command's error: a bad request (an unknown
+// --sort column, a bad --goal) is the command line's fault: exit 2.
+func argError(err error) error {
+	var ce *client.Error
+	if errors.As(err, &ce) && ce.Code == api.CodeBadRequest {
+		return usageError{errors.New(ce.Msg)}
+	}
+	return friendly(err)
+}
+
 func num(v float64, ok bool) string {
 	if !ok {
 		return "-"
+	}
+	if math.IsNaN(v) || math.IsInf(v, 0) {
+		return sdk.FormatMetric(v) // NaN, Infinity, -Infinity: as --json spells them
 	}
 	return strconv.FormatFloat(v, 'g', 5, 64)
 }

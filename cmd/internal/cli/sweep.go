@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"bufio"
 	"context"
 	"encoding/csv"
 	"encoding/json"
@@ -31,7 +32,7 @@ type SweepCmd struct {
 
 // CampaignFlags are run's flags that tie a run to others (host/campaign.go).
 type CampaignFlags struct {
-	After    []string `help:"Start after these runs have succeeded (RUN[,RUN...]); if one fails or is cancelled this run is cancelled, naming it." placeholder:"RUN"`
+	After    []string `help:"Start after these runs have succeeded (RUN[,RUN...]); if one fails or is cancelled this run is cancelled, naming it." placeholder:"RUN" sep:"none"`
 	AfterAny bool     `help:"With --after, start however the runs end." name:"after-any"`
 }
 
@@ -108,14 +109,18 @@ func paramSets(params []string, file string) ([]string, []map[string]string, err
 				return nil, nil, fmt.Errorf("--param %s is given twice", name)
 			}
 		}
+		// Every value between commas is one, an empty one too (as the
+		// Python client's ''): x=a,,b is three members. A list with no
+		// value but empty ones (x=, x=,,) is taken for a mistake.
 		var vs []string
+		some := false
 		for _, v := range strings.Split(list, ",") {
-			if v = strings.TrimSpace(v); v != "" {
-				vs = append(vs, v)
-			}
+			v = strings.TrimSpace(v)
+			vs = append(vs, v)
+			some = some || v != ""
 		}
-		if len(vs) == 0 {
-			return nil, nil, fmt.Errorf("--param %s has no values", name)
+		if !some {
+			return nil, nil, fmt.Errorf("--param %s has no values (an empty value is kept beside others: %s=,a is two members, one with %s empty)", name, name, name)
 		}
 		names = append(names, name)
 		values = append(values, vs)
@@ -152,9 +157,15 @@ func readParamsFile(path string) ([]string, []map[string]string, error) {
 		return nil, nil, err
 	}
 	defer f.Close()
+	// Excel (and some editors) write a UTF-8 byte order mark first: it is
+	// not part of the first name.
+	br := bufio.NewReader(f)
+	if b, err := br.Peek(3); err == nil && string(b) == "\ufeff" {
+		_, _ = br.Discard(3)
+	}
 	switch strings.ToLower(filepath.Ext(path)) {
 	case ".csv":
-		rows, err := csv.NewReader(f).ReadAll()
+		rows, err := csv.NewReader(br).ReadAll()
 		if err != nil {
 			return nil, nil, fmt.Errorf("%s: %w", path, err)
 		}
@@ -175,7 +186,7 @@ func readParamsFile(path string) ([]string, []map[string]string, error) {
 		}
 		return names, sets, nil
 	case ".jsonl", ".ndjson":
-		dec := json.NewDecoder(f)
+		dec := json.NewDecoder(br)
 		var names []string
 		var sets []map[string]string
 		for line := 1; ; line++ {
@@ -219,7 +230,7 @@ type SweepStatusCmd struct {
 func (c *SweepStatusCmd) Run(ctx context.Context, a *App) error {
 	sw, err := a.client().Sweep(ctx, c.ID, c.Sort)
 	if err != nil {
-		return friendly(err)
+		return argError(err) // an unknown --sort metric: exit 2
 	}
 	if a.G.JSON {
 		return a.PrintJSON(sw)
@@ -346,6 +357,20 @@ func limitText(n int) string {
 	return strconv.Itoa(n)
 }
 
+// maxCell is the widest a param value is shown in the member table;
+// --json has it whole.
+const maxCell = 40
+
+// cell is v for a table cell: one line (control characters escaped, as
+// commands are shown), cut with an ellipsis past maxCell characters.
+func cell(v string) string {
+	v = strings.NewReplacer("\n", `\n`, "\t", `\t`).Replace(printable.String(v))
+	if r := []rune(v); len(r) > maxCell {
+		return string(r[:maxCell-1]) + "…"
+	}
+	return v
+}
+
 // printSweep is the member table: params, state, progress, each metric's
 // last and best, failure code.
 func printSweep(w io.Writer, sw *api.Sweep) {
@@ -380,7 +405,7 @@ func printSweep(w io.Writer, sw *api.Sweep) {
 		}
 		row := []string{id}
 		for _, n := range sw.ParamNames {
-			row = append(row, r.Params[n])
+			row = append(row, cell(r.Params[n]))
 		}
 		state := string(r.State)
 		if r.State == api.Queued && r.Reason != "" && r.Reason != "queued" {
