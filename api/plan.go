@@ -1,6 +1,9 @@
 package api
 
-import "time"
+import (
+	"fmt"
+	"time"
+)
 
 // Plan is what runbox would do with a command and why (POST /v1/plans).
 type Plan struct {
@@ -137,4 +140,14 @@ type Experience struct {
 	// Changes is what the recent failures had that the successes did not,
 	// from the records of what ran (api/record.go).
 	Changes []string `json:"changes,omitempty"`
+}
+
+// Counts says how the similar runs ended, every run counted once: "3
+// similar runs: 1 succeeded, 0 failed, 2 cancelled or lost".
+func (e *Experience) Counts() string {
+	s := fmt.Sprintf("%d similar runs: %d succeeded, %d failed", e.Runs, e.Succeeded, e.Failed)
+	if other := e.Runs - e.Succeeded - e.Failed; other > 0 {
+		s += fmt.Sprintf(", %d cancelled or lost", other)
+	}
+	return s
 }

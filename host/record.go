@@ -170,6 +170,9 @@ func (e *Engine) completeRecord(ctx context.Context, id string, spec sandbox.Spe
 	if rec.Snapshot != nil {
 		in.Workdir = rec.Workdir // the record is of the workspace, not its copy
 	}
+	if run, err := e.cfg.Store.GetRun(ctx, id); err == nil && run.StartedAt != nil {
+		in.Started = *run.StartedAt
+	}
 	if ii, ok := e.cfg.Sandboxes[backend].(imageInspector); ok {
 		in.InspectImage = ii.InspectImage
 	}
@@ -215,17 +218,38 @@ func (e *Engine) takeSnapshot(ctx context.Context, id string, spec *sandbox.Spec
 		return fmt.Errorf("%w: --snapshot: %v", ErrBadRequest, err)
 	}
 	spec.Workdir = snap.Dir
-	if rec != nil {
-		rec.Snapshot = snap
-	}
+	adoptSnapshot(rec, *snap)
 	return nil
 }
 
-// linkNewPaths, as a --snapshot run starts, links into its copy the
-// workspace paths that appeared since the submission (record.LinkNew):
-// a run chained --after others reads what they wrote.
-func (e *Engine) linkNewPaths(id string, spec sandbox.Spec) {
+// adoptSnapshot describes a run's copy in its record, and the code the
+// copy holds (read as it was taken) as the record's code.
+func adoptSnapshot(rec *record.Record, snap record.Snapshot) {
+	if rec == nil {
+		return
+	}
+	if snap.Code != nil {
+		code := *snap.Code
+		rec.Code = &code
+		snap.Code = nil
+	}
+	rec.Snapshot = &snap
+}
+
+// linkNewPaths, as a --snapshot run chained --after others starts, links
+// into its copy the workspace paths that appeared since the submission
+// (record.LinkNew): it reads what the runs it waited for wrote. A run that
+// waits for none (a sweep's member, a plain --snapshot run) sees its copy
+// alone: linked, the files its sweep's earlier members copied back would
+// be read and written through by the next ones (a member resuming from
+// another's checkpoint). A sweep chained --after a run links what
+// appeared, its earlier members' outputs among it.
+func (e *Engine) linkNewPaths(ctx context.Context, id string, spec sandbox.Spec) {
 	if dir := e.snapshotDir(id); spec.Workdir == dir {
+		run, err := e.cfg.Store.GetRun(ctx, id)
+		if err != nil || run.Campaign == nil || len(run.Campaign.After) == 0 {
+			return
+		}
 		linked, err := record.LinkNew(dir)
 		if err != nil {
 			e.log.Warn("run: snapshot: link new paths", "run", id, "err", err)
@@ -338,6 +362,8 @@ func (e *Engine) side(ctx context.Context, run *store.Run) (record.Side, string)
 		note = fmt.Sprintf("run %s has no record of what ran (taken before records, or --no-record): only its command, environment and limits are compared", displayID(run))
 	} else if !rec.Complete {
 		note = fmt.Sprintf("run %s's record is still being completed (packages, git diff, host): they are compared once it is", displayID(run))
+	} else if c := rec.Code; c != nil && len(c.ChangedAfterStart) > 0 {
+		note = fmt.Sprintf("run %s's uncommitted changes were read after it started, and %s changed since: what is recorded of it may hold later edits", displayID(run), strings.Join(c.ChangedAfterStart, ", "))
 	}
 	s.Record = rec
 	return s, note
@@ -417,7 +443,7 @@ var (
 const maxSinceWorkedCache = 4096
 
 func (e *Engine) sinceWorked(ctx context.Context, run *store.Run) (*api.SinceWorked, bool, error) {
-	ok, err := e.cfg.Store.LastSucceeded(ctx, run.Fingerprint, run.CreatedAt, 100)
+	ok, err := e.cfg.Store.LastSucceeded(ctx, run.Fingerprint, run.CreatedAt, run.Spec.Workdir, 100)
 	if err != nil || ok == nil {
 		return nil, false, err // an earlier run still going may yet succeed
 	}

@@ -52,18 +52,10 @@ func (e *Engine) Recover(ctx context.Context) error {
 }
 
 func (e *Engine) recoverRun(ctx context.Context, run *store.Run) {
+	// lost ends the run as lost. Retryable: the daemon's stop lost it,
+	// not its command, so running it again may well succeed.
 	lost := func(reason string) {
-		now := e.cfg.Now()
-		exit := sandbox.Exit{Lost: true, Error: reason, EndedAt: now}
-		in := cancelledInput
-		in.Cancelled, in.SandboxError = false, reason
-		if _, err := e.cfg.Store.Transition(ctx, run.ID, store.Lost, "lost: "+reason, func(r *store.Run) {
-			r.Exit = &exit
-			r.EndedAt = &now
-			r.Failure = fallbackFailure(in)
-		}); err != nil {
-			e.log.Error("recover: mark lost", "run", run.ID, "err", err)
-		}
+		e.markLost(ctx, run.ID, reason, true)
 	}
 	if run.State == store.Queued {
 		p, err := loadPending(e.runDir(run.ID))
@@ -78,14 +70,14 @@ func (e *Engine) recoverRun(ctx context.Context, run *store.Run) {
 	}
 	sb, ok := e.cfg.Sandboxes[run.Sandbox]
 	if !ok {
-		lost(fmt.Sprintf("sandbox %q is not available to this daemon", run.Sandbox))
+		e.markLost(ctx, run.ID, fmt.Sprintf("sandbox %q is not available to this daemon", run.Sandbox), false)
 		return
 	}
 	spec := run.Spec
 	if run.State == store.Smoke {
 		// A smoke run the previous daemon left behind is not worth
 		// re-attaching to: the full run it guarded never started.
-		lost("the daemon stopped during the smoke run; retry it")
+		e.stopLeftSmoke(ctx, sb, run)
 		return
 	}
 	// A preparing run may have started just before the daemon died (between
@@ -141,6 +133,52 @@ func (e *Engine) recoverRun(ctx context.Context, run *store.Run) {
 			}
 		}
 		r.supervise(e.ctx, h, spec)
+	}()
+}
+
+// markLost ends a run the daemon lost track of.
+func (e *Engine) markLost(ctx context.Context, id, reason string, retryable bool) {
+	now := e.cfg.Now()
+	exit := sandbox.Exit{Lost: true, Error: reason, EndedAt: now}
+	in := cancelledInput
+	in.Cancelled, in.SandboxError = false, reason
+	f := fallbackFailure(in)
+	f.Retryable = retryable
+	if _, err := e.cfg.Store.Transition(ctx, id, store.Lost, "lost: "+reason, func(r *store.Run) {
+		r.Exit = &exit
+		r.EndedAt = &now
+		r.Failure = f
+	}); err != nil {
+		e.log.Error("recover: mark lost", "run", id, "err", err)
+	}
+}
+
+// stopLeftSmoke ends a run a dead daemon left in its smoke run: the smoke
+// command is stopped (its whole tree, with the run's grace), then the run
+// is lost. Left going, it wrote on into the log of a run already called
+// lost. The stop goes on beside the recovery of the other runs.
+func (e *Engine) stopLeftSmoke(ctx context.Context, sb sandbox.Sandbox, run *store.Run) {
+	const reason = "the daemon stopped during the smoke run; retry it"
+	h, err := sb.Recover(ctx, e.smokeSpec(run.Spec))
+	if err != nil {
+		if !errors.Is(err, sandbox.ErrNotFound) {
+			e.log.Warn("recover: find the smoke run", "run", run.ID, "err", err)
+		}
+		e.markLost(ctx, run.ID, reason, true)
+		return
+	}
+	e.mu.Lock()
+	e.track(run.ID) // live until stopped: not an orphan to sweep; waiters wait for its end
+	e.mu.Unlock()
+	e.wg.Add(1)
+	go func() {
+		defer e.wg.Done()
+		defer e.ended(run.ID)
+		if err := h.Stop(e.ctx, run.Spec.Grace); err != nil && e.ctx.Err() == nil {
+			e.log.Warn("recover: stop the smoke run", "run", run.ID, "err", err)
+		}
+		settle(e.ctx, h)
+		e.markLost(e.ctx, run.ID, reason, true)
 	}()
 }
 

@@ -103,6 +103,12 @@ func (r *runner) start(p *pendingRun) {
 		}
 		backend = run.Sandbox
 	}
+	// The record's slow part is read once the run has started or has
+	// ended, whichever way it ends: a failed smoke run or start too, whose
+	// record would otherwise say "still being completed" for good and
+	// what changed since the run last worked would be read from half a
+	// record.
+	go r.e.completeRecordSoon(ctx, r.id, p.spec, backend) // record.go
 	sb, ok := r.e.cfg.Sandboxes[backend]
 	if !ok {
 		r.fail(ctx, sandbox.Exit{Error: fmt.Sprintf("sandbox %q is not available in this daemon", backend)}, false)
@@ -112,7 +118,7 @@ func (r *runner) start(p *pendingRun) {
 		r.fail(ctx, sandbox.Exit{Error: "snapshot: " + err.Error()}, false)
 		return
 	}
-	r.e.linkNewPaths(r.id, p.spec) // record.go
+	r.e.linkNewPaths(ctx, r.id, p.spec) // record.go
 	if err := prepareDirs(p.spec); err != nil {
 		r.fail(ctx, sandbox.Exit{Error: err.Error()}, false)
 		return
@@ -153,7 +159,6 @@ func (r *runner) start(p *pendingRun) {
 			r.e.log.Error("run: running", "run", r.id, "err", err)
 		}
 	}
-	go r.e.completeRecordSoon(ctx, r.id, p.spec, backend) // record.go: the slow part, off the start path
 	// Pebble holds that write in its own buffer, so a daemon killed now
 	// would lose it and the next one would re-attach to a run in
 	// preparing, its start unknown. A run still going after a moment gets

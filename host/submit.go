@@ -158,13 +158,18 @@ func (e *Engine) pendingOf(pr *prepared) (*pendingRun, error) {
 	if pr.plan == nil || pr.plan.Result.Smoke == nil {
 		return nil, badRequest("--smoke needs a plan with a smoke command (runbox plan found none)")
 	}
-	id := pr.spec.RunID
-	sm := pr.spec
+	sm := e.smokeSpec(pr.spec)
 	sm.Command = pr.plan.Result.Smoke.Command
-	sm.LogPath = filepath.Join(e.runDir(id), "smoke", "output.log")
-	sm.StateDir = filepath.Join(e.runDir(id), "smoke", "sandbox")
 	p.smoke = &sm
 	return p, nil
+}
+
+// smokeSpec is spec with the places of the run's smoke run: its log and
+// its sandbox's state.
+func (e *Engine) smokeSpec(spec sandbox.Spec) sandbox.Spec {
+	spec.LogPath = filepath.Join(e.runDir(spec.RunID), "smoke", "output.log")
+	spec.StateDir = filepath.Join(e.runDir(spec.RunID), "smoke", "sandbox")
+	return spec
 }
 
 // persist puts the run on disk. The spec waits there until the run has

@@ -87,12 +87,10 @@ func (e *Engine) memberSnapshot(id string, shared *record.Snapshot, spec *sandbo
 		return fmt.Errorf("--snapshot: %w", err)
 	}
 	spec.Workdir = dir
-	if rec != nil {
-		snap := *shared
-		snap.Dir = dir
-		snap.Note += "; a sweep member: the sweep copied the workspace once, at its submission, and this run's copy is made from that one as it starts"
-		rec.Snapshot = &snap
-	}
+	snap := *shared
+	snap.Dir = dir
+	snap.Note += "; a sweep member: the sweep copied the workspace once, at its submission, and this run's copy is made from that one as it starts"
+	adoptSnapshot(rec, snap)
 	return nil
 }
 

@@ -29,6 +29,9 @@ type Input struct {
 	// (PATH, PYTHONPATH, VIRTUAL_ENV, ...); never kept in the record.
 	RunEnv []string
 	Image  string
+	// Started is when the run started (zero: not known): the workspace
+	// files changed after it are named in Code.ChangedAfterStart.
+	Started time.Time
 	// InspectImage, when set, gives a container image's id and digest.
 	InspectImage func(ctx context.Context, name string) (id, digest string, err error)
 }
@@ -110,10 +113,11 @@ func (c *Cache) Complete(ctx context.Context, r *Record, in Input) {
 // CompleteAt is Complete reusing a reading of the same workspace's git
 // state (same root and commit) taken at or after fresh.
 func (c *Cache) CompleteAt(ctx context.Context, r *Record, in Input, fresh time.Time) {
-	if r.Code != nil && r.Code.Root != "" {
+	if r.Code != nil && r.Code.Root != "" && !r.Code.AtSnapshot {
 		for _, n := range c.git(ctx, r.Code, fresh) {
 			r.note(n)
 		}
+		r.Code.ChangedAfterStart = changedAfter(r.Code, in.Started)
 	}
 	if r.Script != nil && r.Script.SHA256 == "" && r.Script.Note == "" {
 		r.Script = hashScript(in.Workdir, r.Script.Path, MaxScriptHash)
@@ -204,4 +208,20 @@ func Params(cmd []string) map[string]string {
 func isAssignment(a string) bool {
 	k, v, ok := strings.Cut(a, "=")
 	return ok && k != "" && !strings.ContainsAny(k, "/ -;$\"'") && !strings.ContainsAny(v, " \t\n;")
+}
+
+// changedAfter lists the tracked files with uncommitted changes whose
+// content changed after t (their modification time), none when t is
+// unknown. Untracked files are left out: most a run makes itself.
+func changedAfter(code *Code, t time.Time) []string {
+	if t.IsZero() {
+		return nil
+	}
+	var out []string
+	for _, f := range code.DiffFiles {
+		if st, err := os.Stat(filepath.Join(code.Root, f)); err == nil && st.ModTime().After(t) {
+			out = append(out, f)
+		}
+	}
+	return out
 }

@@ -71,10 +71,10 @@ func (c Change) String() string {
 }
 
 // suspicion orders kinds from most to least likely to break a run that
-// used to work: what it imports and runs first, then its code, the
-// machine, its inputs, its limits.
+// used to work: where it ran (another workspace changes everything), what
+// it imports and runs, then its code, the machine, its inputs, its limits.
 var suspicion = map[string]int{
-	"package": 10, "interpreter": 11, "image": 12, "script": 20, "code": 21,
+	"workdir": 5, "package": 10, "interpreter": 11, "image": 12, "script": 20, "code": 21,
 	"gpu": 30, "env": 40, "command": 45, "param": 50, "limits": 60, "sandbox": 70,
 	"host": 80, "outcome": 90,
 }
@@ -98,6 +98,11 @@ func Diff(a, b Side) []Change {
 	}
 	if a.Record == nil || b.Record == nil {
 		cs = append(cs, Change{Kind: "record", Detail: "one run has no record of what ran: only what both have is compared"})
+	}
+	if ra.Workdir != "" && rb.Workdir != "" && ra.Workdir != rb.Workdir {
+		// Another project with a script of the same name, or the same one
+		// moved: every other change below is read with that in mind.
+		cs = append(cs, Change{Kind: "workdir", A: ra.Workdir, B: rb.Workdir})
 	}
 	if !slices.Equal(withoutParams(ra.Command), withoutParams(rb.Command)) {
 		cs = append(cs, Change{Kind: "command", A: printable.Command(ra.Command), B: printable.Command(rb.Command)})

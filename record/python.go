@@ -4,7 +4,9 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -280,15 +282,25 @@ func (c *Cache) completePython(ctx context.Context, r *Record, interp, workdir s
 		return
 	}
 	in.Path = path
-	p, err := c.probe(ctx, path, workdir, env)
+	dir := workdir
+	if _, err := os.Stat(workdir); errors.Is(err, fs.ErrNotExist) {
+		// Removed once the run ended (a harness's temporary directory):
+		// the interpreter is read from elsewhere rather than not at all,
+		// which a later diff would call a removed interpreter.
+		dir = "/"
+	}
+	p, err := c.probe(ctx, path, dir, env)
 	if err != nil {
 		in.Note = err.Error()
 		return
 	}
 	in.Version, in.Path = p.Version, p.Executable
 	in.Packages = c.packages(p.Path)
-	if len(in.Packages) == 0 {
+	switch {
+	case len(in.Packages) == 0:
 		in.Note = "no installed distributions found on sys.path"
+	case dir != workdir:
+		in.Note = "the workspace " + workdir + " was gone when its packages were read: a package importable only from the workspace is not listed"
 	}
 }
 

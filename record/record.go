@@ -83,6 +83,14 @@ type Code struct {
 	Untracked []string `json:"untracked,omitempty"`
 	// UntrackedMore counts untracked names over MaxUntracked.
 	UntrackedMore int `json:"untracked_more,omitempty"`
+	// AtSnapshot: the uncommitted state was read as the run's --snapshot
+	// copy was taken, so it is what ran; else it was read once the run had
+	// started, from the workspace.
+	AtSnapshot bool `json:"at_snapshot,omitempty"`
+	// ChangedAfterStart lists the tracked files changed after the run
+	// started, when the state was read from the workspace later: their
+	// recorded changes may hold edits made after the run read them.
+	ChangedAfterStart []string `json:"changed_after_start,omitempty"`
 }
 
 // Script is the file the command runs (python train.py: train.py).
@@ -152,4 +160,7 @@ type Snapshot struct {
 	Returned []string `json:"returned,omitempty"`
 	Skipped  []string `json:"skipped,omitempty"`
 	Kept     string   `json:"kept,omitempty"`
+	// Code is the workspace's git state read as the copy was taken, what
+	// the copy holds; the run's record takes it as its Code.
+	Code *Code `json:"code,omitempty"`
 }

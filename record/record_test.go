@@ -173,6 +173,32 @@ func TestPythonPackages(t *testing.T) {
 	}
 }
 
+// A workspace removed before the record was completed (a harness's
+// temporary directory, removed as soon as the run returned) still gets
+// its interpreter and packages, read from elsewhere, and says so: the
+// probe used to fail on its chdir, and a later diff called the
+// interpreter removed.
+func TestPythonPackagesOfAWorkspaceThatIsGone(t *testing.T) {
+	py, err := exec.LookPath("python3")
+	if err != nil {
+		t.Skip("python3 is not installed")
+	}
+	site := t.TempDir()
+	write(t, site, "fakepkg-1.0.dist-info/METADATA", "Metadata-Version: 2.1\nName: Fake_Pkg\nVersion: 1.0\n\n")
+	work := filepath.Join(t.TempDir(), "tmpwork")
+	write(t, work, "train.py", "print(1)\n")
+	env := []string{"PATH=" + filepath.Dir(py) + ":" + os.Getenv("PATH"), "PYTHONPATH=" + site, "HOME=" + os.Getenv("HOME")}
+	in := Input{Command: []string{"python3", "train.py"}, Workdir: work, RunEnv: env}
+	r := Fast(in, time.Now())
+	if err := os.RemoveAll(work); err != nil {
+		t.Fatal(err)
+	}
+	NewCache().Complete(context.Background(), r, in)
+	if i := r.Interpreter; i == nil || i.Version == "" || i.Packages["fake-pkg"] != "1.0" || !strings.Contains(i.Note, "was gone") {
+		t.Fatalf("interpreter %+v", r.Interpreter)
+	}
+}
+
 // A broken interpreter does not stop the record: it says why the packages
 // are missing.
 func TestBrokenInterpreter(t *testing.T) {
@@ -243,6 +269,24 @@ func TestDiffRanksAndIsExact(t *testing.T) {
 	}
 	if sw := SinceWorked(Side{Record: a, State: "succeeded"}, Side{Record: a, State: "failed"}); len(sw) != 0 {
 		t.Fatalf("since it worked, nothing differs: %v", sw)
+	}
+}
+
+// Two runs of a script of the same name in two projects: the workspace
+// that differs is named first (a diff between them listed commits and
+// untracked files as if one project had changed into the other).
+func TestDiffNamesAnotherWorkspaceFirst(t *testing.T) {
+	a := &Record{Command: []string{"python3", "train.py"}, Workdir: "/work/g", Sandbox: "process",
+		Interpreter: &Interpreter{Version: "3.11", Packages: map[string]string{"torch": "2.2.1"}}}
+	b := &Record{Command: []string{"python3", "train.py"}, Workdir: "/work/g2", Sandbox: "process",
+		Interpreter: &Interpreter{Version: "3.11", Packages: map[string]string{"torch": "2.3.0"}}}
+	cs := SinceWorked(Side{Record: a, State: "succeeded"}, Side{Record: b, State: "failed"})
+	if len(cs) != 2 || cs[0].String() != "workdir: /work/g → /work/g2" || cs[1].Kind != "package" {
+		t.Fatalf("changes %v", cs)
+	}
+	b.Workdir = a.Workdir
+	if cs := SinceWorked(Side{Record: a}, Side{Record: b}); len(cs) != 1 || cs[0].Kind != "package" {
+		t.Fatalf("same workspace: %v", cs)
 	}
 }
 

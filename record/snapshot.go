@@ -57,6 +57,20 @@ func TakeSnapshot(ctx context.Context, workdir, dest, home string) (*Snapshot, e
 		return nil, fmt.Errorf("snapshot: %w", err)
 	}
 	s := &Snapshot{Dir: dest}
+	var gitNotes []string
+	if gitErr == nil {
+		// What the copy holds, read with it: read once the run had
+		// started, from the workspace, it described later edits the copy
+		// never saw (a sweep's members, edited under them).
+		if code, note := readGit(workdir); code != nil {
+			gitNotes = completeGit(ctx, code)
+			if note != "" {
+				gitNotes = append(gitNotes, note)
+			}
+			code.AtSnapshot = true
+			s.Code = code
+		}
+	}
 	stamps := map[string]stamp{}
 	var left []string
 	named := map[string]bool{} // each path left and its directories
@@ -130,6 +144,9 @@ func TakeSnapshot(ctx context.Context, workdir, dest, home string) (*Snapshot, e
 	}
 	if gitErr != nil {
 		s.Note += "; not a git repository: every file was copied, within the budget (" + gitErr.Error() + ")"
+	}
+	for _, n := range gitNotes {
+		s.Note += "; " + n
 	}
 	return s, nil
 }

@@ -96,6 +96,13 @@ func WriteBack(ctx context.Context, dest, workdir string) (returned, skipped []s
 		return nil, nil, err
 	}
 	stamps := f.Files
+	// A workspace removed while the run ran gets nothing back: made again
+	// for the run's outputs, it would look like the user's and hold only
+	// them. The copy is kept instead (the caller keeps it for any skip).
+	gone := ""
+	if _, err := os.Stat(workdir); errors.Is(err, fs.ErrNotExist) {
+		gone = "the workspace " + workdir + " is gone"
+	}
 	var budget int64 = MaxWriteBackBytes
 	files := 0
 	walkErr := filepath.WalkDir(dest, func(p string, d fs.DirEntry, err error) error {
@@ -121,6 +128,8 @@ func WriteBack(ctx context.Context, dest, workdir string) (returned, skipped []s
 		}
 		why := ""
 		switch {
+		case gone != "":
+			why = gone
 		case files >= MaxWriteBackFiles:
 			why = fmt.Sprintf("over %d files", MaxWriteBackFiles)
 		case st.Size() > budget:

@@ -80,6 +80,38 @@ func TestWriteBack(t *testing.T) {
 	}
 }
 
+// A workspace removed while the run ran is not made again for the run's
+// outputs (it was: a directory holding only result.txt, where the user
+// had removed the project); each output is named as not copied back.
+func TestWriteBackIntoAWorkspaceThatIsGone(t *testing.T) {
+	work := filepath.Join(t.TempDir(), "project")
+	write(t, work, "train.py", "v1\n")
+	dest := filepath.Join(t.TempDir(), "snap")
+	if _, err := TakeSnapshot(context.Background(), work, dest, ""); err != nil {
+		t.Fatal(err)
+	}
+	write(t, dest, "result.txt", "done\n")
+	write(t, dest, "train.py", "v2\n")
+	if err := os.RemoveAll(work); err != nil {
+		t.Fatal(err)
+	}
+	returned, skipped, err := WriteBack(context.Background(), dest, work)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(returned) != 0 || len(skipped) != 2 {
+		t.Fatalf("returned %q, skipped %q", returned, skipped)
+	}
+	for _, s := range skipped {
+		if !strings.Contains(s, "the workspace "+work+" is gone") {
+			t.Errorf("skipped %q: does not say the workspace is gone", s)
+		}
+	}
+	if _, err := os.Stat(work); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("the removed workspace was made again: %v", err)
+	}
+}
+
 // New paths in the workspace are linked into an older copy; the copied
 // files stay as they were.
 func TestLinkNew(t *testing.T) {

@@ -81,8 +81,13 @@ type Experience struct {
 	Failed                int            `json:"failed"`
 	FailureCodes          map[string]int `json:"failure_codes,omitempty"`
 	MedianDurationSeconds float64        `json:"median_duration_seconds,omitempty"`
-	MaxPeakRSSBytes       uint64         `json:"max_peak_rss_bytes,omitempty"`
-	LastFailure           *Failure       `json:"last_failure,omitempty"`
+	// MaxPeakRSSBytes is the largest peak RSS of past runs, zero unless one
+	// of them succeeded, timed out or was killed for memory: a run that
+	// failed another way, was cancelled or lost may have stopped long before
+	// its peak, so its peak may raise the figure but never sets it alone. A
+	// failed smoke run's peak (the smoke command's) does not count.
+	MaxPeakRSSBytes uint64   `json:"max_peak_rss_bytes,omitempty"`
+	LastFailure     *Failure `json:"last_failure,omitempty"`
 }
 
 // PlanInput is what runbox_plan receives.

@@ -87,6 +87,7 @@ func terminalRuns(ctx context.Context, db *pebble.DB, fp string, limit int) ([]*
 func summarise(runs []*Run) sdk.Experience {
 	var exp sdk.Experience
 	var ok, all []float64
+	var told, atLeast uint64
 	for _, r := range runs {
 		exp.Runs++
 		switch r.State {
@@ -112,14 +113,49 @@ func summarise(runs []*Run) sdk.Experience {
 			}
 		}
 		if r.Exit != nil {
-			exp.MaxPeakRSSBytes = max(exp.MaxPeakRSSBytes, r.Exit.Usage.PeakRSSBytes)
+			switch peakOf(r) {
+			case peakTells:
+				told = max(told, r.Exit.Usage.PeakRSSBytes)
+			case peakAtLeast:
+				atLeast = max(atLeast, r.Exit.Usage.PeakRSSBytes)
+			}
 		}
+	}
+	if told > 0 {
+		exp.MaxPeakRSSBytes = max(told, atLeast)
 	}
 	if len(ok) == 0 {
 		ok = all
 	}
 	exp.MedianDurationSeconds = median(ok)
 	return exp
+}
+
+// What a run's peak RSS says of how much memory its command needs, so that
+// a plan may size the next run's limit from it (sdk.Experience.MaxPeakRSSBytes).
+const (
+	// peakSilent: a failed smoke run's peak is the smoke command's.
+	peakSilent = iota
+	// peakTells the need: the run succeeded, or memory or time stopped it
+	// (the need was at least that much).
+	peakTells
+	// peakAtLeast: the run failed some other way, was cancelled or lost. Its
+	// peak may raise a told one, never stand alone: such a run may have
+	// stopped long before its peak (a missing file at its start), and a
+	// limit sized from that gets the fixed run OOM-killed.
+	peakAtLeast
+)
+
+func peakOf(r *Run) int {
+	switch {
+	case r.State == Succeeded || r.State == TimedOut:
+		return peakTells
+	case r.Failure != nil && r.Failure.Code == sdk.CodeOOMKilled:
+		return peakTells
+	case r.Failure != nil && r.Failure.Code == sdk.CodeSmokeFailed:
+		return peakSilent
+	}
+	return peakAtLeast
 }
 
 // duration is the run's wall time: the exit record's when there is one,

@@ -189,3 +189,93 @@ func TestExperience(t *testing.T) {
 		t.Fatalf("long fingerprint: %+v, %v", e, err)
 	}
 }
+
+// TestExperiencePeakOnlyFromRunsThatTellTheNeed: a plan sizes the next
+// run's memory limit from MaxPeakRSSBytes, so a peak from a run that
+// stopped before its command's need (a failed smoke run, an early
+// failure, a cancelled or lost run) must not set it alone: a limit of
+// 1.5× a smoke run's 13 MiB got the fixed run OOM-killed.
+func TestExperiencePeakOnlyFromRunsThatTellTheNeed(t *testing.T) {
+	type past struct {
+		state State
+		code  string
+		rss   uint64
+	}
+	for _, tc := range []struct {
+		name string
+		runs []past
+		want uint64
+	}{
+		{"failed smoke run alone", []past{{Failed, "SMOKE_FAILED", 13 << 20}}, 0},
+		{"early failure alone", []past{{Failed, "FILE_NOT_FOUND", 9 << 20}}, 0},
+		{"cancelled and lost alone", []past{{Cancelled, "CANCELLED", 20 << 20}, {Lost, "", 30 << 20}}, 0},
+		{"succeeded", []past{{Succeeded, "", 600 << 20}, {Failed, "SMOKE_FAILED", 13 << 20}}, 600 << 20},
+		{"timed out", []past{{TimedOut, "TIMEOUT", 700 << 20}}, 700 << 20},
+		{"OOM-killed", []past{{Failed, "OOM_KILLED", 256 << 20}}, 256 << 20},
+		{"a larger failed run raises a told peak", []past{{Succeeded, "", 100 << 20}, {Failed, "CUDA_OOM", 8 << 30}}, 8 << 30},
+		{"a larger smoke run does not", []past{{Succeeded, "", 100 << 20}, {Failed, "SMOKE_FAILED", 8 << 30}}, 100 << 20},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ctx := context.Background()
+			s := openTest(t, t.TempDir())
+			for _, p := range tc.runs {
+				r := &Run{Fingerprint: "fp"}
+				if err := s.CreateRun(ctx, r); err != nil {
+					t.Fatal(err)
+				}
+				if _, err := s.Transition(ctx, r.ID, p.state, "", func(r *Run) {
+					r.Exit = &sandbox.Exit{Usage: sandbox.Usage{WallSeconds: 1, PeakRSSBytes: p.rss}}
+					if p.code != "" {
+						r.Failure = &sdk.Failure{Code: p.code}
+					}
+				}); err != nil {
+					t.Fatal(err)
+				}
+			}
+			exp, err := s.Experience(ctx, "fp", 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if exp.Runs != len(tc.runs) || exp.MaxPeakRSSBytes != tc.want {
+				t.Fatalf("runs %d, max peak %d MiB; want %d runs, %d MiB", exp.Runs, exp.MaxPeakRSSBytes>>20, len(tc.runs), tc.want>>20)
+			}
+		})
+	}
+}
+
+// The run a failure is compared with ("since it last worked") is the
+// newest success in the failed run's own workspace; only when there is
+// none there, the newest anywhere (the same script name in another
+// project, which the diff then names first).
+func TestLastSucceededPrefersTheSameWorkspace(t *testing.T) {
+	ctx := context.Background()
+	s := openTest(t, t.TempDir())
+	base := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	mk := func(i int, workdir string, st State) *Run {
+		r := &Run{CreatedAt: base.Add(time.Duration(i) * time.Minute), Fingerprint: "fp", Spec: sandbox.Spec{Workdir: workdir}}
+		if err := s.CreateRun(ctx, r); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := s.Transition(ctx, r.ID, st, "", nil); err != nil {
+			t.Fatal(err)
+		}
+		return r
+	}
+	here := mk(1, "/p/a", Succeeded)
+	mk(2, "/p/b", Succeeded)
+	elsewhere := mk(3, "/p/b", Succeeded)
+	mk(4, "/p/a", Failed)
+	late := base.Add(time.Hour)
+	for _, tc := range []struct {
+		workdir string
+		want    *Run
+	}{{"/p/a", here}, {"/p/b", elsewhere}, {"/p/c", elsewhere}} {
+		got, err := s.LastSucceeded(ctx, "fp", late, tc.workdir, 100)
+		if err != nil || got == nil || got.ID != tc.want.ID {
+			t.Errorf("from %s: %+v %v, want run %s", tc.workdir, got, err, tc.want.ID)
+		}
+	}
+	if got, err := s.LastSucceeded(ctx, "fp", base, "/p/a", 100); err != nil || got != nil {
+		t.Errorf("before every run: %+v %v", got, err)
+	}
+}

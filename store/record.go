@@ -56,9 +56,11 @@ func (s *Store) Record(ctx context.Context, runID string) ([]byte, error) {
 }
 
 // LastSucceeded returns the newest run with this fingerprint that
-// succeeded and was created before t, or nil. It looks at most at limit
+// succeeded and was created before t, or nil: the newest that ran in
+// workdir if one did, else the newest anywhere (the same script name in
+// another project is a poorer match, not none). It looks at most at limit
 // ended runs.
-func (s *Store) LastSucceeded(ctx context.Context, fingerprint string, before time.Time, limit int) (*Run, error) {
+func (s *Store) LastSucceeded(ctx context.Context, fingerprint string, before time.Time, workdir string, limit int) (*Run, error) {
 	var out *Run
 	if fingerprint == "" {
 		return nil, nil
@@ -69,7 +71,13 @@ func (s *Store) LastSucceeded(ctx context.Context, fingerprint string, before ti
 			return err
 		}
 		for _, r := range runs {
-			if r.State == Succeeded && r.CreatedAt.Before(before) {
+			if r.State != Succeeded || !r.CreatedAt.Before(before) {
+				continue
+			}
+			if out == nil {
+				out = r
+			}
+			if r.Spec.Workdir == workdir {
 				out = r
 				return nil
 			}

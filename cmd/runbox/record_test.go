@@ -191,6 +191,33 @@ func TestSinceItLastWorked(t *testing.T) {
 	}
 }
 
+// A run's uncommitted changes are read once it has started, from the
+// workspace, and a short run's only after it ended: an edit made right
+// after it (an agent's next step) was recorded as what it ran, and the
+// next failure's "since it last worked" missed the edit. The files
+// changed after the run started are named, and the comparison says its
+// record may hold later edits.
+func TestAnEditRightAfterARunIsNamedInItsRecord(t *testing.T) {
+	e := newEnv(t)
+	e.gitWork(map[string]string{"job.sh": "echo v1\n"})
+	e.must("run", "--", "sh", "job.sh")
+	e.write("job.sh", "echo v2; exit 3\n") // right after it ended: before its record was read
+	r1 := e.completeRecord("1")
+	if c := r1.Record.Code; c == nil || !slices.Equal(c.ChangedAfterStart, []string{"job.sh"}) {
+		t.Fatalf("run 1's recorded code: %+v", c)
+	}
+	if r := e.run("", "run", "--", "sh", "job.sh"); r.code != 3 {
+		t.Fatalf("second run exit %d", r.code)
+	}
+	r2 := e.completeRecord("2")
+	if c := r2.Record.Code; c == nil || len(c.ChangedAfterStart) != 0 {
+		t.Fatalf("run 2's recorded code: %+v", c)
+	}
+	if sw := r2.SinceWorked; sw == nil || !strings.Contains(strings.Join(sw.Summary, "\n"), "run 1's uncommitted changes were read after it started, and job.sh changed since") {
+		t.Fatalf("since it last worked: %+v", r2.SinceWorked)
+	}
+}
+
 func quotePy(s string) string { b, _ := json.Marshal(s); return string(b) }
 
 // --snapshot runs the code as it was when the run was submitted, though the

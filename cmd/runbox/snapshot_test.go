@@ -54,9 +54,16 @@ func TestSweepMembersRunTheSubmittedScript(t *testing.T) {
 			if out != want+" "+m.Params["x"] {
 				t.Errorf("sweep %s member %s ran %q, want %q", id, m.ID, out, want+" "+m.Params["x"])
 			}
-			r := e.getRun(m.ID)
+			var r *api.Run
+			waitFor(t, func() bool { r = e.getRun(m.ID); return r.Record != nil && r.Record.Complete })
 			if hasSnap := r.Record != nil && r.Record.Snapshot != nil; hasSnap != (id == snap) {
 				t.Errorf("sweep %s member %s: snapshot %v", id, m.ID, hasSnap)
+			}
+			// The record's code is what ran: the edit is in the --no-snapshot
+			// members' record only (it was read from the workspace, after
+			// the edit, for the snapshot members too).
+			if c := r.Record.Code; c == nil || c.Dirty != (id == plain) || strings.Contains(c.Diff, "version-2") != (id == plain) || c.AtSnapshot != (id == snap) {
+				t.Errorf("sweep %s (snapshot %v) member %s: recorded code %+v", id, id == snap, m.ID, c)
 			}
 		}
 	}
@@ -133,6 +140,33 @@ echo run >> notes.txt
 	e.must("wait", reader)
 	if out := strings.TrimSpace(e.must("logs", reader)); out != "result" {
 		t.Errorf("the run chained after it read %q, want its output", out)
+	}
+}
+
+// A sweep's members are apart: each runs in a copy of the workspace as
+// submitted, and a file an earlier member copied back into the workspace
+// is not linked into the next one's copy (it was: the second member read
+// the first's results.txt and wrote through to the workspace's, the way a
+// member resuming from checkpoint.pt would resume another's). Only the
+// first copy-back of a file made since the submission lands; the next
+// members' copies of it stay in their copy, named in their record.
+func TestSweepMembersDoNotSeeEachOthersOutputs(t *testing.T) {
+	e := newEnv(t)
+	e.gitWork(map[string]string{"in.txt": "x\n"})
+	id := strings.TrimSpace(e.must("sweep", "--param", "i=1,2,3", "--parallel", "1", "--",
+		"sh", "-c", `echo "member {i} sees: $(cat results.txt 2>/dev/null)"; echo "result {i}" > results.txt`))
+	e.must("sweep", "wait", id)
+	sw := e.sweep(id)
+	if len(sw.Runs) != 3 {
+		t.Fatalf("sweep: %d runs", len(sw.Runs))
+	}
+	for _, m := range sw.Runs {
+		if out, want := strings.TrimSpace(e.must("logs", m.ID)), "member "+m.Params["i"]+" sees:"; out != want {
+			t.Errorf("member %s printed %q, want %q", m.Params["i"], out, want)
+		}
+	}
+	if b, err := os.ReadFile(filepath.Join(e.work, "results.txt")); err != nil || string(b) != "result 1\n" {
+		t.Errorf("the workspace's results.txt: %q %v, want the first member's, copied back", b, err)
 	}
 }
 

@@ -102,7 +102,7 @@ func printPlan(p *api.Plan) {
 		fmt.Fprintf(w, "%s\t%s\n", label, n)
 	}
 	if e := p.Experience; e != nil {
-		fmt.Fprintf(w, "experience:\t%d similar runs: %d succeeded, %d failed\n", e.Runs, e.Succeeded, e.Failed)
+		fmt.Fprintf(w, "experience:\t%s\n", e.Counts())
 		for _, c := range e.Changes { // from the records of what ran
 			fmt.Fprintf(w, "\t%s\n", c)
 		}
