@@ -2,7 +2,9 @@ package host
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -63,6 +65,9 @@ func (e *Engine) Plan(ctx context.Context, req api.RunRequest) (*store.Plan, err
 	var out sdk.PlanOutput
 	if e.cfg.Judge != nil {
 		out = e.cfg.Judge.Plan(ctx, in)
+	}
+	if scriptPath != "" && in.ScriptText == "" && scriptMissing(req.Command, scriptPath, req.Workdir) {
+		scriptNotFound(&out, scriptPath, req.Workdir)
 	}
 	rec := out.Recommendation
 	if rec == nil {
@@ -314,6 +319,43 @@ func isTextScript(p string) bool {
 	b := make([]byte, 2)
 	n, _ := f.Read(b)
 	return n == 2 && string(b) == "#!"
+}
+
+// scriptMissing reports whether the script a command names is not in its
+// workdir. A bare name the command starts with that is a program on PATH
+// is not a script.
+func scriptMissing(cmd []string, script, workdir string) bool {
+	p := script
+	if !filepath.IsAbs(p) {
+		p = filepath.Join(workdir, p)
+	}
+	if _, err := os.Stat(p); !errors.Is(err, fs.ErrNotExist) {
+		return false
+	}
+	if !strings.Contains(script, "/") && len(cmd) > 0 && cmd[0] == script {
+		if _, err := exec.LookPath(script); err == nil {
+			return false
+		}
+	}
+	return true
+}
+
+// scriptNotFound makes a missing script the plan's first risk. The
+// planner, given no script text, could not tell a missing script from one
+// it was not shown: it found no risk, and the run failed FILE_NOT_FOUND.
+func scriptNotFound(out *sdk.PlanOutput, script, workdir string) {
+	out.Risks = append([]sdk.Risk{{Severity: sdk.SeverityHigh, Code: "script-not-found", Evidence: script,
+		Message: fmt.Sprintf("the script %s does not exist in the workdir %s, so the run would fail (FILE_NOT_FOUND): put it there, or fix the command or the workdir, and plan again", script, workdir)}},
+		out.Risks...)
+	// The planner's words for a script it was not shown, where it is not
+	// there to show.
+	const notShown, absent = "the script text was not provided", "the script does not exist in the workdir"
+	for i, n := range out.Notes {
+		out.Notes[i] = strings.ReplaceAll(n, notShown, absent)
+	}
+	if r := out.Recommendation; r != nil {
+		r.NetworkReason = strings.ReplaceAll(r.NetworkReason, notShown, absent)
+	}
 }
 
 func readScript(p, wd string) string {

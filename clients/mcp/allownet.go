@@ -7,7 +7,7 @@ import "github.com/runbox/runbox/api"
 func allowNetView(p *api.Plan) []allowHost {
 	why := map[string]string{}
 	for _, h := range p.Result.AllowNet {
-		why[h.Host] = h.Reason
+		why[h.Host] = mcpText(h.Reason)
 	}
 	var out []allowHost
 	for _, h := range p.Spec.AllowNet {
@@ -37,7 +37,7 @@ func egressView(r *api.Run) *egressOut {
 		out.AllowNet = []string{}
 	}
 	if e := r.Egress; e != nil {
-		out.Proxied, out.Refused, out.Summary = e.Proxied, e.Refused, e.Summary
+		out.Proxied, out.Refused, out.Summary = e.Proxied, e.Refused, mcpText(e.Summary)
 	}
 	return out
 }

@@ -3,6 +3,7 @@ package mcp
 import (
 	"context"
 	"encoding/base64"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -15,8 +16,10 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	mcpsdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/runbox/runbox/api"
 	"github.com/runbox/runbox/api/client"
 )
 
@@ -41,7 +44,7 @@ const (
 
 const (
 	descPut  = `Put a file into a plan's or a run's workspace (give plan_id or run_id) before or while it runs, so the command finds it there: path is relative to the workspace (no "..", no absolute path; a symlink out of the workspace is refused), missing directories are made. content is UTF-8 text (encoding "text", the default) or base64 (encoding "base64") for binary files. At most 8 MiB of content per call; with append: true the content is added to the end of the file, so a larger file (at most 64 MiB) goes up in pieces. Replaces an existing file unless append is set.`
-	descList = `List the files in a run's (or plan's) workspace: path (relative), size, modification time, whether the run wrote or changed it (written_by_run: modified after the run started) and a runbox:// resource URI. path narrows to a directory (default: the whole workspace). Paged: at most limit entries (default 200, at most 1000) from offset (default 0); next_offset says where to go on.`
+	descList = `List the files in a run's (or plan's) workspace: path (relative), size, modification time, whether the run wrote or changed it (written_by_run: modified while the run ran, between its start and its end; by modification time only, so a file that something else changed in that time, e.g. another run in the same workdir or your own local_put_file, is marked too, and a file the run wrote that was changed again after it ended is not) and a runbox:// resource URI. path narrows to a directory (default: the whole workspace). Paged: at most limit entries (default 200, at most 1000) from offset (default 0); next_offset says where to go on.`
 	descRead = `Read a file from a run's (or plan's) workspace, paged: max_bytes (default 65536, at most 1048576) from offset (default 0). Text (valid UTF-8) comes back in text; anything else in base64 (encoding says which). next_offset and eof say whether more follows. The same file is the MCP resource runbox://runs/RUN_ID/files/PATH; the run's output is runbox://runs/RUN_ID/log.`
 )
 
@@ -74,7 +77,7 @@ type fileEntry struct {
 	Path         string `json:"path"`
 	Size         int64  `json:"size"`
 	Modified     string `json:"modified" jsonschema:"RFC 3339"`
-	WrittenByRun bool   `json:"written_by_run" jsonschema:"modified after the run started"`
+	WrittenByRun bool   `json:"written_by_run" jsonschema:"modified while the run ran (after it started and, once it ended, not after its end); by modification time, so anything else writing the same workdir meanwhile counts too"`
 	URI          string `json:"uri,omitempty"`
 }
 
@@ -122,38 +125,51 @@ func (s *server) registerFiles(srv *mcpsdk.Server) {
 	mcpsdk.AddTool(srv, &mcpsdk.Tool{Name: "local_read_file", Title: "Read a file from a workspace", Description: descRead, InputSchema: read,
 		Annotations: &mcpsdk.ToolAnnotations{ReadOnlyHint: true, IdempotentHint: true}}, s.readFile)
 	srv.AddResourceTemplate(&mcpsdk.ResourceTemplate{
-		URITemplate: "runbox://runs/{run_id}/files/{+path}", Name: "run-file", Title: "A file in a run's workspace",
-		Description: "A file of a run's workspace (at most 1 MiB; page larger ones with local_read_file). Text as text, anything else as a blob.",
-	}, s.readFileResource)
+		URITemplate: "runbox://runs/{+run_id}/files/{+path}", Name: "run-file", Title: "A file in a run's workspace",
+		Description: "A file of a run's workspace (at most 1 MiB; page larger ones with local_read_file). Text as text, anything else as a blob. run_id as the tools take it (@last, @last~1, a run number or prefix work).",
+	}, s.readResource)
 	srv.AddResourceTemplate(&mcpsdk.ResourceTemplate{
-		URITemplate: "runbox://runs/{run_id}/log", Name: "run-log", Title: "A run's output", MIMEType: "text/plain",
-		Description: "A run's output (stdout, stderr and setup, interleaved; a smoke run's first, marked), the last 1 MiB.",
-	}, s.readLogResource)
+		URITemplate: "runbox://runs/{+run_id}/log", Name: "run-log", Title: "A run's output", MIMEType: "text/plain",
+		Description: "A run's output (stdout, stderr and setup, interleaved; a smoke run's first, marked), the last 1 MiB: a longer log starts at a line boundary after a first line saying it was cut (page all of it with local_logs). run_id as the tools take it (@last, @last~1, a run number or prefix work).",
+	}, s.readResource)
+}
+
+// span is when a run ran: started zero when it has not started, ended
+// zero while it goes on.
+type span struct{ started, ended time.Time }
+
+// wrote reports whether a file modified at t was modified while the run
+// ran.
+func (s span) wrote(t time.Time) bool {
+	return !s.started.IsZero() && !t.Before(s.started) && (s.ended.IsZero() || !t.After(s.ended))
 }
 
 // workspace is the workspace of the plan or run named, its run id ("" for
-// a plan) and when that run started (zero when it has not).
-func (s *server) workspace(ctx context.Context, planID, runID string) (dir, id string, started time.Time, err error) {
+// a plan) and when that run ran.
+func (s *server) workspace(ctx context.Context, planID, runID string) (dir, id string, ran span, err error) {
 	switch {
 	case planID != "" && runID != "":
-		return "", "", time.Time{}, toolError("give plan_id or run_id, not both")
+		return "", "", span{}, toolError("give plan_id or run_id, not both")
 	case runID != "":
 		r, err := s.c.Get(ctx, runID)
 		if err != nil {
-			return "", "", time.Time{}, daemonError(err, "run", runID)
+			return "", "", span{}, daemonError(err, "run", runID)
 		}
 		if r.StartedAt != nil {
-			started = *r.StartedAt
+			ran.started = *r.StartedAt
+			if r.EndedAt != nil {
+				ran.ended = *r.EndedAt
+			}
 		}
-		return r.Spec.Workdir, r.ID, started, nil
+		return r.Spec.Workdir, r.ID, ran, nil
 	case planID != "":
 		p, err := s.c.GetPlan(ctx, planID)
 		if err != nil {
-			return "", "", time.Time{}, daemonError(err, "plan", planID)
+			return "", "", span{}, daemonError(err, "plan", planID)
 		}
-		return p.Workdir, "", time.Time{}, nil
+		return p.Workdir, "", span{}, nil
 	}
-	return "", "", time.Time{}, toolError("give plan_id (from compute_plan) or run_id (from local_execute)")
+	return "", "", span{}, toolError("give plan_id (from compute_plan) or run_id (from local_execute)")
 }
 
 // relPath checks a path an agent gave: relative, inside the workspace by
@@ -179,11 +195,19 @@ func relPath(p string, dirOK bool) (string, error) {
 	return c, nil
 }
 
+// wsError is an error about a workspace path; notFound: it is not there.
+type wsError struct {
+	notFound bool
+	msg      string
+}
+
+func (e *wsError) Error() string { return e.msg }
+
 // rootError says why os.Root refused a path.
 func rootError(p string, err error) error {
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
-		return toolError("%s does not exist in the workspace (local_list_files shows what does)", p)
+		return &wsError{true, fmt.Sprintf("%s does not exist in the workspace (local_list_files shows what does)", p)}
 	case strings.Contains(err.Error(), "escapes from parent") || strings.Contains(err.Error(), "path escapes"):
 		return toolError("%s leads out of the workspace (through a symlink or ..): refused", p)
 	}
@@ -278,7 +302,7 @@ func (s *server) listFiles(ctx context.Context, _ *mcpsdk.CallToolRequest, in li
 	if in.Offset < 0 {
 		return nil, listOut{}, toolError("offset is %d: give 0 or the next_offset of an earlier call", in.Offset)
 	}
-	dir, runID, started, err := s.workspace(ctx, in.PlanID, in.RunID)
+	dir, runID, ran, err := s.workspace(ctx, in.PlanID, in.RunID)
 	if err != nil {
 		return nil, listOut{}, err
 	}
@@ -316,7 +340,7 @@ func (s *server) listFiles(ctx context.Context, _ *mcpsdk.CallToolRequest, in li
 			return nil
 		}
 		e := fileEntry{Path: p, Size: info.Size(), Modified: info.ModTime().UTC().Format(time.RFC3339Nano), URI: fileURI(runID, p)}
-		e.WrittenByRun = !started.IsZero() && !info.ModTime().Before(started)
+		e.WrittenByRun = ran.wrote(info.ModTime())
 		out.Files = append(out.Files, e)
 		return nil
 	})
@@ -401,7 +425,7 @@ func readChunk(dir, rel string, off int64, n int) ([]byte, int64, error) {
 		return nil, 0, toolError("%s: %v", rel, err)
 	}
 	if !st.Mode().IsRegular() {
-		return nil, 0, toolError("%s is not a regular file (a directory? list it with local_list_files)", rel)
+		return nil, 0, &wsError{true, fmt.Sprintf("%s is not a regular file (a directory? list it with local_list_files)", rel)}
 	}
 	buf := make([]byte, min(int64(n), max(st.Size()-off, 0)))
 	m, err := f.ReadAt(buf, off)
@@ -421,30 +445,76 @@ func isText(b []byte) bool {
 	return utf8.Valid(b)
 }
 
-func (s *server) readFileResource(ctx context.Context, req *mcpsdk.ReadResourceRequest) (*mcpsdk.ReadResourceResult, error) {
+// readResource serves both resource templates: runbox://runs/RUN/log and
+// runbox://runs/RUN/files/PATH. RUN is what tools take as run_id (@last,
+// @last~N, a run number, a prefix), so the templates use {+run_id}, which
+// admits '@' as it is; a file named log is told from the log here.
+func (s *server) readResource(ctx context.Context, req *mcpsdk.ReadResourceRequest) (*mcpsdk.ReadResourceResult, error) {
 	uri := req.Params.URI
 	rest, ok := strings.CutPrefix(uri, "runbox://runs/")
-	runID, p, ok2 := strings.Cut(rest, "/files/")
-	if !ok || !ok2 || runID == "" {
-		return nil, mcpsdk.ResourceNotFoundError(uri)
+	if !ok {
+		return nil, resourceError(mcpsdk.CodeResourceNotFound, uri, "no resource %s: runbox's resources are runbox://runs/RUN_ID/log and runbox://runs/RUN_ID/files/PATH", uri)
 	}
+	if runID, p, ok := strings.Cut(rest, "/files/"); ok && !strings.Contains(runID, "/") {
+		return s.readFileResource(ctx, uri, runID, p)
+	}
+	if runID, ok := strings.CutSuffix(rest, "/log"); ok && !strings.Contains(runID, "/") {
+		return s.readLogResource(ctx, uri, runID)
+	}
+	return nil, resourceError(mcpsdk.CodeResourceNotFound, uri, "no resource %s: runbox's resources are runbox://runs/RUN_ID/log and runbox://runs/RUN_ID/files/PATH", uri)
+}
+
+// resourceError is a JSON-RPC error for resources/read: code is
+// mcpsdk.CodeResourceNotFound for something missing, CodeInvalidParams for
+// a URI runbox refuses, CodeInternalError when the daemon failed.
+func resourceError(code int64, uri, format string, a ...any) error {
+	data, _ := json.Marshal(map[string]string{"uri": uri})
+	return &jsonrpc.Error{Code: code, Message: fmt.Sprintf(format, a...), Data: data}
+}
+
+// resourceRun resolves a resource URI's run id as the tools do.
+func (s *server) resourceRun(ctx context.Context, uri, runID string) (*api.Run, error) {
+	if u, err := url.PathUnescape(runID); err == nil {
+		runID = u
+	}
+	if runID == "" {
+		return nil, resourceError(jsonrpc.CodeInvalidParams, uri, "%s names no run: give runbox://runs/RUN_ID/..., RUN_ID as local_execute returned it (or @last)", uri)
+	}
+	r, err := s.c.Get(ctx, runID)
+	var ce *client.Error
+	switch {
+	case err == nil:
+		return r, nil
+	case errors.As(err, &ce) && ce.Code == "not_found":
+		return nil, resourceError(mcpsdk.CodeResourceNotFound, uri, "no run %s: use a run_id returned by local_execute, or @last (%s)", quoteID(runID), ce.Msg)
+	case errors.As(err, &ce) && (ce.Code == "ambiguous" || ce.Code == "bad_request"):
+		return nil, resourceError(jsonrpc.CodeInvalidParams, uri, "run id %s: %s; give more characters of it", quoteID(runID), ce.Msg)
+	}
+	return nil, resourceError(jsonrpc.CodeInternalError, uri, "%v", daemonError(err, "run", runID))
+}
+
+func (s *server) readFileResource(ctx context.Context, uri, runID, p string) (*mcpsdk.ReadResourceResult, error) {
 	if u, err := url.PathUnescape(p); err == nil {
 		p = u
 	}
 	rel, err := relPath(p, false)
 	if err != nil {
-		return nil, err
+		return nil, resourceError(jsonrpc.CodeInvalidParams, uri, "%v", err)
 	}
-	dir, _, _, err := s.workspace(ctx, "", runID)
+	r, err := s.resourceRun(ctx, uri, runID)
 	if err != nil {
 		return nil, err
 	}
-	data, size, err := readChunk(dir, rel, 0, maxResourceLen)
+	data, size, err := readChunk(r.Spec.Workdir, rel, 0, maxResourceLen)
 	if err != nil {
-		return nil, err
+		var we *wsError
+		if errors.As(err, &we) && we.notFound {
+			return nil, resourceError(mcpsdk.CodeResourceNotFound, uri, "%v", err)
+		}
+		return nil, resourceError(jsonrpc.CodeInvalidParams, uri, "%v", err)
 	}
 	if size > maxResourceLen {
-		return nil, toolError("%s is %d bytes, over the 1 MiB a resource carries: page it with local_read_file", rel, size)
+		return nil, resourceError(jsonrpc.CodeInvalidParams, uri, "%s is %d bytes, over the 1 MiB a resource carries: page it with local_read_file", rel, size)
 	}
 	c := &mcpsdk.ResourceContents{URI: uri}
 	if isText(data) {
@@ -455,22 +525,37 @@ func (s *server) readFileResource(ctx context.Context, req *mcpsdk.ReadResourceR
 	return &mcpsdk.ReadResourceResult{Contents: []*mcpsdk.ResourceContents{c}}, nil
 }
 
-func (s *server) readLogResource(ctx context.Context, req *mcpsdk.ReadResourceRequest) (*mcpsdk.ReadResourceResult, error) {
-	uri := req.Params.URI
-	rest, _ := strings.CutPrefix(uri, "runbox://runs/")
-	runID, ok := strings.CutSuffix(rest, "/log")
-	if !ok || runID == "" || strings.Contains(runID, "/") {
-		return nil, mcpsdk.ResourceNotFoundError(uri)
-	}
-	r, err := s.c.Get(ctx, runID)
+// readLogResource is the run's output, its last 1 MiB; a log cut to that
+// starts at a line boundary, after a first line that says it was cut.
+func (s *server) readLogResource(ctx context.Context, uri, runID string) (*mcpsdk.ReadResourceResult, error) {
+	r, err := s.resourceRun(ctx, uri, runID)
 	if err != nil {
-		return nil, daemonError(err, "run", runID)
+		return nil, err
 	}
 	w := window{max: maxResourceLen}
 	err = s.c.Logs(ctx, r.ID, url.Values{"stream": outputStreams}, func(f client.Frame) error { w.add(f.Data); return nil })
 	if err != nil && !client.IsNotFound(err) {
-		return nil, daemonError(err, "run", runID)
+		return nil, resourceError(jsonrpc.CodeInternalError, uri, "%v", daemonError(err, "run", runID))
 	}
-	text, _, _, _ := w.result(0)
+	text, off, _, _ := w.result(0)
+	if off > 0 {
+		if i := strings.IndexByte(text, '\n'); i >= 0 && i+1 < len(text) {
+			text, off = text[i+1:], off+int64(len(text[:i+1]))
+		}
+		text = fmt.Sprintf("[runbox: the log of run %s is %d bytes; this is its end, from byte %d; read what comes before with local_logs (run_id %q, since_offset 0)]\n", r.ID, w.total, off, r.ID) + text
+	}
 	return &mcpsdk.ReadResourceResult{Contents: []*mcpsdk.ResourceContents{{URI: uri, MIMEType: "text/plain; charset=utf-8", Text: text}}}, nil
+}
+
+// quoteID quotes an id for a message, cut when it is long.
+func quoteID(id string) string {
+	const most = 64
+	if len(id) > most {
+		cut := most
+		for cut > 0 && !utf8.RuneStart(id[cut]) {
+			cut--
+		}
+		return fmt.Sprintf("%q… (%d bytes)", id[:cut], len(id))
+	}
+	return fmt.Sprintf("%q", id)
 }

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	mcpsdk "github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -148,5 +149,29 @@ func TestFilesStayInTheWorkspace(t *testing.T) {
 	}
 	if msg := a.fails("local_put_file", map[string]any{"path": "b.txt", "content": "x"}); !strings.Contains(msg, "plan_id") {
 		t.Errorf("no workspace named: %s", msg)
+	}
+}
+
+// written_by_run is bounded by the run's end: a file uploaded after it,
+// or written by a later run in the same workdir, is not the run's output.
+func TestWrittenByRunEndsWithTheRun(t *testing.T) {
+	d := startDaemon(t)
+	work := t.TempDir()
+	a := newAgent(t, d, work)
+	first := a.start("echo one > first.txt", nil)
+	a.waitDone(first)
+	time.Sleep(50 * time.Millisecond) // past the file clock's granularity
+	var put putOut
+	a.ok("local_put_file", map[string]any{"run_id": first, "path": "uploaded.txt", "content": "mine"}, &put)
+	second := a.start("echo two > second.txt", nil)
+	a.waitDone(second)
+	var list listOut
+	a.ok("local_list_files", map[string]any{"run_id": first}, &list)
+	written := map[string]bool{}
+	for _, f := range list.Files {
+		written[f.Path] = f.WrittenByRun
+	}
+	if !written["first.txt"] || written["uploaded.txt"] || written["second.txt"] {
+		t.Errorf("written_by_run of the first run: %v, want only first.txt", written)
 	}
 }

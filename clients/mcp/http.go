@@ -126,7 +126,7 @@ type ServeOptions struct {
 func Serve(ctx context.Context, c *client.Client, o ServeOptions, stderr io.Writer) error {
 	srv := New(c, o.Options)
 	if o.HTTP == "" {
-		if err := srv.Run(ctx, &mcpsdk.StdioTransport{}); err != nil && ctx.Err() == nil {
+		if err := srv.Run(ctx, stdioTransport(os.Stdin, os.Stdout)); err != nil && ctx.Err() == nil {
 			return fmt.Errorf("mcp: %w", err)
 		}
 		return nil

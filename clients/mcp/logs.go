@@ -45,7 +45,10 @@ func (s *server) logs(ctx context.Context, _ *mcpsdk.CallToolRequest, in logsIn)
 			return nil, logsOut{}, toolError("tail_lines is %d: give 1 to %d", tail, maxTailLines)
 		}
 	}
-	w := window{from: from, forward: in.SinceOffset != nil && tail == 0, max: maxLogText}
+	if in.SinceOffset != nil && in.TailLines != nil {
+		return nil, logsOut{}, toolError("tail_lines and since_offset contradict each other: give tail_lines for the last lines of the output, or since_offset to read on from an offset (the next_offset of an earlier call), not both")
+	}
+	w := window{from: from, forward: in.SinceOffset != nil, max: maxLogText}
 	q := url.Values{"stream": streams}
 	err = s.c.Logs(ctx, r.ID, q, func(f client.Frame) error { w.add(f.Data); return nil })
 	if err != nil && !client.IsNotFound(err) { // a run that never started has no log yet
@@ -67,7 +70,7 @@ func (s *server) logs(ctx context.Context, _ *mcpsdk.CallToolRequest, in logsIn)
 	case w.total == 0:
 		sum += fmt.Sprintf("run %s (%s) has written no output on %s yet.", r.ID, r.State, name)
 	case from > w.total:
-		sum += fmt.Sprintf("since_offset %d is past the end of the output (%d bytes so far): nothing to read.", from, w.total)
+		sum += fmt.Sprintf("since_offset %d is past the end of the output (%d bytes so far): nothing to read; next_offset is the end, %d.", from, w.total, w.total)
 	default:
 		sum += fmt.Sprintf("run %s (%s), %s bytes %d..%d of %d", r.ID, r.State, name, off, next, w.total)
 		if truncated {
@@ -126,7 +129,8 @@ func (w *window) add(p []byte) {
 func (w *window) result(tail int) (text string, off, next int64, truncated bool) {
 	b, off := w.buf, w.start
 	if len(b) == 0 {
-		return "", min(w.from, w.total), max(w.from, w.total), false
+		// Past the end: go on from the end, not from a bogus offset.
+		return "", min(w.from, w.total), w.total, false
 	}
 	if w.forward {
 		if len(b) > w.max {

@@ -28,7 +28,7 @@ func TestLocalLogs(t *testing.T) {
 		{"tail longer than the output", map[string]any{"tail_lines": 100}, all, 0, int64(len(all)), false, "all"},
 		{"stderr", map[string]any{"stream": "stderr"}, "oops\n", 0, 5, false, "stderr"},
 		{"stdout from an offset", map[string]any{"stream": "stdout", "since_offset": 4}, "two\ncafé ☕\nlast", 4, int64(len(all) - 5), false, "stdout"},
-		{"past the end", map[string]any{"since_offset": 1000}, "", int64(len(all)), 1000, false, "all"},
+		{"past the end", map[string]any{"since_offset": 1000}, "", int64(len(all)), int64(len(all)), false, "all"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -19,7 +19,9 @@ import (
 	"github.com/runbox/runbox/api/client"
 	"github.com/runbox/runbox/host/daemon"
 	"github.com/runbox/runbox/host/daemon/daemontest"
+	"github.com/runbox/runbox/sandbox"
 	"github.com/runbox/runbox/sandbox/process/supervisortest"
+	"github.com/runbox/runbox/sandbox/slurm"
 )
 
 // The tests drive the server with the SDK's own client over an in-memory
@@ -34,6 +36,9 @@ func TestMain(m *testing.M) {
 	supervisortest.Main(m) // also the supervisor and the confine entry
 }
 
+// slurmEnv set: the test daemon has the slurm sandbox too.
+const slurmEnv = "RUNBOX_MCP_TEST_SLURM"
+
 // daemonMain is the test daemon: home, socket.
 func daemonMain(home, socket string) int {
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM)
@@ -44,6 +49,9 @@ func daemonMain(home, socket string) int {
 		return 1
 	}
 	defer release()
+	if os.Getenv(slurmEnv) != "" { // a Slurm cluster's commands are on PATH
+		opts.Sandboxes[sandbox.Slurm] = slurm.New(slurm.Options{})
+	}
 	if err := daemon.Run(ctx, opts); err != nil {
 		fmt.Fprintln(os.Stderr, "test daemon:", err)
 		return 1

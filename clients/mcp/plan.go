@@ -20,23 +20,43 @@ func (s *server) listBackends(ctx context.Context, _ *mcpsdk.CallToolRequest, _ 
 	if err != nil {
 		return nil, backendsOut{}, daemonError(err, "", "")
 	}
-	local := computeBackend{Name: "local", ToolPrefix: "local", Auto: b.Default, AutoReason: b.Reason, Sandboxes: []sandboxOut{}}
-	var names []string
+	local := computeBackend{Name: "local", ToolPrefix: "local", Auto: b.Default, AutoReason: mcpText(b.Reason), Sandboxes: []sandboxOut{}}
+	var names, other []string
 	for _, sb := range b.Backends {
-		local.Sandboxes = append(local.Sandboxes, sandboxOut{Name: sb.Name, Available: sb.Available, Detail: sb.Detail, Version: sb.Version})
-		if sb.Available {
+		o := sandboxOut{Name: sb.Name, Available: sb.Available, Detail: mcpText(sb.Detail), Version: sb.Version}
+		if !mcpSandboxes[sb.Name] {
+			// Slurm runs jobs on a cluster's nodes, and needs settings
+			// (partition, account) that MCP has no arguments for.
+			o.Available = false
+			o.Detail = fmt.Sprintf("not usable over MCP: compute_plan's backend_data.recommendations.sandbox takes process, docker or auto; %s jobs run on the cluster's nodes, not on this machine, and are submitted with the runbox CLI only (runbox run --sandbox %s) — on this machine: %s", sb.Name, sb.Name, orNone(sb.Detail))
+			other = append(other, sb.Name)
+		} else if sb.Available {
 			local.Available = true
 			names = append(names, sb.Name)
 		}
+		local.Sandboxes = append(local.Sandboxes, o)
 	}
 	if local.Available {
 		local.Detail = fmt.Sprintf("runs on this machine in the %s sandbox; free, no approval, supports stop; runs use %s by default (%s)",
-			strings.Join(names, " or "), b.Default, b.Reason)
+			strings.Join(names, " or "), b.Default, local.AutoReason)
 	} else {
-		local.Detail = "no sandbox can run here: " + b.Reason
+		local.Detail = "no sandbox can run here: " + local.AutoReason
+	}
+	if len(other) > 0 {
+		local.Detail += fmt.Sprintf("; %s: CLI only, not over MCP", strings.Join(other, ", "))
 	}
 	out := backendsOut{Backends: []computeBackend{local}}
 	return textResult("local: available=%v — %s", local.Available, local.Detail), out, nil
+}
+
+// mcpSandboxes are the sandboxes compute_plan can ask for.
+var mcpSandboxes = map[string]bool{"process": true, "docker": true}
+
+func orNone(s string) string {
+	if s == "" {
+		return "no details"
+	}
+	return s
 }
 
 func (s *server) plan(ctx context.Context, _ *mcpsdk.CallToolRequest, in planIn) (*mcpsdk.CallToolResult, planOut, error) {
@@ -236,8 +256,13 @@ func (s *server) execute(ctx context.Context, _ *mcpsdk.CallToolRequest, in exec
 		req.Timeout = api.Duration(d)
 	}
 	if in.ParentRunID != "" {
-		if _, err := s.c.Get(ctx, in.ParentRunID); err != nil {
+		parent, err := s.c.Get(ctx, in.ParentRunID)
+		if err != nil {
 			return nil, executeOut{}, daemonError(err, "parent run", in.ParentRunID)
+		}
+		if p.ParentRunID != "" && parent.ID != p.ParentRunID {
+			return nil, executeOut{}, toolError("parent_run_id %s (run %s) contradicts the plan's parent_run_id %s: plan %s was made to retry run %s. Leave parent_run_id out to keep the plan's, or call compute_plan again with parent_run_id %s",
+				quoteID(in.ParentRunID), parent.ID, p.ParentRunID, p.ID, p.ParentRunID, quoteID(in.ParentRunID))
 		}
 	}
 	r, err := s.c.Submit(ctx, req)

@@ -40,7 +40,7 @@ type machine struct {
 // addRecord fills the record's parts of a run's view.
 func addRecord(out *runOut, r *api.Run) {
 	if sw := r.SinceWorked; sw != nil {
-		out.SinceWorked = &sinceWorked{RunID: sw.RunID, Changes: sw.Summary}
+		out.SinceWorked = &sinceWorked{RunID: sw.RunID, Changes: mcpTexts(sw.Summary)}
 	}
 	if m := r.Machine; m != nil {
 		out.Machine = &machine{CPUPercent: m.CPUPercent, PeakCPUPercent: m.PeakCPUPercent, RSSBytes: m.RSSBytes, PeakRSSBytes: m.PeakRSSBytes}

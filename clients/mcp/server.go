@@ -15,6 +15,7 @@ import (
 	"regexp"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	mcpsdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -92,17 +93,23 @@ func toolError(format string, a ...any) error { return fmt.Errorf(format, a...) 
 // id the model gave.
 func daemonError(err error, what, id string) error {
 	var ce *client.Error
+	if errors.As(err, &ce) { // the daemon's words, in MCP terms, long ids cut
+		c := *ce
+		c.Msg = cutLongWords(mcpText(c.Msg))
+		err = &c
+	}
+	q := quoteID(id)
 	switch {
 	case errors.As(err, &ce) && ce.Code == "not_found":
 		switch what {
 		case "plan":
-			return toolError("no plan %q: call compute_plan to make one and pass the plan_id it returns (%s)", id, ce.Msg)
+			return toolError("no plan %s: call compute_plan to make one and pass the plan_id it returns (%s)", q, ce.Msg)
 		case "parent run":
-			return toolError("no run %q to retry: parent_run_id must be the run_id of an earlier run (%s)", id, ce.Msg)
+			return toolError("no run %s to retry: parent_run_id must be the run_id of an earlier run (%s)", q, ce.Msg)
 		}
-		return toolError("no run %q: pass a run_id returned by local_execute (%s)", id, ce.Msg)
+		return toolError("no run %s: pass a run_id returned by local_execute (%s)", q, ce.Msg)
 	case errors.As(err, &ce) && ce.Code == "ambiguous":
-		return toolError("%s id %q matches more than one %s: give more characters of it (%s)", what, id, what, ce.Msg)
+		return toolError("%s id %s matches more than one %s: give more characters of it (%s)", what, q, what, ce.Msg)
 	case errors.As(err, &ce) && ce.Code == "bad_request":
 		return toolError("runbox refused this: %s", ce.Msg)
 	case errors.As(err, &ce) && ce.Code == "disk_full":
@@ -115,6 +122,25 @@ func daemonError(err error, what, id string) error {
 		return toolError("the call was cancelled before the daemon answered (%v)", err)
 	}
 	return toolError("lost the connection to the runbox daemon (%v): it may have stopped or restarted; runs go on under their supervisors and their state is kept, so call local_status again", err)
+}
+
+// cutLongWords cuts every word of msg over 64 bytes (an id a model
+// pasted wrong, quoted back by the daemon) to its start.
+func cutLongWords(msg string) string {
+	if len(msg) <= 200 {
+		return msg
+	}
+	ws := strings.Fields(msg)
+	for i, w := range ws {
+		if len(w) > 64 {
+			cut := 64
+			for cut > 0 && !utf8.RuneStart(w[cut]) {
+				cut--
+			}
+			ws[i] = fmt.Sprintf("%s… (%d bytes)", w[:cut], len(w))
+		}
+	}
+	return strings.Join(ws, " ")
 }
 
 // explainBadArguments rewrites the SDK's argument-validation errors (a

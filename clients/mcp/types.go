@@ -21,12 +21,12 @@ type computeBackend struct {
 	Detail     string       `json:"detail" jsonschema:"one line on what it is and what it would use"`
 	Auto       string       `json:"auto" jsonschema:"the sandbox chosen when the plan does not override it: process or docker"`
 	AutoReason string       `json:"auto_reason" jsonschema:"why auto picks that sandbox"`
-	Sandboxes  []sandboxOut `json:"sandboxes" jsonschema:"the sandboxes this backend can run in"`
+	Sandboxes  []sandboxOut `json:"sandboxes" jsonschema:"the sandboxes runbox knows here; only process and docker are usable over MCP"`
 }
 
 type sandboxOut struct {
-	Name      string `json:"name" jsonschema:"process or docker"`
-	Available bool   `json:"available"`
+	Name      string `json:"name" jsonschema:"process, docker, or one MCP cannot use (slurm)"`
+	Available bool   `json:"available" jsonschema:"whether compute_plan can ask for it and runs can start in it now"`
 	Detail    string `json:"detail,omitempty" jsonschema:"why it is not available, or notes"`
 	Version   string `json:"version,omitempty"`
 }
@@ -128,8 +128,8 @@ type waitIn struct {
 type logsIn struct {
 	RunID       string `json:"run_id" jsonschema:"the run_id from local_execute; a unique prefix, the short id (runbox ls), or @last (the newest run, @last~1 the one before) also work"`
 	Stream      string `json:"stream,omitempty" jsonschema:"stdout, stderr, setup-stdout, setup-stderr, or all (default: all output streams, interleaved as written)"`
-	TailLines   *int   `json:"tail_lines,omitempty" jsonschema:"only the last N lines (1..10000)"`
-	SinceOffset *int64 `json:"since_offset,omitempty" jsonschema:"start at this byte offset of the output: the next_offset of a previous call, or 0 for the beginning"`
+	TailLines   *int   `json:"tail_lines,omitempty" jsonschema:"only the last N lines (1..10000); not with since_offset"`
+	SinceOffset *int64 `json:"since_offset,omitempty" jsonschema:"start at this byte offset of the output: the next_offset of a previous call, or 0 for the beginning; not with tail_lines"`
 }
 
 type progress struct {

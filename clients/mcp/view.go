@@ -19,29 +19,30 @@ func planView(p *api.Plan) planOut {
 	out := planOut{
 		PlanID: p.ID, Backend: "local", Command: p.Command, Shell: p.Spec.Shell, Workdir: p.Workdir,
 		ScriptPath: p.ScriptPath, ParentRunID: p.ParentRunID,
-		Sandbox: p.Sandbox, SandboxReason: p.SandboxReason, Image: p.Spec.Image,
-		Risks: []risk{}, Frameworks: p.Result.Frameworks, Notes: p.Result.Notes,
+		Sandbox: p.Sandbox, SandboxReason: mcpText(p.SandboxReason), Image: p.Spec.Image,
+		Risks: []risk{}, Frameworks: p.Result.Frameworks, Notes: mcpTexts(p.Result.Notes),
 		TimeoutMinutes: time.Duration(p.Spec.Timeout).Minutes(), MemoryBytes: p.Spec.Limits.MemoryBytes,
 	}
 	for _, r := range p.Result.Risks {
+		r.Message = mcpText(r.Message)
 		out.Risks = append(out.Risks, risk(r))
 	}
 	slices.SortStableFunc(out.Risks, func(a, b risk) int { return severityRank[a.Severity] - severityRank[b.Severity] })
 	if rec := p.Result.Recommendation; rec != nil {
-		out.ImageReason, out.TimeoutReason, out.MemoryReason = rec.ImageReason, rec.TimeoutReason, rec.MemoryReason
+		out.ImageReason, out.TimeoutReason, out.MemoryReason = mcpText(rec.ImageReason), mcpText(rec.TimeoutReason), mcpText(rec.MemoryReason)
 	}
 	if p.Spec.Image == "" {
 		out.ImageReason = ""
 	}
 	if sm := p.Result.Smoke; sm != nil {
 		out.SmokeSupported, out.SmokeCommand = true, sm.Command
-		out.SmokeReason = fmt.Sprintf("%s found: %s", sm.Flag, sm.Reason)
+		out.SmokeReason = fmt.Sprintf("%s found: %s", sm.Flag, mcpText(sm.Reason))
 	}
 	if e := p.Experience; e != nil && e.Runs > 0 {
 		out.Experience = &experience{
 			Runs: e.Runs, Succeeded: e.Succeeded, Failed: e.Failed, FailureCodes: e.FailureCodes,
 			MedianDurationSeconds: e.MedianDurationSeconds, MaxPeakRSSBytes: e.MaxPeakRSSBytes,
-			LastFailure: failureView(e.LastFailure), Changes: e.Changes,
+			LastFailure: failureView(e.LastFailure), Changes: mcpTexts(e.Changes),
 		}
 	}
 	out.AllowNet = allowNetView(p) // allownet.go
@@ -76,7 +77,7 @@ func planSummary(p *planOut) string {
 		fmt.Fprintf(&b, " Frameworks: %s.", strings.Join(p.Frameworks, ", "))
 	}
 	if e := p.Experience; e != nil {
-		fmt.Fprintf(&b, " Experience: %d similar runs, %d succeeded, %d failed", e.Runs, e.Succeeded, e.Failed)
+		b.WriteString(" Experience: " + (&api.Experience{Runs: e.Runs, Succeeded: e.Succeeded, Failed: e.Failed}).Counts())
 		if e.LastFailure != nil {
 			fmt.Fprintf(&b, " (last failure %s: %s)", e.LastFailure.Code, e.LastFailure.Message)
 		}
@@ -101,20 +102,20 @@ func failureView(f *api.Failure) *failure {
 		return nil
 	}
 	return &failure{
-		Code: f.Code, Message: f.Message, Suggestions: f.Suggestions, Retryable: f.Retryable,
+		Code: f.Code, Message: mcpText(f.Message), Suggestions: mcpTexts(f.Suggestions), Retryable: f.Retryable,
 		Evidence: f.Evidence, Confidence: f.Confidence, Details: f.Details,
 	}
 }
 
 func runView(r *api.Run) runOut {
 	out := runOut{
-		RunID: r.ID, State: string(r.State), Done: r.State.Terminal(), Reason: r.Reason,
+		RunID: r.ID, State: string(r.State), Done: r.State.Terminal(), Reason: mcpText(r.Reason),
 		Command: r.Spec.Command, Sandbox: r.Sandbox, PlanID: r.PlanID, ParentRunID: r.ParentRunID,
 		Attempt: r.Attempt, CreatedAt: r.CreatedAt.UTC().Format(time.RFC3339Nano),
 		Failure: failureView(r.Failure),
 		Egress:  egressView(r), // allownet.go
 	}
-	if r.Reason == string(r.State) {
+	if out.Reason == string(r.State) {
 		out.Reason = ""
 	}
 	if r.StartedAt != nil {

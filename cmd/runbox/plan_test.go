@@ -96,3 +96,29 @@ func TestPlanFlagsRisks(t *testing.T) {
 		}
 	}
 }
+
+// A plan of a script that is not in the workdir says so, first among its
+// risks (the planner, shown no script text, found none and the run failed
+// FILE_NOT_FOUND); a script that is there, or a program on PATH, is not.
+func TestPlanSaysTheScriptIsMissing(t *testing.T) {
+	e := newEnv(t)
+	out := e.must("plan", "--", "python3", "nosuch.py")
+	if !strings.Contains(out, "script-not-found") && !strings.Contains(out, "the script nosuch.py does not exist in the workdir") {
+		t.Errorf("plan of a missing script:\n%s", out)
+	}
+	if strings.Contains(out, "was not provided") {
+		t.Errorf("plan of a missing script says its text was not provided:\n%s", out)
+	}
+	e.write("there.py", "print('hi')\n")
+	for _, cmd := range [][]string{{"python3", "there.py"}, {"true"}} {
+		var plan api.Plan
+		if err := json.Unmarshal([]byte(e.must(append([]string{"plan", "--json", "--"}, cmd...)...)), &plan); err != nil {
+			t.Fatal(err)
+		}
+		for _, r := range plan.Result.Risks {
+			if r.Code == "script-not-found" {
+				t.Errorf("plan of %v: %+v", cmd, r)
+			}
+		}
+	}
+}
