@@ -160,6 +160,9 @@ class RunInfo:
 
     id: str
     state: str
+    #: the run's number ("42"), as `runbox ls` and the daemon's messages
+    #: name it ("dependency 42 failed", "runbox logs 42")
+    short_id: str = ""
     attempt: int = 1
     parent_run_id: str = ""
     plan_id: str = ""
@@ -193,7 +196,8 @@ class RunInfo:
     def from_json(cls, d: Mapping[str, Any]) -> "RunInfo":
         spec = d.get("spec") or {}
         return cls(
-            id=d.get("id", ""), state=d.get("state", ""), attempt=int(d.get("attempt") or 1),
+            id=d.get("id", ""), state=d.get("state", ""), short_id=d.get("short_id", ""),
+            attempt=int(d.get("attempt") or 1),
             parent_run_id=d.get("parent_run_id", ""), plan_id=d.get("plan_id", ""),
             sandbox=d.get("sandbox", ""), sandbox_reason=d.get("sandbox_reason", ""),
             command=list(spec.get("command") or []), workdir=spec.get("workdir", ""),

@@ -313,7 +313,7 @@ class ChainTest(unittest.TestCase):
         res = held.wait(timeout=30)
         self.assertEqual(res.state, "cancelled")
         assert res.failure is not None
-        self.assertIn(bad.id, res.failure.message)
+        self.assertEqual(res.failure.message, f"dependency {bad.info.short_id} failed")
         anyway = runbox.submit(["true"], after=bad, after_any=True, **P)
         self.assertEqual(anyway.wait(timeout=30).state, "succeeded")
 
