@@ -453,7 +453,7 @@ func (s *server) readResource(ctx context.Context, req *mcpsdk.ReadResourceReque
 	uri := req.Params.URI
 	rest, ok := strings.CutPrefix(uri, "runbox://runs/")
 	if !ok {
-		return nil, resourceError(mcpsdk.CodeResourceNotFound, uri, "no resource %s: runbox's resources are runbox://runs/RUN_ID/log and runbox://runs/RUN_ID/files/PATH", uri)
+		return nil, resourceError(jsonrpc.CodeInvalidParams, uri, "no resource %s: runbox's resources are runbox://runs/RUN_ID/log and runbox://runs/RUN_ID/files/PATH", uri)
 	}
 	if runID, p, ok := strings.Cut(rest, "/files/"); ok && !strings.Contains(runID, "/") {
 		return s.readFileResource(ctx, uri, runID, p)
@@ -461,11 +461,11 @@ func (s *server) readResource(ctx context.Context, req *mcpsdk.ReadResourceReque
 	if runID, ok := strings.CutSuffix(rest, "/log"); ok && !strings.Contains(runID, "/") {
 		return s.readLogResource(ctx, uri, runID)
 	}
-	return nil, resourceError(mcpsdk.CodeResourceNotFound, uri, "no resource %s: runbox's resources are runbox://runs/RUN_ID/log and runbox://runs/RUN_ID/files/PATH", uri)
+	return nil, resourceError(jsonrpc.CodeInvalidParams, uri, "no resource %s: runbox's resources are runbox://runs/RUN_ID/log and runbox://runs/RUN_ID/files/PATH", uri)
 }
 
 // resourceError is a JSON-RPC error for resources/read: code is
-// mcpsdk.CodeResourceNotFound for something missing, CodeInvalidParams for
+// jsonrpc.CodeInvalidParams for something missing, CodeInvalidParams for
 // a URI runbox refuses, CodeInternalError when the daemon failed.
 func resourceError(code int64, uri, format string, a ...any) error {
 	data, _ := json.Marshal(map[string]string{"uri": uri})
@@ -486,7 +486,7 @@ func (s *server) resourceRun(ctx context.Context, uri, runID string) (*api.Run, 
 	case err == nil:
 		return r, nil
 	case errors.As(err, &ce) && ce.Code == "not_found":
-		return nil, resourceError(mcpsdk.CodeResourceNotFound, uri, "no run %s: use a run_id returned by local_execute, or @last (%s)", quoteID(runID), ce.Msg)
+		return nil, resourceError(jsonrpc.CodeInvalidParams, uri, "no run %s: use a run_id returned by local_execute, or @last (%s)", quoteID(runID), ce.Msg)
 	case errors.As(err, &ce) && (ce.Code == "ambiguous" || ce.Code == "bad_request"):
 		return nil, resourceError(jsonrpc.CodeInvalidParams, uri, "run id %s: %s; give more characters of it", quoteID(runID), ce.Msg)
 	}
@@ -509,7 +509,7 @@ func (s *server) readFileResource(ctx context.Context, uri, runID, p string) (*m
 	if err != nil {
 		var we *wsError
 		if errors.As(err, &we) && we.notFound {
-			return nil, resourceError(mcpsdk.CodeResourceNotFound, uri, "%v", err)
+			return nil, resourceError(jsonrpc.CodeInvalidParams, uri, "%v", err)
 		}
 		return nil, resourceError(jsonrpc.CodeInvalidParams, uri, "%v", err)
 	}

@@ -14,8 +14,8 @@ import (
 	mcpsdk "github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-// resources/read answers a missing run or file with the SDK's
-// resource-not-found code and a refused URI with -32602 (never code 0),
+// resources/read answers a missing run or file with
+// -32602, the MCP spec's code for it, as is a refused URI (never code 0),
 // takes run ids as the tools do (@last, @last~N, run numbers), tells a
 // file named log from the log, and says when the log resource is cut,
 // which then starts at a line boundary.
@@ -40,13 +40,13 @@ func TestResourceErrorsAndRunIDs(t *testing.T) {
 		code int64
 		want string
 	}{
-		{base + "/files/nosuch.txt", mcpsdk.CodeResourceNotFound, "does not exist"},
-		{base + "/files/sub", mcpsdk.CodeResourceNotFound, "not a regular file"},
+		{base + "/files/nosuch.txt", jsonrpc.CodeInvalidParams, "does not exist"},
+		{base + "/files/sub", jsonrpc.CodeInvalidParams, "not a regular file"},
 		{base + "/files/../../etc/passwd", jsonrpc.CodeInvalidParams, "leaves the workspace"},
 		{base + "/files/filelink", jsonrpc.CodeInvalidParams, "out of the workspace"},
-		{"runbox://runs/01NOSUCHRUNATALL/log", mcpsdk.CodeResourceNotFound, "no run"},
-		{"runbox://runs/01NOSUCHRUNATALL/files/x.txt", mcpsdk.CodeResourceNotFound, "no run"},
-		{"runbox://runs/@last~5/log", mcpsdk.CodeResourceNotFound, "no run"},
+		{"runbox://runs/01NOSUCHRUNATALL/log", jsonrpc.CodeInvalidParams, "no run"},
+		{"runbox://runs/01NOSUCHRUNATALL/files/x.txt", jsonrpc.CodeInvalidParams, "no run"},
+		{"runbox://runs/@last~5/log", jsonrpc.CodeInvalidParams, "no run"},
 	} {
 		_, err := read(tc.uri)
 		var we *jsonrpc.Error
