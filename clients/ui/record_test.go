@@ -38,21 +38,15 @@ func (e *testEnv) trainLR(t *testing.T, lr string, losses ...string) *api.Run {
 	return r
 }
 
-// Runs ticked on the list open the comparison view, which shows only the
-// params that differ, sorts by best loss (and the other way on a click),
-// and overlays the runs' curves.
-func TestBrowserCompareView(t *testing.T) {
-	e := startEnv(t)
-	ctx := browser(t)
-	warm := e.train(t, "warm", 1, "0")
-	if _, err := e.c.Wait(context.Background(), warm.ID, time.Minute); err != nil {
-		t.Fatal(err)
+// waitLosses waits until the comparison of runs has a loss for each.
+func (e *testEnv) waitLosses(t *testing.T, runs ...*api.Run) {
+	t.Helper()
+	var ids []string
+	for _, r := range runs {
+		ids = append(ids, r.ID)
 	}
-	a := e.trainLR(t, "0.1", "0.8", "0.5")
-	b := e.trainLR(t, "0.01", "0.6", "0.2")
-	c := e.trainLR(t, "1", "1.0", "0.9")
 	err := testwait.For("the runs' losses", 30*time.Second, func() error {
-		cmp, err := e.c.Compare(context.Background(), url.Values{"run": {a.ID, b.ID, c.ID}})
+		cmp, err := e.c.Compare(context.Background(), url.Values{"run": ids})
 		if err != nil {
 			return err
 		}
@@ -66,6 +60,22 @@ func TestBrowserCompareView(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+}
+
+// Runs ticked on the list open the comparison view, which shows only the
+// params that differ, sorts by best loss (and the other way on a click),
+// and overlays the runs' curves.
+func TestBrowserCompareView(t *testing.T) {
+	e := startEnv(t)
+	ctx := browser(t)
+	warm := e.train(t, "warm", 1, "0")
+	if _, err := e.c.Wait(context.Background(), warm.ID, time.Minute); err != nil {
+		t.Fatal(err)
+	}
+	a := e.trainLR(t, "0.1", "0.8", "0.5")
+	b := e.trainLR(t, "0.01", "0.6", "0.2")
+	c := e.trainLR(t, "1", "1.0", "0.9")
+	e.waitLosses(t, a, b, c)
 	tick := func(id string) chromedp.Action {
 		return chromedp.Click(`input.tick[data-id="`+id+`"]`, chromedp.ByQuery)
 	}
@@ -92,7 +102,7 @@ func TestBrowserCompareView(t *testing.T) {
 		chromedp.Click(`#compare th[data-sort="best:loss"]`, chromedp.ByQuery),
 		chromedp.WaitVisible(`#compare th[data-sort="best:loss"]`, chromedp.ByQuery),
 	)
-	err = testwait.For("the rows sorted the other way", 10*time.Second, func() error {
+	err := testwait.For("the rows sorted the other way", 10*time.Second, func() error {
 		if err := chromedp.Run(ctx, chromedp.Evaluate(`[...document.querySelectorAll('#compare tr.cmp-row')].map(t => t.dataset.id)`, &order)); err != nil {
 			return err
 		}
@@ -142,21 +152,7 @@ func TestBrowserCompareViewWithNaN(t *testing.T) {
 	ctx := browser(t)
 	a := e.trainLR(t, "0.1", "0.8", "0.5")
 	n := e.trainLR(t, "50", "0.7", "NaN")
-	err := testwait.For("the runs' losses", 30*time.Second, func() error {
-		cmp, err := e.c.Compare(context.Background(), url.Values{"run": {a.ID, n.ID}})
-		if err != nil {
-			return err
-		}
-		for _, r := range cmp.Rows {
-			if r.Metrics["loss"].Best == nil {
-				return errors.New("no loss yet for " + r.RunID)
-			}
-		}
-		return nil
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
+	e.waitLosses(t, a, n)
 	var cells []string
 	run(t, ctx,
 		chromedp.Navigate(e.url),

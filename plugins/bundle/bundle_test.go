@@ -110,13 +110,7 @@ func TestBundlePackVerifyInstall(t *testing.T) {
 // error says what is wrong and what to do; a folder named like a tarball
 // is a folder bundle.
 func TestInstallMessages(t *testing.T) {
-	src := t.TempDir()
-	wasm, err := os.ReadFile(plugintest.Build(t, "echo"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	os.WriteFile(filepath.Join(src, "echo.wasm"), wasm, 0o644)
-	os.WriteFile(filepath.Join(src, bundle.ManifestFile), []byte(`{"name":"echo-bundle","version":"1.2.3"}`), 0o644)
+	src := srcDir(t, "echo-bundle", "1.2.3")
 	out := t.TempDir()
 	tarball := filepath.Join(out, "echo.tar.gz")
 	if _, err := bundle.Pack(src, tarball, nil); err != nil {
@@ -130,9 +124,7 @@ func TestInstallMessages(t *testing.T) {
 		t.Fatal(err)
 	}
 	os.Rename(filepath.Join(out, "dd"), dirNamedTgz)
-	project := t.TempDir() // a plugin project: a bundle manifest beside testdata/
-	os.WriteFile(filepath.Join(project, "echo.wasm"), wasm, 0o644)
-	os.WriteFile(filepath.Join(project, bundle.ManifestFile), []byte(`{"name":"p","version":"0.1.0"}`), 0o644)
+	project := srcDir(t, "p", "0.1.0") // a plugin project: a bundle manifest beside testdata/
 	os.Mkdir(filepath.Join(project, "testdata"), 0o755)
 
 	for _, tc := range []struct {

@@ -178,8 +178,12 @@ func fetchLocal(ctx context.Context, p, root string, anyLocal bool, limit int64,
 	return copyCapped(ctx, w, fh, p, limit)
 }
 
+// kind names what a file that is not a regular file is, for an error
+// ("a symlink"), not as a mode string with no permission bits.
 func kind(m os.FileMode) string {
 	switch {
+	case m&os.ModeSymlink != 0:
+		return "a symlink"
 	case m&os.ModeNamedPipe != 0:
 		return "a FIFO"
 	case m&os.ModeDevice != 0:

@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"io/fs"
 	"os"
 	"path"
 	"path/filepath"
@@ -48,7 +47,7 @@ func readFiles(p string) (map[string][]byte, error) {
 		}
 		if !e.Type().IsRegular() {
 			// A link could point out of the bundle.
-			return nil, fmt.Errorf("%s is not a regular file (%s): bundles hold only files", e.Name(), typeName(e.Type()))
+			return nil, fmt.Errorf("%s is not a regular file (%s): bundles hold only files", e.Name(), kind(e.Type()))
 		}
 		b, err := readLimited(filepath.Join(p, e.Name()))
 		if err != nil {
@@ -59,21 +58,6 @@ func readFiles(p string) (map[string][]byte, error) {
 	return files, nil
 }
 
-// typeName names a file type for an error ("symlink"), not as a mode
-// string with no permission bits ("L---------").
-func typeName(t fs.FileMode) string {
-	switch {
-	case t&fs.ModeSymlink != 0:
-		return "symlink"
-	case t&fs.ModeNamedPipe != 0:
-		return "named pipe"
-	case t&fs.ModeSocket != 0:
-		return "socket"
-	case t&fs.ModeDevice != 0:
-		return "device"
-	}
-	return "not a regular file"
-}
 
 func readLimited(p string) ([]byte, error) {
 	f, err := os.Open(p)

@@ -18,16 +18,9 @@ import (
 // installed bundle (runbox would load neither), and says which; the
 // bundle it replaces does not count.
 func TestInstallRefusesNameClash(t *testing.T) {
-	wasm, err := os.ReadFile(plugintest.Build(t, "echo"))
-	if err != nil {
-		t.Fatal(err)
-	}
 	mk := func(name string) string {
-		src := t.TempDir()
-		os.WriteFile(filepath.Join(src, "echo.wasm"), wasm, 0o644)
-		os.WriteFile(filepath.Join(src, bundle.ManifestFile), []byte(`{"name":"`+name+`","version":"0.1.0"}`), 0o644)
 		out := filepath.Join(t.TempDir(), name)
-		if _, err := bundle.Pack(src, out, nil); err != nil {
+		if _, err := bundle.Pack(srcDir(t, name, "0.1.0"), out, nil); err != nil {
 			t.Fatal(err)
 		}
 		return out
@@ -44,7 +37,7 @@ func TestInstallRefusesNameClash(t *testing.T) {
 	if _, _, err := bundle.InstallChecked(mk("my-errors"), dir, pol); err != nil {
 		t.Fatalf("reinstall: %v", err)
 	}
-	_, _, err = bundle.InstallChecked(mk("other-bundle"), dir, pol)
+	_, _, err := bundle.InstallChecked(mk("other-bundle"), dir, pol)
 	if !errors.Is(err, bundle.ErrNameClash) || !strings.Contains(err.Error(), `its plugin echo.wasm is named "echo", as is echo.wasm of installed bundle my-errors (runbox plugins remove my-errors)`) {
 		t.Fatalf("install other-bundle: %v, want refused for the name", err)
 	}
