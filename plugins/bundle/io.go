@@ -58,7 +58,6 @@ func readFiles(p string) (map[string][]byte, error) {
 	return files, nil
 }
 
-
 func readLimited(p string) ([]byte, error) {
 	f, err := os.Open(p)
 	if err != nil {
