@@ -59,10 +59,12 @@ type SweepRun struct {
 	Previous []string `json:"previous,omitempty"`
 }
 
-// Metric is a member's last and best value of one metric.
+// Metric is a member's last and best value of one metric. Best is the
+// best finite value, NaN when the member has none; either may be NaN or
+// ±Inf (a loss that diverged), written "NaN", "Infinity", "-Infinity".
 type Metric struct {
-	Last float64 `json:"last"`
-	Best float64 `json:"best"`
+	Last Float `json:"last"`
+	Best Float `json:"best"`
 }
 
 // SweepList is GET /v1/sweeps.

@@ -758,21 +758,20 @@ func (e *Engine) memberRow(ctx context.Context, r *store.Run) api.SweepRun {
 			if len(s.Points) == 0 {
 				continue
 			}
-			m := api.Metric{Last: s.Points[len(s.Points)-1].Value}
+			// A member whose loss went NaN keeps its row: it is the one a
+			// sweep is looked at for (it was left out, JSON having no NaN).
 			lower := lowerIsBetter(s.Name)
-			m.Best = math.NaN()
+			best := math.NaN()
 			for _, p := range s.Points {
 				b := p.Max
 				if lower {
 					b = p.Min
 				}
-				if math.IsNaN(m.Best) || (lower && b < m.Best) || (!lower && b > m.Best) {
-					m.Best = b
+				if !math.IsNaN(b) && !math.IsInf(b, 0) && (math.IsNaN(best) || better(b, best, lower)) {
+					best = b
 				}
 			}
-			if math.IsNaN(m.Best) || math.IsInf(m.Best, 0) || math.IsNaN(m.Last) || math.IsInf(m.Last, 0) {
-				continue // JSON has no NaN; a non-finite metric shows in the run's own page
-			}
+			m := api.Metric{Last: api.Float(s.Points[len(s.Points)-1].Value), Best: api.Float(best)}
 			if row.Metrics == nil {
 				row.Metrics = map[string]api.Metric{}
 			}
@@ -806,12 +805,21 @@ func sortMembers(rows []api.SweepRun, name string) {
 			return aok
 		case !aok:
 			return false
-		case lower:
-			return a.Best < b.Best
-		default:
-			return a.Best > b.Best
 		}
+		x, y := float64(a.Best), float64(b.Best)
+		if math.IsNaN(x) || math.IsNaN(y) {
+			return !math.IsNaN(x) && math.IsNaN(y) // no finite best: last
+		}
+		return better(x, y, lower)
 	})
+}
+
+// better reports whether x is a better value than y of a metric.
+func better(x, y float64, lower bool) bool {
+	if lower {
+		return x < y
+	}
+	return x > y
 }
 
 // ListSweeps lists sweeps, newest first, with their members' counts.

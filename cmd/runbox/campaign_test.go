@@ -112,7 +112,7 @@ func TestSweepParallelLimitParamsAndSortedTable(t *testing.T) {
 		if !ok {
 			t.Fatalf("member %v has no loss metric: %+v", m.Params, m)
 		}
-		losses = append(losses, l.Best)
+		losses = append(losses, float64(l.Best))
 	}
 	if !sort.Float64sAreSorted(losses) {
 		t.Errorf("--sort loss: %v not best (lowest) first", losses)

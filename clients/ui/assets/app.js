@@ -409,7 +409,7 @@ function sweepPage(id) {
   });
 }
 function memberValue(r, key) {
-  if (key.startsWith("m:")) { const m = (r.metrics || {})[key.slice(2)]; return m ? m.best : null; }
+  if (key.startsWith("m:")) { const m = (r.metrics || {})[key.slice(2)]; return m && typeof m.best === "number" ? m.best : null; } // "NaN": none
   if (key.startsWith("p:")) { const v = (r.params || {})[key.slice(2)]; const n = Number(v); return isNaN(n) ? v : n; }
   if (key === "state") return r.state;
   if (key === "progress") return r.progress ?? null;

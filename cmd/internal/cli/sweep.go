@@ -421,7 +421,7 @@ func printSweep(w io.Writer, sw *api.Sweep) {
 		row = append(row, state, prog)
 		for _, m := range metrics {
 			if v, ok := r.Metrics[m]; ok {
-				row = append(row, fmt.Sprintf("%.4g/%.4g", v.Last, v.Best))
+				row = append(row, v.Last.Text()+"/"+v.Best.Text())
 			} else {
 				row = append(row, "-")
 			}
