@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
-	"strconv"
 
 	"github.com/runbox/runbox/sdk"
 )
@@ -50,14 +49,6 @@ type Float float64
 
 // MarshalJSON writes f as a metric value.
 func (f Float) MarshalJSON() ([]byte, error) { return sdk.AppendMetricValue(nil, float64(f)), nil }
-
-// Text is f for a person: %.4g, or NaN, Infinity, -Infinity.
-func (f Float) Text() string {
-	if v := float64(f); math.IsNaN(v) || math.IsInf(v, 0) {
-		return sdk.FormatMetric(v)
-	}
-	return strconv.FormatFloat(float64(f), 'g', 4, 64)
-}
 
 // UnmarshalJSON reads a number, one of the three strings, or null.
 func (f *Float) UnmarshalJSON(b []byte) error {

@@ -193,7 +193,7 @@ func (e *Engine) campaignEnded(id string) {
 	}
 	for _, r := range dependents {
 		r.mu.Lock()
-		r.stopWhy = fmt.Sprintf("dependency %s %s", runName(run.ID, run.Short), run.State)
+		r.stopWhy = depEnded(runName(run.ID, run.Short), run.State)
 		r.mu.Unlock()
 		go r.stop(context.WithoutCancel(e.ctx), 0)
 	}
@@ -259,7 +259,7 @@ func (e *Engine) depStateLocked(c *store.Campaign) (ready bool, wait waitReason,
 			e.camp.ended[dep] = st
 		}
 		if st != store.Succeeded && !c.AfterAny {
-			return false, waitReason{}, fmt.Sprintf("dependency %s %s", e.depNameLocked(dep), st)
+			return false, waitReason{}, depEnded(e.depNameLocked(dep), st)
 		}
 	}
 	return true, waitReason{}, ""
@@ -274,6 +274,10 @@ func runName(id, short string) string {
 	}
 	return id
 }
+
+// depEnded is the reason a run is cancelled for its dependency's end:
+// "dependency 12 failed".
+func depEnded(name string, st store.State) string { return "dependency " + name + " " + string(st) }
 
 // depNameLocked is runName of dependency id (read from the store: only
 // when a run is cancelled for it). Called with e.mu held.

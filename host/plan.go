@@ -56,8 +56,11 @@ func (e *Engine) Plan(ctx context.Context, req api.RunRequest) (*store.Plan, err
 		TaskDescription: req.TaskDescription,
 		Host:            facts,
 	}
+	missing := false
 	if scriptPath != "" {
-		in.ScriptText = readScript(scriptPath, req.Workdir)
+		var err error
+		in.ScriptText, err = readScript(scriptPath, req.Workdir)
+		missing = errors.Is(err, fs.ErrNotExist) && !onPath(req.Command, scriptPath)
 	}
 	if exp, err := e.cfg.Store.Experience(ctx, Fingerprint(req.Command), 20); err == nil && exp.Runs > 0 {
 		in.Experience = &exp
@@ -66,7 +69,7 @@ func (e *Engine) Plan(ctx context.Context, req api.RunRequest) (*store.Plan, err
 	if e.cfg.Judge != nil {
 		out = e.cfg.Judge.Plan(ctx, in)
 	}
-	if scriptPath != "" && in.ScriptText == "" && scriptMissing(req.Command, scriptPath, req.Workdir) {
+	if missing {
 		scriptNotFound(&out, scriptPath, req.Workdir)
 	}
 	rec := out.Recommendation
@@ -321,23 +324,14 @@ func isTextScript(p string) bool {
 	return n == 2 && string(b) == "#!"
 }
 
-// scriptMissing reports whether the script a command names is not in its
-// workdir. A bare name the command starts with that is a program on PATH
-// is not a script.
-func scriptMissing(cmd []string, script, workdir string) bool {
-	p := script
-	if !filepath.IsAbs(p) {
-		p = filepath.Join(workdir, p)
-	}
-	if _, err := os.Stat(p); !errors.Is(err, fs.ErrNotExist) {
+// onPath reports whether the "script" a command names is the program it
+// starts, a bare name found on PATH: not a script missing from the workdir.
+func onPath(cmd []string, script string) bool {
+	if strings.Contains(script, "/") || len(cmd) == 0 || cmd[0] != script {
 		return false
 	}
-	if !strings.Contains(script, "/") && len(cmd) > 0 && cmd[0] == script {
-		if _, err := exec.LookPath(script); err == nil {
-			return false
-		}
-	}
-	return true
+	_, err := exec.LookPath(script)
+	return err == nil
 }
 
 // scriptNotFound makes a missing script the plan's first risk. The
@@ -358,18 +352,18 @@ func scriptNotFound(out *sdk.PlanOutput, script, workdir string) {
 	}
 }
 
-func readScript(p, wd string) string {
+func readScript(p, wd string) (string, error) {
 	if !filepath.IsAbs(p) {
 		p = filepath.Join(wd, p)
 	}
 	f, err := os.Open(p)
 	if err != nil {
-		return ""
+		return "", err
 	}
 	defer f.Close()
 	b := make([]byte, maxScript)
 	n, _ := f.Read(b)
-	return string(b[:n])
+	return string(b[:n]), nil
 }
 
 // HostFacts describes this machine for the planner.

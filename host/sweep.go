@@ -114,7 +114,7 @@ func shellQuote(v string, q quoting) string {
 		}
 		return b.String()
 	}
-	return "'" + strings.ReplaceAll(v, "'", `'\''`) + "'"
+	return "'" + shellQuote(v, inSingle) + "'"
 }
 
 // shellUnquote is the inverse of shellQuote: the value a shell reads from

@@ -149,6 +149,7 @@ func (h *Host) Plugins(ctx context.Context) []Info {
 			i.Frameworks, i.Priority, i.Prefilter = man.Frameworks, man.Priority, man.Prefilter
 			i.PrefilterConfirm = man.PrefilterConfirm
 		}
+		clash := m.clash() // nil for a module not loaded
 		switch {
 		case !loaded && ctx.Err() != nil:
 			i.Status = StatusPending
@@ -156,16 +157,15 @@ func (h *Host) Plugins(ctx context.Context) []Info {
 			i.Status = StatusRefused
 		case !loaded:
 			i.Status = StatusFailed
-		case m.clash() != nil:
-			i.Status = StatusFailed
-			st.lastErr = m.clash()
+		case clash != nil:
+			i.Status, st.lastErr = StatusFailed, clash
 		case st.off:
 			retry := st.retryAt
 			i.Status, i.OffReason, i.RetryAt = StatusOff, OneLine(st.offReason), &retry
 		}
 		if st.lastErr != nil {
-			i.LastError = OneLine(st.lastErr.Error())
-			if d := st.lastErr.Error(); d != i.LastError {
+			d := st.lastErr.Error()
+			if i.LastError = OneLine(d); d != i.LastError {
 				i.Detail = d
 			}
 		}
@@ -205,20 +205,14 @@ func (h *Host) CallJSON(ctx context.Context, source string, kind sdk.Kind, input
 	}
 	// The checks a real run makes of the answer (invoke), so that a
 	// fixture passes only what a run would keep.
-	var out any
-	switch kind {
-	case sdk.KindClassifier:
-		out = new(sdk.Failure)
-	default:
+	if kind != sdk.KindClassifier {
 		return raw, nil
 	}
-	if err := json.Unmarshal(raw, out); err != nil {
+	var f sdk.Failure
+	if err := json.Unmarshal(raw, &f); err != nil {
 		return raw, fmt.Errorf("decode %s result: %w", fn, err)
 	}
-	if err := checkAnswer(out); err != nil {
-		return raw, err
-	}
-	return raw, nil
+	return raw, checkAnswer(&f)
 }
 
 // ErrInvalidAnswer is a plugin's answer that runbox throws away: an

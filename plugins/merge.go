@@ -68,7 +68,11 @@ func compareRank(a, b sourceRank) int {
 // lowest (least far into the output, then lowest rank) to the highest,
 // each field the last source's that reports it. Sources without an
 // update are skipped; the result is empty when none has one.
-func composeProgress(srcs []*progSource) sdk.Progress {
+func composeProgress(srcs []*progSource) sdk.Progress { return compose(srcs, true) }
+
+// compose is composeProgress, without any metrics unless metrics is set
+// (a run's update carries its own: copying every source's was waste).
+func compose(srcs []*progSource, metrics bool) sdk.Progress {
 	var ordered []*progSource
 	for _, s := range srcs {
 		if s.has {
@@ -83,7 +87,11 @@ func composeProgress(srcs []*progSource) sdk.Progress {
 	})
 	var out sdk.Progress
 	for _, s := range ordered {
-		out.Merge(s.state)
+		st := s.state
+		if !metrics {
+			st.Metrics = nil
+		}
+		out.Merge(st)
 	}
 	return out
 }
@@ -102,8 +110,8 @@ func (p *Parser) caught(t *parseTarget) uint64 {
 }
 
 // composed returns the state: composeProgress of every source, as far as
-// each has read now. p.mu is held.
-func (p *Parser) composed() sdk.Progress {
+// each has read now, its metrics only when metrics is set. p.mu is held.
+func (p *Parser) composed(metrics bool) sdk.Progress {
 	srcs := make([]*progSource, 0, len(p.targets)+len(p.ruleSrc))
 	for _, t := range p.targets {
 		if t.dead && !t.src.has {
@@ -116,5 +124,5 @@ func (p *Parser) composed() sdk.Progress {
 		r.pos = p.seq // read as each line is fed: never behind
 		srcs = append(srcs, r)
 	}
-	return composeProgress(srcs)
+	return compose(srcs, metrics)
 }

@@ -241,7 +241,7 @@ func (p *Parser) State() *sdk.Progress {
 	if !p.updated {
 		return nil
 	}
-	s := p.composed() // a fresh value: its Metrics are the caller's
+	s := p.composed(true) // a fresh value: its Metrics are the caller's
 	return &s
 }
 
@@ -356,7 +356,7 @@ func (p *Parser) send(t *parseTarget) {
 		}
 		in := sdk.ParseInput{Lines: t.lines[:n], State: t.state}
 		if p.updated {
-			last := p.composed()
+			last := p.composed(true)
 			in.Last = &last // encoded right here, not kept
 		}
 		b, err := in.AppendJSONNoEscapeHTML(t.buf[:0])
@@ -413,7 +413,7 @@ func (p *Parser) merge(src *progSource, u sdk.Progress) {
 		// #24).
 		metrics := u.Metrics
 		u.Metrics = nil
-		s := p.composed()
+		s := p.composed(false)
 		s.Merge(u)
 		s.Metrics = maps.Clone(metrics)
 		p.onUpdate(s)

@@ -194,7 +194,7 @@ func (e *BadSort) Error() string { return e.Msg }
 // checkSort refuses a column that names no column of the rows: an
 // unknown kind, a param or metric none of them has, best of a metric
 // whose goal is not known (its best is unset).
-func checkSort(col string, params, metrics map[string]bool, goals map[string]string) error {
+func checkSort(col string, params, metrics map[string]bool, goals map[string]Goal) error {
 	kind, name, named := strings.Cut(strings.TrimPrefix(col, "-"), ":")
 	have := func(what string, m map[string]bool) string {
 		if len(m) == 0 {
@@ -214,7 +214,7 @@ func checkSort(col string, params, metrics map[string]bool, goals map[string]str
 		if len(metrics)+len(params) > 0 && !metrics[name] {
 			return &BadSort{"sort " + strconv.Quote(col) + ": no run has metric " + strconv.Quote(name) + " (" + have("metric", metrics) + ")"}
 		}
-		if kind == "best" && metrics[name] && goals[name] == "" {
+		if kind == "best" && metrics[name] && GoalOf(name, goals) == Unknown {
 			return &BadSort{"sort " + strconv.Quote(col) + ": whether lower or higher is best for " + name + " is not known: pass --goal " + name + "=min or max, or sort by last:" + name}
 		}
 		return nil
@@ -229,13 +229,11 @@ func CheckSort(rows []Row, o CompareOptions) error {
 	if o.Sort == "" {
 		return nil
 	}
-	params, metrics := map[string]bool{}, map[string]bool{}
-	n := 0
+	params, metrics := map[string]bool{}, map[string]bool{} // none kept: only the form is checked
 	for _, r := range rows {
 		if !keep(r, o.Filter) {
 			continue
 		}
-		n++
 		for k := range r.Params {
 			params[k] = true
 		}
@@ -243,14 +241,7 @@ func CheckSort(rows []Row, o CompareOptions) error {
 			metrics[k] = true
 		}
 	}
-	goals := map[string]string{}
-	for m := range metrics {
-		goals[m] = string(GoalOf(m, o.Goals))
-	}
-	if n == 0 {
-		metrics, params = map[string]bool{}, map[string]bool{} // nothing to sort: only the form is checked
-	}
-	return checkSort(o.Sort, params, metrics, goals)
+	return checkSort(o.Sort, params, metrics, o.Goals)
 }
 
 func keep(r Row, filter map[string]string) bool {

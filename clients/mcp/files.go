@@ -195,19 +195,11 @@ func relPath(p string, dirOK bool) (string, error) {
 	return c, nil
 }
 
-// wsError is an error about a workspace path; notFound: it is not there.
-type wsError struct {
-	notFound bool
-	msg      string
-}
-
-func (e *wsError) Error() string { return e.msg }
-
 // rootError says why os.Root refused a path.
 func rootError(p string, err error) error {
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
-		return &wsError{true, fmt.Sprintf("%s does not exist in the workspace (local_list_files shows what does)", p)}
+		return toolError("%s does not exist in the workspace (local_list_files shows what does)", p)
 	case strings.Contains(err.Error(), "escapes from parent") || strings.Contains(err.Error(), "path escapes"):
 		return toolError("%s leads out of the workspace (through a symlink or ..): refused", p)
 	}
@@ -425,7 +417,7 @@ func readChunk(dir, rel string, off int64, n int) ([]byte, int64, error) {
 		return nil, 0, toolError("%s: %v", rel, err)
 	}
 	if !st.Mode().IsRegular() {
-		return nil, 0, &wsError{true, fmt.Sprintf("%s is not a regular file (a directory? list it with local_list_files)", rel)}
+		return nil, 0, toolError("%s is not a regular file (a directory? list it with local_list_files)", rel)
 	}
 	buf := make([]byte, min(int64(n), max(st.Size()-off, 0)))
 	m, err := f.ReadAt(buf, off)
@@ -453,7 +445,7 @@ func (s *server) readResource(ctx context.Context, req *mcpsdk.ReadResourceReque
 	uri := req.Params.URI
 	rest, ok := strings.CutPrefix(uri, "runbox://runs/")
 	if !ok {
-		return nil, resourceError(jsonrpc.CodeInvalidParams, uri, "no resource %s: runbox's resources are runbox://runs/RUN_ID/log and runbox://runs/RUN_ID/files/PATH", uri)
+		return nil, resourceError(jsonrpc.CodeInvalidParams, uri, noResource, uri)
 	}
 	if runID, p, ok := strings.Cut(rest, "/files/"); ok && !strings.Contains(runID, "/") {
 		return s.readFileResource(ctx, uri, runID, p)
@@ -461,12 +453,15 @@ func (s *server) readResource(ctx context.Context, req *mcpsdk.ReadResourceReque
 	if runID, ok := strings.CutSuffix(rest, "/log"); ok && !strings.Contains(runID, "/") {
 		return s.readLogResource(ctx, uri, runID)
 	}
-	return nil, resourceError(jsonrpc.CodeInvalidParams, uri, "no resource %s: runbox's resources are runbox://runs/RUN_ID/log and runbox://runs/RUN_ID/files/PATH", uri)
+	return nil, resourceError(jsonrpc.CodeInvalidParams, uri, noResource, uri)
 }
 
+// noResource says a URI is none of runbox's resources.
+const noResource = "no resource %s: runbox's resources are runbox://runs/RUN_ID/log and runbox://runs/RUN_ID/files/PATH"
+
 // resourceError is a JSON-RPC error for resources/read: code is
-// jsonrpc.CodeInvalidParams for something missing, CodeInvalidParams for
-// a URI runbox refuses, CodeInternalError when the daemon failed.
+// jsonrpc.CodeInvalidParams for a run, file or URI that is missing or
+// refused, CodeInternalError when the daemon failed.
 func resourceError(code int64, uri, format string, a ...any) error {
 	data, _ := json.Marshal(map[string]string{"uri": uri})
 	return &jsonrpc.Error{Code: code, Message: fmt.Sprintf(format, a...), Data: data}
@@ -507,10 +502,6 @@ func (s *server) readFileResource(ctx context.Context, uri, runID, p string) (*m
 	}
 	data, size, err := readChunk(r.Spec.Workdir, rel, 0, maxResourceLen)
 	if err != nil {
-		var we *wsError
-		if errors.As(err, &we) && we.notFound {
-			return nil, resourceError(jsonrpc.CodeInvalidParams, uri, "%v", err)
-		}
 		return nil, resourceError(jsonrpc.CodeInvalidParams, uri, "%v", err)
 	}
 	if size > maxResourceLen {
@@ -540,7 +531,7 @@ func (s *server) readLogResource(ctx context.Context, uri, runID string) (*mcpsd
 	text, off, _, _ := w.result(0)
 	if off > 0 {
 		if i := strings.IndexByte(text, '\n'); i >= 0 && i+1 < len(text) {
-			text, off = text[i+1:], off+int64(len(text[:i+1]))
+			text, off = text[i+1:], off+int64(i+1)
 		}
 		text = fmt.Sprintf("[runbox: the log of run %s is %d bytes; this is its end, from byte %d; read what comes before with local_logs (run_id %q, since_offset 0)]\n", r.ID, w.total, off, r.ID) + text
 	}
@@ -549,13 +540,6 @@ func (s *server) readLogResource(ctx context.Context, uri, runID string) (*mcpsd
 
 // quoteID quotes an id for a message, cut when it is long.
 func quoteID(id string) string {
-	const most = 64
-	if len(id) > most {
-		cut := most
-		for cut > 0 && !utf8.RuneStart(id[cut]) {
-			cut--
-		}
-		return fmt.Sprintf("%q… (%d bytes)", id[:cut], len(id))
-	}
-	return fmt.Sprintf("%q", id)
+	kept, more := cutWord(id)
+	return fmt.Sprintf("%q", kept) + more
 }

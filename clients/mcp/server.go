@@ -132,15 +132,24 @@ func cutLongWords(msg string) string {
 	}
 	ws := strings.Fields(msg)
 	for i, w := range ws {
-		if len(w) > 64 {
-			cut := 64
-			for cut > 0 && !utf8.RuneStart(w[cut]) {
-				cut--
-			}
-			ws[i] = fmt.Sprintf("%s… (%d bytes)", w[:cut], len(w))
-		}
+		kept, more := cutWord(w)
+		ws[i] = kept + more
 	}
 	return strings.Join(ws, " ")
+}
+
+// cutWord is w's first 64 bytes (whole runes) and "… (N bytes)" when it is
+// longer, else w and "".
+func cutWord(w string) (kept, more string) {
+	const most = 64
+	if len(w) <= most {
+		return w, ""
+	}
+	cut := most
+	for cut > 0 && !utf8.RuneStart(w[cut]) {
+		cut--
+	}
+	return w[:cut], fmt.Sprintf("… (%d bytes)", len(w))
 }
 
 // explainBadArguments rewrites the SDK's argument-validation errors (a

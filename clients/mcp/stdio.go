@@ -97,24 +97,34 @@ func readLine(r *bufio.Reader) (line []byte, tooLong bool, err error) {
 // check says why line is not a JSON-RPC message (a request, notification
 // or response, or a batch of them), as a JSON-RPC error code and message;
 // code 0: it is one.
+// A good message is decoded once here (and once more by the SDK); whether
+// a bad one is JSON at all is asked only then.
 func check(line []byte) (int, string) {
-	if !json.Valid(line) {
-		var v any
-		err := json.Unmarshal(line, &v)
-		return jsonrpc.CodeParseError, fmt.Sprintf("Parse error: the message is not JSON (%v)", err)
-	}
 	msgs := []json.RawMessage{line}
 	if line[0] == '[' {
 		if err := json.Unmarshal(line, &msgs); err != nil || len(msgs) == 0 {
+			if err != nil {
+				return notJSON(line)
+			}
 			return jsonrpc.CodeInvalidRequest, "Invalid Request: an empty batch"
 		}
 	}
 	for _, m := range msgs {
 		if _, err := jsonrpc.DecodeMessage(m); err != nil {
+			if !json.Valid(line) {
+				return notJSON(line)
+			}
 			return jsonrpc.CodeInvalidRequest, fmt.Sprintf("Invalid Request: not a JSON-RPC 2.0 message (%v)", err)
 		}
 	}
 	return 0, ""
+}
+
+// notJSON is the parse error of a line that is not JSON.
+func notJSON(line []byte) (int, string) {
+	var v any
+	err := json.Unmarshal(line, &v)
+	return jsonrpc.CodeParseError, fmt.Sprintf("Parse error: the message is not JSON (%v)", err)
 }
 
 // idOf is the id of a single message that is JSON but not JSON-RPC, when

@@ -124,7 +124,9 @@ func installPolicy(extra []string, allowUnsigned bool) (bundle.Policy, error) {
 func pluginNames(mods map[string][]byte) (map[string]string, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	cfg := pluginConfig(slog.New(slog.DiscardHandler))
+	// Only what loading a module takes: the daemon's whole config would
+	// read the signing policy and list the built-ins again, for nothing.
+	cfg := plugins.Config{CacheDir: filepath.Join(paths.CacheDir(), "wazero"), Logger: slog.New(slog.DiscardHandler)}
 	return plugins.ModuleNames(ctx, cfg, mods)
 }
 

@@ -690,9 +690,10 @@ def _param_value(name: str, v: Any) -> str:
     """A value of params= as the text the CLI's --param NAME=V would give:
     a str as it is, True/False as true/false (as a params file writes
     them), a number with str() (0.1, 1e-05), a dict or list as compact
-    JSON. None and empty (or blank) text are refused: the CLI refuses an
-    empty value. Unlike --param, other text is not trimmed (a list holds
-    exactly the text meant)."""
+    JSON. None and empty (or blank) text are refused (the CLI takes an
+    empty value between commas as one; docs/PYTHON.md says so). Unlike
+    --param, other text is not trimmed (a list holds exactly the text
+    meant)."""
     if v is None:
         raise BadRequest("param %s: None is not a value (give the text the command should get)" % name)
     if isinstance(v, bool):

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"math"
 	"net/url"
 	"sort"
 	"strconv"
@@ -14,7 +13,6 @@ import (
 
 	"github.com/runbox/runbox/api"
 	"github.com/runbox/runbox/api/client"
-	"github.com/runbox/runbox/sdk"
 )
 
 // RecordFlags choose what a run keeps of what ran (run and plan share them).
@@ -198,10 +196,7 @@ func num(v float64, ok bool) string {
 	if !ok {
 		return "-"
 	}
-	if math.IsNaN(v) || math.IsInf(v, 0) {
-		return sdk.FormatMetric(v) // NaN, Infinity, -Infinity: as --json spells them
-	}
-	return strconv.FormatFloat(v, 'g', 5, 64)
+	return fmtFloatPrec(v, 5)
 }
 
 // printWhatRan adds to `runbox status` the machine's use, what changed

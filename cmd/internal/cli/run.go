@@ -350,9 +350,12 @@ func humanBytes(n uint64) string { return units.BytesSize(float64(n)) }
 // fmtFloat writes a value for people; NaN and ±Inf as the JSON output
 // spells them ("NaN", "Infinity", "-Infinity"), so loss=NaN reads the same
 // in `runbox status` and `runbox status --json`.
-func fmtFloat(v float64) string {
+func fmtFloat(v float64) string { return fmtFloatPrec(v, 4) }
+
+// fmtFloatPrec is fmtFloat with prec significant digits.
+func fmtFloatPrec(v float64, prec int) string {
 	if math.IsNaN(v) || math.IsInf(v, 0) {
 		return sdk.FormatMetric(v)
 	}
-	return strconv.FormatFloat(v, 'g', 4, 64)
+	return strconv.FormatFloat(v, 'g', prec, 64)
 }

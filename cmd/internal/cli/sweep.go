@@ -109,9 +109,9 @@ func paramSets(params []string, file string) ([]string, []map[string]string, err
 				return nil, nil, fmt.Errorf("--param %s is given twice", name)
 			}
 		}
-		// Every value between commas is one, an empty one too (as the
-		// Python client's ''): x=a,,b is three members. A list with no
-		// value but empty ones (x=, x=,,) is taken for a mistake.
+		// Every value between commas is one, an empty one too: x=a,,b is
+		// three members. A list with no value but empty ones (x=, x=,,)
+		// is taken for a mistake.
 		var vs []string
 		some := false
 		for _, v := range strings.Split(list, ",") {
@@ -364,12 +364,11 @@ const maxCell = 40
 // cell is v for a table cell: one line (control characters escaped, as
 // commands are shown), cut with an ellipsis past maxCell characters.
 func cell(v string) string {
-	v = strings.NewReplacer("\n", `\n`, "\t", `\t`).Replace(printable.String(v))
-	if r := []rune(v); len(r) > maxCell {
-		return string(r[:maxCell-1]) + "…"
-	}
-	return v
+	return truncate(oneLine.Replace(printable.String(v)), maxCell)
 }
+
+// oneLine shows a value's newlines and tabs as escapes, so it stays in its cell.
+var oneLine = strings.NewReplacer("\n", `\n`, "\t", `\t`)
 
 // printSweep is the member table: params, state, progress, each metric's
 // last and best, failure code.
@@ -421,7 +420,7 @@ func printSweep(w io.Writer, sw *api.Sweep) {
 		row = append(row, state, prog)
 		for _, m := range metrics {
 			if v, ok := r.Metrics[m]; ok {
-				row = append(row, v.Last.Text()+"/"+v.Best.Text())
+				row = append(row, fmtFloat(float64(v.Last))+"/"+fmtFloat(float64(v.Best)))
 			} else {
 				row = append(row, "-")
 			}
